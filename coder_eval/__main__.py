@@ -1,0 +1,5 @@
+"""``python -m coder_eval`` is the ``coder-eval`` command."""
+
+from coder_eval.cli import main
+
+main()

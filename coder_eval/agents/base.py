@@ -1,0 +1,72 @@
+"""The agent seam: an agent takes a prompt and a sandbox, emits events, and returns when done.
+
+Example::
+
+    agent = make_agent(task.agent)
+    result = await agent.run(AgentRequest(prompt, sandbox, task, episode_id, seed), sink)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from coder_eval.trajectory import Status, Usage
+
+if TYPE_CHECKING:
+    from coder_eval.sandbox.base import Sandbox
+    from coder_eval.task import TaskSpec
+    from coder_eval.trajectory import Message, ToolCall, ToolResult
+
+
+class EventSink(Protocol):
+    """Where an agent writes what it does, as it happens."""
+
+    def write(self, event: Message | ToolCall | ToolResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """Where the model is served when the runner provides it (the scripted server)."""
+
+    base_url: str
+    api_key: str = "scripted-dummy-key"
+
+    def env(self) -> dict[str, str]:
+        """Environment that points an Anthropic-API client at this endpoint."""
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.api_key}
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """Everything an agent gets for one episode."""
+
+    prompt: str
+    sandbox: Sandbox
+    task: TaskSpec
+    episode_id: str
+    seed: int
+    endpoint: ModelEndpoint | None = None
+
+
+@dataclass
+class AgentResult:
+    """How the agent's run ended. ``invalid`` means the agent was not measured (infra, auth, crash)."""
+
+    status: Status = "completed"
+    invalid: bool = False
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    num_turns: int = 0
+    duration_api_s: float | None = None
+    final_message: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    """One kind of agent. Instances are made per episode from the resolved agent block."""
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        """Run to completion. Cancellation (the task timeout) must stop every process it started."""
+        ...

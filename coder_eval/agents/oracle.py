@@ -1,0 +1,61 @@
+"""``oracle``: runs the task's ``reference_solution``, proving the task solvable and its graders right.
+
+The script is split into steps at blank lines; each step runs in a fresh ``bash -e`` from the sandbox
+root and is recorded as one ``Bash`` tool call. The first failing step stops the oracle.
+
+Example::
+
+    reference_solution: |
+      sed -i 's/a - b/a + b/' calc/core.py
+
+      python -m pytest -q
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult
+
+
+def steps(script: str) -> list[str]:
+    """Blank-line-separated blocks of a script, comments-only blocks dropped.
+
+    Example: ``steps("a\\nb\\n\\nc")`` -> ``["a\\nb", "c"]``
+    """
+    blocks = (block.strip("\n") for block in re.split(r"\n\s*\n", script))
+    return [b for b in blocks if any(line.strip() and not line.strip().startswith("#") for line in b.splitlines())]
+
+
+class OracleAgent:
+    """Runs the reference solution."""
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        script = request.task.reference_script
+        if not script:
+            return AgentResult(
+                invalid=True, status="agent_error", error=f"task {request.task.task_id!r} has no reference_solution"
+            )
+        for number, step in enumerate(steps(script), start=1):
+            call_id = f"oracle-{number}"
+            sink.write(ToolCall(id=call_id, name="Bash", input={"command": step}))
+            started = time.monotonic()
+            result = await request.sandbox.exec(f"set -e\n{step}")
+            sink.write(
+                ToolResult(
+                    id=call_id,
+                    output=result.output[:TOOL_OUTPUT_LIMIT],
+                    output_chars=len(result.output),
+                    is_error=result.exit_code != 0,
+                    exit_code=result.exit_code,
+                    duration_s=time.monotonic() - started,
+                )
+            )
+            if result.exit_code != 0:
+                message = f"reference solution step {number} exited {result.exit_code}"
+                sink.write(Message(role="assistant", content=[{"type": "text", "text": message}]))
+                return AgentResult(num_turns=number, final_message=message)
+        sink.write(Message(role="assistant", content=[{"type": "text", "text": "Reference solution applied."}]))
+        return AgentResult(num_turns=len(steps(script)), final_message="Reference solution applied.")

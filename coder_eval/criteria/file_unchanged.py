@@ -1,0 +1,48 @@
+"""``file_unchanged``: protected files are byte-identical after the agent ran (the tamper check).
+
+The sha256 of every file matching ``paths`` is taken before the agent starts and compared after:
+an edit, a deletion, a rename, or a new file matching the globs fails the check.
+
+Example::
+
+    - type: file_unchanged
+      paths: ["tests/**", "pyproject.toml"]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, matching_files
+from coder_eval.sandbox.base import Sandbox, SandboxPath
+
+
+def fingerprint(root: Path, patterns: list[str]) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file under ``root`` matching the globs."""
+    resolved = root.resolve()
+    hashes: dict[str, str] = {}
+    for pattern in patterns:
+        for path in matching_files(resolved, pattern):
+            hashes[str(path.relative_to(resolved))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+class FileUnchanged(CriterionSpec):
+    type: Literal["file_unchanged"] = "file_unchanged"
+    paths: list[SandboxPath] = Field(min_length=1, description="Globs of protected files.")
+
+    async def prepare(self, sandbox: Sandbox) -> Any:
+        return fingerprint(sandbox.root, self.paths)
+
+    async def evaluate(self, ctx: GradingContext) -> Verdict:
+        before: dict[str, str] = ctx.prepared or {}
+        after = fingerprint(ctx.sandbox.root, self.paths)
+        changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
+        removed = sorted(before.keys() - after.keys())
+        added = sorted(after.keys() - before.keys())
+        details = {"protected": len(before), "changed": changed, "removed": removed, "added": added}
+        return Verdict(score=0.0 if changed or removed or added else 1.0, details=details)

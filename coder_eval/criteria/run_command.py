@@ -1,0 +1,54 @@
+"""``run_command``: run a command in the finished sandbox and check its exit code and output.
+
+Example::
+
+    - type: run_command
+      command: python -m app --selftest
+      expected_exit_code: 0
+      stdout_contains: ["OK"]
+
+With ``score_from_stdout: true`` the last number printed (clipped to [0, 1]) is the score.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field
+
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+class RunCommand(CriterionSpec):
+    type: Literal["run_command"] = "run_command"
+    command: str = Field(description="Shell command, run from the sandbox root.")
+    timeout: float = Field(default=120.0, gt=0, description="Seconds before the command is killed.")
+    expected_exit_code: int | None = Field(default=0, description="Required exit code (null: any).")
+    stdout_equals: str | None = Field(default=None, description="stdout (stripped) must equal this.")
+    stdout_contains: list[str] = Field(default_factory=list, description="Substrings stdout must contain.")
+    stdout_regex: Regex | None = Field(default=None, description="Regex stdout must match.")
+    score_from_stdout: bool = Field(default=False, description="Score = last number on stdout, in [0, 1].")
+
+    async def evaluate(self, ctx: GradingContext) -> Verdict:
+        result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
+        details = {"exit_code": result.exit_code, "timed_out": result.timed_out, "output": result.output[-2000:]}
+        if result.timed_out:
+            return Verdict(score=0.0, details=details)
+        if self.score_from_stdout:
+            numbers = NUMBER.findall(result.stdout)
+            if not numbers:
+                return Verdict(score=0.0, details={**details, "error": "no number on stdout"})
+            return Verdict(score=min(1.0, max(0.0, float(numbers[-1]))), details=details)
+        checks: dict[str, bool] = {}
+        if self.expected_exit_code is not None:
+            checks["exit_code"] = result.exit_code == self.expected_exit_code
+        if self.stdout_equals is not None:
+            checks["stdout_equals"] = result.stdout.strip() == self.stdout_equals.strip()
+        checks.update({f"contains {s!r}": s in result.stdout for s in self.stdout_contains})
+        if self.stdout_regex is not None:
+            checks["stdout_regex"] = re.search(self.stdout_regex, result.stdout, re.MULTILINE) is not None
+        details["failed"] = [name for name, ok in checks.items() if not ok]
+        return Verdict(score=fraction(checks), details=details)

@@ -1,0 +1,96 @@
+"""The whole coder_eval error tree.
+
+    CoderEvalError                     every error coder_eval raises on purpose
+     ├── InputError                    bad user input; the CLI exits with ExitCode.INVALID_INPUT
+     │    ├── TaskError                a task file is malformed (file, line, field, what to do)
+     │    ├── ExperimentError          an experiment file or override is malformed
+     │    └── TrajectoryError          a trajectory file cannot be read (e.g. another schema version)
+     ├── SandboxError                  a sandbox could not be made, used or closed
+     ├── AgentError                    an agent could not run (infra, not the agent's fault)
+     ├── GraderError                   a criterion crashed; recorded on the episode, never raised past it
+     ├── AnalysisError                 analysis input is wrong (unknown variant, metric or column)
+     ├── ReportError                   a report could not be rendered
+     └── BudgetExceeded                a run-level budget stopped the run (partial results kept)
+
+Inner code raises; only ``coder_eval.cli`` prints and maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of ``coder-eval`` (documented in the README)."""
+
+    OK = 0
+    GATE_FAILED = 1
+    INVALID_INPUT = 2
+    BUDGET_STOPPED = 3
+    REPORT_FAILED = 4
+    INTERRUPTED = 130
+
+
+class CoderEvalError(Exception):
+    """Root of every error coder_eval raises on purpose."""
+
+
+class InputError(CoderEvalError):
+    """Bad input from the user: the run never started."""
+
+
+class TaskError(InputError):
+    """A task file is malformed.
+
+    Example: ``TaskError("tasks/a.yaml:12: success_criteria[0].pattern: invalid regex ...")``
+    """
+
+
+class ExperimentError(InputError):
+    """An experiment file, variant or command-line override is malformed."""
+
+
+class TrajectoryError(InputError):
+    """A trajectory file cannot be read at all (another schema version, not JSONL)."""
+
+
+class SandboxError(CoderEvalError):
+    """A sandbox could not be created, used or closed."""
+
+
+class AgentError(CoderEvalError):
+    """An agent could not run for reasons outside the agent's control (infra, auth, transport)."""
+
+
+class GraderError(CoderEvalError):
+    """A criterion could not be evaluated; recorded on the criterion, never aborts a batch."""
+
+
+class AnalysisError(CoderEvalError):
+    """Analysis input is wrong: unknown variant, metric or column, or too little data."""
+
+
+class ReportError(CoderEvalError):
+    """A report template could not be found, parameterised or rendered."""
+
+
+class BudgetExceeded(CoderEvalError):
+    """A run-level budget stopped the run; finished episodes are kept."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ``" (did you mean 'x'?)"`` suffix, or ``""`` when nothing is close.
+
+    Example: ``did_you_mean("sucess_criteria", ["success_criteria"])``
+    -> ``" (did you mean 'success_criteria'?)"``
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_name(kind: str, name: str, valid: Iterable[str]) -> str:
+    """A message for an unknown name that lists the valid ones, with a did-you-mean."""
+    valid = sorted(valid)
+    return f"unknown {kind} {name!r}{did_you_mean(name, valid)}; valid: {', '.join(valid)}"

@@ -1,0 +1,138 @@
+"""A run directory: ``runs/<run_id>/run.json`` (the manifest) and ``episodes/<episode_id>.jsonl``.
+
+Example::
+
+    run = RunDir.create(Path("runs"), manifest)
+    run.episode_path("hello--default--r0")   # runs/<run_id>/episodes/hello--default--r0.jsonl
+    RunDir.open(Path("runs/latest")).completed_episode_ids()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from coder_eval.errors import InputError
+from coder_eval.trajectory import SCHEMA_VERSION, now, read_trajectory
+
+MANIFEST = "run.json"
+EPISODES = "episodes"
+PARTIAL = "partial"
+RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
+
+
+class PlannedEpisode(BaseModel):
+    """One planned episode in the manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+    episode_id: str
+    task_id: str
+    variant_id: str
+    repeat: int
+
+
+class RunManifest(BaseModel):
+    """``run.json``: what a run was asked to do, and how far it got."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Same version as the trajectories.")
+    run_id: str = Field(description="Directory name under runs/.")
+    experiment_id: str = Field(default="default", description="Experiment that produced the run.")
+    description: str = Field(default="", description="Experiment description.")
+    created_at: datetime = Field(default_factory=now, description="When the run was created (UTC).")
+    updated_at: datetime = Field(default_factory=now, description="Last manifest update (UTC).")
+    status: RunStatus = Field(default="running", description="running, completed, interrupted, ...")
+    command: list[str] = Field(default_factory=list, description="The command line that started it.")
+    variants: list[str] = Field(default_factory=list, description="Variant ids, in experiment order.")
+    tasks: list[str] = Field(default_factory=list, description="Task ids.")
+    repeats: int = Field(default=1, description="Repeats per task and variant (the most any variant has).")
+    episodes: list[PlannedEpisode] = Field(default_factory=list, description="Every planned episode.")
+    versions: dict[str, str] = Field(default_factory=dict, description="coder_eval and Python versions.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
+
+
+def safe_id(text: str) -> str:
+    """A filename-safe id: ``"fix bug/1"`` -> ``"fix-bug-1"``."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return cleaned or "x"
+
+
+def episode_id(task_id: str, variant_id: str, repeat: int) -> str:
+    """The deterministic episode id: ``<task_id>--<variant_id>--r<repeat>``, filename-safe."""
+    return f"{safe_id(task_id)}--{safe_id(variant_id)}--r{repeat}"
+
+
+def new_run_id() -> str:
+    """A sortable run id from the current UTC time: ``20261129-183301-123456``."""
+    return now().strftime("%Y%m%d-%H%M%S-%f")
+
+
+class RunDir:
+    """A run's directory on disk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, runs_root: Path, manifest: RunManifest) -> RunDir:
+        """Make ``<runs_root>/<run_id>``, write the manifest and point ``<runs_root>/latest`` at it."""
+        run = cls(runs_root / manifest.run_id)
+        (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
+        run.write_manifest(manifest)
+        link = runs_root / "latest"
+        tmp = runs_root / f".latest-{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(manifest.run_id)
+        tmp.replace(link)
+        return run
+
+    @classmethod
+    def open(cls, path: Path) -> RunDir:
+        """Open an existing run directory (``runs/latest`` is followed)."""
+        resolved = path.resolve()
+        if not (resolved / MANIFEST).is_file():
+            raise InputError(f"{path}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest")
+        return cls(resolved)
+
+    @property
+    def episodes_dir(self) -> Path:
+        return self.path / EPISODES
+
+    def episode_path(self, episode_id: str) -> Path:
+        return self.episodes_dir / f"{episode_id}.jsonl"
+
+    def read_manifest(self) -> RunManifest:
+        return RunManifest.model_validate_json((self.path / MANIFEST).read_text(encoding="utf-8"))
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        """Atomically replace ``run.json``."""
+        manifest.updated_at = now()
+        tmp = self.path / f".{MANIFEST}.tmp"
+        tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(self.path / MANIFEST)
+
+    def trajectory_paths(self) -> list[Path]:
+        return sorted(self.episodes_dir.glob("*.jsonl"))
+
+    def completed_episode_ids(self) -> set[str]:
+        """Episodes whose trajectory ends with ``episode_end``."""
+        return {p.stem for p in self.trajectory_paths() if read_trajectory(p).complete}
+
+    def set_aside(self, episode_id: str) -> Path | None:
+        """Move an incomplete trajectory to ``partial/`` (kept, never deleted) before a re-run."""
+        src = self.episode_path(episode_id)
+        if not src.exists():
+            return None
+        dest_dir = self.path / PARTIAL
+        dest_dir.mkdir(exist_ok=True)
+        n = len(list(dest_dir.glob(f"{episode_id}.*.jsonl")))
+        dest = dest_dir / f"{episode_id}.{n}.jsonl"
+        src.replace(dest)
+        return dest

@@ -1,0 +1,294 @@
+"""The trajectory: one JSONL file per episode, the contract between the runner and the analysis.
+
+Every line is one event with ``type`` and ``schema_version``. The first line is ``episode_start``,
+the last ``episode_end``; a file without ``episode_end`` is an interrupted episode.
+
+Example::
+
+    with TrajectoryWriter(path) as sink:
+        sink.write(EpisodeStart(run_id="r1", episode_id="t--base--r0", ...))
+        sink.write(ToolCall(id="c1", name="Bash", input={"command": "ls"}))
+        ...
+    events = read_trajectory(path).events
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from coder_eval.errors import TrajectoryError
+
+SCHEMA_VERSION = 1
+"""Bumped on any incompatible change; readers refuse other versions."""
+
+Outcome = Literal["pass", "fail", "invalid"]
+Status = Literal[
+    "completed",
+    "timeout",
+    "max_turns",
+    "budget_exceeded",
+    "agent_error",
+    "infra_error",
+    "grader_error",
+    "interrupted",
+]
+TOOL_OUTPUT_LIMIT = 20_000
+"""Characters of a tool result kept in the trajectory; the full length is recorded beside it."""
+
+
+def now() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Trajectory schema version.")
+    ts: datetime = Field(default_factory=now, description="When the event was recorded (UTC).")
+
+
+class Usage(BaseModel):
+    """Token counts by bucket."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_tokens: int = Field(default=0, description="Uncached input tokens.")
+    output_tokens: int = Field(default=0, description="Output tokens.")
+    cache_read_tokens: int = Field(default=0, description="Input tokens read from the prompt cache.")
+    cache_creation_tokens: int = Field(default=0, description="Input tokens written to the prompt cache.")
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        """All tokens, every bucket."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_creation_tokens
+
+
+class EpisodeStart(_Event):
+    """First line: what ran, with the fully resolved configuration."""
+
+    type: Literal["episode_start"] = "episode_start"
+    run_id: str = Field(description="The run this episode belongs to.")
+    episode_id: str = Field(description="Deterministic id: <task_id>--<variant_id>--r<repeat>.")
+    task_id: str = Field(description="Task id (with the dataset row id for fanned-out tasks).")
+    variant_id: str = Field(default="default", description="Experiment variant.")
+    repeat: int = Field(default=0, description="Repeat index, from 0.")
+    seed: int = Field(description="Seed derived from the episode id; scripted models branch on it.")
+    tags: list[str] = Field(default_factory=list, description="Task tags.")
+    agent: dict[str, Any] = Field(default_factory=dict, description="Resolved agent block.")
+    task: dict[str, Any] = Field(default_factory=dict, description="Resolved task (JSON form).")
+    provenance: dict[str, str] = Field(
+        default_factory=dict, description="For each resolved field path, the config layer that set it."
+    )
+    dataset_row: dict[str, Any] | None = Field(default=None, description="The dataset row, if any.")
+    versions: dict[str, str] = Field(default_factory=dict, description="coder_eval, Python, agent CLI.")
+    scripted: bool = Field(default=False, description="True when the model is the scripted server.")
+    started_at: datetime = Field(default_factory=now, description="Episode start (UTC).")
+
+
+class Message(_Event):
+    """One conversation message (assistant, user or system)."""
+
+    type: Literal["message"] = "message"
+    role: Literal["assistant", "user", "system"] = Field(description="Who spoke.")
+    content: list[dict[str, Any]] = Field(
+        default_factory=list, description="Content blocks as the API returns them (text, tool_use, ...)."
+    )
+    model: str | None = Field(default=None, description="Model that produced an assistant message.")
+    usage: Usage | None = Field(default=None, description="Per-message token usage, when known.")
+    parent_tool_use_id: str | None = Field(default=None, description="Set on sub-agent messages.")
+    simulated: bool = Field(default=False, description="A user turn written by a user simulator.")
+
+
+class ToolCall(_Event):
+    """The agent asked for a tool."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str = Field(description="Tool-use id, shared with the matching tool_result.")
+    name: str = Field(description="Tool name (Bash, Read, Edit, Skill, ...).")
+    input: dict[str, Any] = Field(default_factory=dict, description="Tool input as given.")
+    parent_tool_use_id: str | None = Field(default=None, description="Set on sub-agent tool calls.")
+
+
+class ToolResult(_Event):
+    """The result of one tool call."""
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str = Field(description="Tool-use id of the call this answers.")
+    output: str = Field(default="", description=f"Output, cut to {TOOL_OUTPUT_LIMIT} characters.")
+    output_chars: int = Field(default=0, description="Length of the full output.")
+    is_error: bool = Field(default=False, description="The tool reported an error.")
+    exit_code: int | None = Field(default=None, description="Exit code, for commands.")
+    duration_s: float | None = Field(default=None, description="Seconds from call to result.")
+
+
+class CriterionResult(_Event):
+    """One grader's verdict."""
+
+    type: Literal["criterion"] = "criterion"
+    criterion_id: str = Field(description="Stable id: the criterion's `id`, else `<index>-<kind>`.")
+    kind: str = Field(description="Criterion kind (file_exists, hidden_tests, ...).")
+    description: str = Field(default="", description="What the criterion checks.")
+    score: float = Field(description="Score in [0, 1].")
+    passed: bool = Field(description="score >= pass_threshold and no error.")
+    gating: bool = Field(default=True, description="The episode passes only if every gating one passes.")
+    weight: float = Field(default=1.0, description="Weight in the episode score (0 = informational).")
+    details: dict[str, Any] = Field(default_factory=dict, description="Grader-specific evidence.")
+    error: str | None = Field(default=None, description="Set when the grader itself failed.")
+    observed_label: str | None = Field(default=None, description="Classification: the label observed.")
+    expected_label: str | None = Field(default=None, description="Classification: the label expected.")
+
+
+class Timings(BaseModel):
+    """Seconds spent in each phase of an episode."""
+
+    model_config = ConfigDict(extra="forbid")
+    setup_s: float = Field(default=0.0, description="Sandbox creation and pre_run.")
+    agent_s: float = Field(default=0.0, description="The agent's run.")
+    grade_s: float = Field(default=0.0, description="post_run and the criteria.")
+    total_s: float = Field(default=0.0, description="Wall time of the whole episode.")
+
+
+class EpisodeEnd(_Event):
+    """Last line: the outcome and the totals."""
+
+    type: Literal["episode_end"] = "episode_end"
+    outcome: Outcome = Field(description="pass / fail / invalid (invalid: the agent was not measured).")
+    status: Status = Field(description="How the episode ended.")
+    score: float = Field(default=0.0, description="Weighted mean of criterion scores.")
+    timings: Timings = Field(default_factory=Timings, description="Phase timings.")
+    usage: Usage = Field(default_factory=Usage, description="Agent token totals by bucket.")
+    cost_usd: float | None = Field(default=None, description="Agent cost; null when the price is unknown.")
+    num_turns: int = Field(default=0, description="Agent turns (assistant messages at top level).")
+    duration_api_s: float | None = Field(default=None, description="Time the agent spent in model calls.")
+    error: str | None = Field(default=None, description="Why the episode is invalid or ended early.")
+
+
+Event = Annotated[
+    EpisodeStart | Message | ToolCall | ToolResult | CriterionResult | EpisodeEnd,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one trajectory line (exported to ``docs/trajectory.schema.json``)."""
+    schema = EVENT_ADAPTER.json_schema()
+    schema["title"] = "coder_eval trajectory event"
+    schema["$comment"] = f"schema_version {SCHEMA_VERSION}; one event per line of a JSONL file."
+    return schema
+
+
+class TrajectoryWriter:
+    """Append-only JSONL writer; every event is flushed to the OS as it is written.
+
+    ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.events: list[Event] = []
+        self._file = path.open("a", encoding="utf-8")
+
+    def write(self, event: Event) -> None:
+        """Append one event as one line and flush it."""
+        self._file.write(event.model_dump_json() + "\n")
+        self._file.flush()
+        self.events.append(event)
+
+    def close(self) -> None:
+        """Flush to disk and close."""
+        if not self._file.closed:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class Trajectory(NamedTuple):
+    """A read trajectory: its events, and what was wrong with the file, if anything."""
+
+    path: Path
+    events: list[Event]
+    problems: list[str]
+
+    @property
+    def start(self) -> EpisodeStart | None:
+        first = self.events[0] if self.events else None
+        return first if isinstance(first, EpisodeStart) else None
+
+    @property
+    def end(self) -> EpisodeEnd | None:
+        last = self.events[-1] if self.events else None
+        return last if isinstance(last, EpisodeEnd) else None
+
+    @property
+    def complete(self) -> bool:
+        return self.start is not None and self.end is not None
+
+
+def parse_line(line: str) -> dict[str, Any]:
+    """One JSONL line as a dict; refuses other schema versions with a clear error."""
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("line is not a JSON object")
+    version = raw.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise TrajectoryError(
+            f"trajectory schema_version {version!r} is not supported (this coder_eval reads "
+            f"{SCHEMA_VERSION}); re-run the episodes or use the coder_eval version that wrote them"
+        )
+    return raw
+
+
+def read_trajectory(path: Path) -> Trajectory:
+    """Read a trajectory, tolerating a truncated last line and a missing ``episode_end``.
+
+    Raises ``TrajectoryError`` only when the file is of another schema version or unreadable.
+    """
+    problems: list[str] = []
+    events: list[Event] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise TrajectoryError(f"{path}: cannot read trajectory: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = parse_line(line)
+        except TrajectoryError as exc:
+            raise TrajectoryError(f"{path}:{number}: {exc}") from exc
+        except ValueError as exc:  # JSONDecodeError is a ValueError: a line cut by a crash
+            problems.append(f"line {number}: unreadable ({type(exc).__name__})")
+            continue
+        try:
+            events.append(EVENT_ADAPTER.validate_python(raw))
+        except ValidationError as exc:
+            problems.append(f"line {number}: invalid event ({exc.error_count()} errors)")
+    if not events or not isinstance(events[0], EpisodeStart):
+        problems.append("no episode_start")
+    if not events or not isinstance(events[-1], EpisodeEnd):
+        problems.append("no episode_end (interrupted)")
+    return Trajectory(path, events, problems)

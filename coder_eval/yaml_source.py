@@ -1,0 +1,153 @@
+"""YAML files that remember where each value came from, so errors can name the line.
+
+Example::
+
+    doc = read_yaml(Path("tasks/hello.yaml"))
+    doc.data["success_criteria"][0]["path"]
+    doc.line_of(("success_criteria", 0, "path"))   # -> 14
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from coder_eval.errors import InputError, did_you_mean
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class YamlDoc:
+    """A parsed YAML mapping and the 1-based line of every key and item in it."""
+
+    path: Path
+    data: dict[str, Any]
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Loc) -> int | None:
+        """The line of the deepest known prefix of ``loc``."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self.lines:
+                return self.lines[loc[:end]]
+        return None
+
+    def where(self, loc: Loc) -> str:
+        """``"path:line"`` for ``loc``."""
+        line = self.line_of(loc)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*loc, str(key.value))
+            lines[child] = key.start_mark.line + 1
+            _walk(value, child, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*loc, index), lines)
+
+
+def read_yaml(path: Path, *, kind: type[InputError] = InputError) -> YamlDoc:
+    """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise kind(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise kind(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if not isinstance(data, dict):
+        raise kind(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
+    lines: dict[Loc, int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    return YamlDoc(path, data, lines)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Pydantic models reachable in one step through Optional, Union, list, dict and Annotated."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in get_args(annotation):
+        found.extend(_models_in(arg))
+    return found
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """The model that owns the last element of ``loc`` (pydantic's error location)."""
+    current: type[BaseModel] | None = model
+    pending: list[type[BaseModel]] = []
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if pending:  # a discriminated-union tag: pick the member whose `type` literal matches
+            current = next((m for m in pending if _tag_of(m) == part), None)
+            pending = []
+            if current is not None:
+                continue
+        if current is None or part not in current.model_fields:
+            return None
+        members = _models_in(current.model_fields[part].annotation)
+        if len(members) == 1:
+            current = members[0]
+        elif members:
+            pending = members
+        else:
+            return None
+    return current
+
+
+def _tag_of(model: type[BaseModel]) -> str | None:
+    field = model.model_fields.get("type")
+    args = get_args(field.annotation) if field else ()
+    return str(args[0]) if args else None
+
+
+def _dotted(loc: Loc, data: Any) -> tuple[str, Loc]:
+    """Human path (``success_criteria[0].path``) and the data location (union tags dropped)."""
+    text, data_loc, node = "", [], data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list) and part < len(node):
+            text, node = f"{text}[{part}]", node[part]
+        elif isinstance(node, dict) and str(part) in node:
+            text, node = f"{text}.{part}" if text else str(part), node[str(part)]
+        elif isinstance(node, dict) and part == loc[-1]:
+            text = f"{text}.{part}" if text else str(part)
+        else:
+            continue
+        data_loc.append(part)
+    return text or "(top level)", tuple(data_loc)
+
+
+def explain(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], prefix: Loc = ()) -> str:
+    """Turn a pydantic error into lines of ``file:line: field: problem``, with did-you-mean hints."""
+    messages = []
+    for error in exc.errors():
+        loc = (*prefix, *error["loc"])
+        field_text, data_loc = _dotted(loc, doc.data)
+        problem = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            owner = _model_at(model, tuple(error["loc"]))
+            valid = [f for f in owner.model_fields if f != "type"] if owner else []
+            problem = f"unknown field{did_you_mean(str(loc[-1]), valid)}"
+            if valid:
+                problem += f"; valid fields: {', '.join(valid)}"
+        elif error["type"] == "union_tag_invalid":
+            context = error.get("ctx") or {}
+            tags = str(context.get("expected_tags", "")).replace("'", "").split(", ")
+            problem = f"unknown type {context.get('tag')!r}{did_you_mean(str(context.get('tag')), tags)}"
+            problem += f"; valid types: {', '.join(tags)}"
+        messages.append(f"{doc.where(data_loc)}: {field_text}: {problem}")
+    return "\n".join(messages)

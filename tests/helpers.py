@@ -1,0 +1,50 @@
+"""Shared builders for the tests: task files, runs, and the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "tasks" / "examples"
+
+
+def write_task(folder: Path, body: str, name: str = "task.yaml") -> Path:
+    """Write a task file (dedented) into ``folder`` and return its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+MINIMAL = """
+task_id: {task_id}
+initial_prompt: write ok to ok.txt
+reference_solution: echo ok > ok.txt
+success_criteria:
+  - type: file_contains
+    path: ok.txt
+    includes: [ok]
+"""
+
+
+def minimal_task(folder: Path, task_id: str = "t1", extra: str = "") -> Path:
+    """A valid task that the oracle passes and the none agent fails."""
+    return write_task(folder, MINIMAL.format(task_id=task_id) + textwrap.dedent(extra), f"{task_id}.yaml")
+
+
+def coder_eval(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the ``coder-eval`` CLI in a subprocess, as a user would."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "coder_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
