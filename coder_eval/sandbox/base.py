@@ -2,7 +2,7 @@
 
 Example::
 
-    sandbox = await TempdirSandbox.create(task.sandbox, task_dir=task.source_dir)
+    sandbox = await TempdirSandbox.create(task.sandbox)
     result = await sandbox.exec("pytest -q", timeout=60)
     await sandbox.close()
 """

@@ -1,0 +1,125 @@
+"""One command in its own process group, killed as a whole on timeout or cancellation.
+
+Example::
+
+    result = await run_in_group(["/bin/bash", "-c", "make test"], cwd=root, env=env, timeout=60)
+    result.timed_out  # True when the group outlived 60 s and was killed (exit_code 124)
+
+Output goes to unlinked temporary files rather than pipes, so a background grandchild that keeps
+stdout open can never make the caller wait: the call returns as soon as the command itself exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from coder_eval.sandbox.base import ExecResult
+
+TIMEOUT_EXIT_CODE = 124
+"""``exit_code`` of a command that timed out (as GNU ``timeout`` reports it)."""
+
+TERM_GRACE_S = 0.5
+"""Seconds between SIGTERM and SIGKILL when a command times out."""
+
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+"""stdout and stderr are each cut to this many bytes (a note says how many were dropped)."""
+
+
+async def run_in_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float | None = None,
+    stdin: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> ExecResult:
+    """Run ``argv`` as the leader of a new session; ``on_start`` receives its pid (= its group id).
+
+    Example: ``await run_in_group(["sleep", "9"], cwd=Path("/tmp"), env={}, timeout=1)``
+    -> ``ExecResult(exit_code=124, timed_out=True, ...)`` after about 1 s.
+    """
+    started = time.monotonic()
+    with _capture() as out, _capture() as err, _stdin(stdin) as source:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err, start_new_session=True
+            )
+        except (FileNotFoundError, PermissionError) as exc:
+            code = 127 if isinstance(exc, FileNotFoundError) else 126
+            return ExecResult(code, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started)
+        if on_start is not None:
+            on_start(proc.pid)
+        try:
+            timed_out = await _wait(proc, timeout)
+        except BaseException:
+            kill_group(proc.pid, signal.SIGKILL)
+            await asyncio.shield(proc.wait())
+            raise
+        return ExecResult(
+            exit_code=TIMEOUT_EXIT_CODE if timed_out else _exit_code(proc),
+            stdout=_read(out),
+            stderr=_read(err),
+            duration_s=time.monotonic() - started,
+            timed_out=timed_out,
+        )
+
+
+def kill_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to every process in group ``pgid``; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _wait(proc: asyncio.subprocess.Process, timeout: float | None) -> bool:
+    """Wait for ``proc``; on timeout terminate its group (SIGTERM, grace, SIGKILL) and return True."""
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+        return False
+    except TimeoutError:
+        kill_group(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), TERM_GRACE_S)
+        kill_group(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        return True
+
+
+def _exit_code(proc: asyncio.subprocess.Process) -> int:
+    return proc.returncode if proc.returncode is not None else -1
+
+
+@contextlib.contextmanager
+def _capture() -> Iterator[IO[bytes]]:
+    with tempfile.TemporaryFile() as handle:
+        yield handle
+
+
+@contextlib.contextmanager
+def _stdin(text: str | None) -> Iterator[IO[bytes] | int]:
+    if text is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile() as handle:
+        handle.write(text.encode("utf-8"))
+        handle.seek(0)
+        yield handle
+
+
+def _read(handle: IO[bytes]) -> str:
+    handle.seek(0)
+    data = handle.read(MAX_OUTPUT_BYTES + 1)
+    if len(data) <= MAX_OUTPUT_BYTES:
+        return data.decode("utf-8", errors="replace")
+    total = handle.seek(0, os.SEEK_END)
+    kept = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
+    return f"{kept}\n[coder_eval: output cut at {MAX_OUTPUT_BYTES} of {total} bytes]"
