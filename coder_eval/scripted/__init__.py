@@ -1,0 +1,31 @@
+"""A scripted model server speaking the Anthropic Messages API, for offline runs and tests.
+
+Example::
+
+    from coder_eval.scripted import ScriptedServer, load_script
+
+    script = load_script("scripts/list_files.yaml", base_dir=task_dir)
+    with ScriptedServer(script, seed=1234) as server:
+        env = {**os.environ, **server.client_env()}    # ANTHROPIC_BASE_URL=server.base_url, ...
+        subprocess.run([claude, "-p", "list files", ...], env=env)
+        server.requests                                 # every request, with the turn that answered it
+
+See docs/scripted.md for the script format and how turns are selected.
+"""
+
+from coder_eval.scripted.request_log import RecordedRequest
+from coder_eval.scripted.script import Block, Choice, ErrorSpec, Script, ToolUse, Turn, When, load_script
+from coder_eval.scripted.server import ScriptedServer
+
+__all__ = [
+    "Block",
+    "Choice",
+    "ErrorSpec",
+    "RecordedRequest",
+    "Script",
+    "ScriptedServer",
+    "ToolUse",
+    "Turn",
+    "When",
+    "load_script",
+]

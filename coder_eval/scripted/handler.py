@@ -1,0 +1,173 @@
+"""HTTP routes of the scripted server (one handler instance per request).
+
+Example: ``POST /v1/messages`` replays the script (JSON or SSE), ``POST /v1/messages/count_tokens``
+estimates, ``GET /v1/models`` lists the script's model, ``HEAD /api/hello`` (Claude Code's
+connectivity check) is 200, anything else is a logged 404 with the API's error JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+
+from coder_eval.scripted.replay import DEFAULT_MODEL, Answer
+from coder_eval.scripted.request_log import RecordedRequest
+from coder_eval.scripted.response import HTTP_ERRORS, error_body, sse, stream_events
+from coder_eval.scripted.script import ErrorSpec
+from coder_eval.scripted.usage import input_tokens
+
+if TYPE_CHECKING:
+    from coder_eval.scripted.server import ScriptedServer
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Routes requests to the owning :class:`ScriptedServer` (``self.server.app``)."""
+
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def app(self) -> ScriptedServer:
+        return self.server.app  # type: ignore[attr-defined, no-any-return]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: every request is in the request log instead."""
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        body = self._read_json()
+        if not isinstance(body, dict):
+            self._record(path, body, "other", 400)
+            return self._send_json(400, error_body("invalid_request_error", "body must be a JSON object"))
+        if path == "/v1/messages":
+            return self._guarded(lambda: self._messages(path, body))
+        if path == "/v1/messages/count_tokens":
+            self._record(path, body, "count_tokens", 200)
+            return self._send_json(200, {"input_tokens": input_tokens(body)})
+        self._not_found(path, body)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        model = self.app.script.model or DEFAULT_MODEL
+        entry = {"type": "model", "id": model, "display_name": model, "created_at": "2025-09-29T00:00:00Z"}
+        if path == "/v1/models":
+            self._record(path, None, "other", 200)
+            return self._send_json(
+                200, {"data": [entry], "has_more": False, "first_id": model, "last_id": model}
+            )
+        if path.startswith("/v1/models/"):
+            self._record(path, None, "other", 200)
+            return self._send_json(200, dict(entry, id=path.rsplit("/", 1)[1]))
+        if path == "/api/hello":
+            self._record(path, None, "other", 200)
+            return self._send_json(200, {})
+        self._not_found(path, None)
+
+    def do_HEAD(self) -> None:
+        path = self.path.split("?", 1)[0]
+        status = 200 if path == "/api/hello" else 404
+        self._record(path, None, "other", status)
+        self.send_response(status)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def _messages(self, path: str, body: dict[str, Any]) -> None:
+        answer = self.app.replayer.answer(body)
+        error = answer.selection.error
+        status = HTTP_ERRORS[error.kind][0] if error is not None and error.kind in HTTP_ERRORS else 200
+        self._record(path, body, answer.kind, status, answer)
+        if error is not None and error.kind in HTTP_ERRORS:
+            return self._send_error(error)
+        assert answer.message is not None
+        if error is not None:
+            return self._send_broken(error, answer.message, bool(body.get("stream")))
+        if body.get("stream"):
+            return self._send_stream(answer.message)
+        self._send_json(200, answer.message)
+
+    def _send_error(self, error: ErrorSpec) -> None:
+        status, error_type, default_message = HTTP_ERRORS[error.kind]
+        headers = {} if error.retry_after is None else {"retry-after": f"{error.retry_after:g}"}
+        self._send_json(status, error_body(error_type, error.message or default_message), headers)
+
+    def _send_stream(self, message: dict[str, Any]) -> None:
+        self._start_stream()
+        for event, data in stream_events(message):
+            self._chunk(sse(event, data))
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _send_broken(self, error: ErrorSpec, message: dict[str, Any], stream: bool) -> None:
+        """Send the first ``after_events`` events (or half the JSON), stall if ``hang``, then cut."""
+        self.close_connection = True
+        if stream:
+            self._start_stream()
+            for _, (event, data) in zip(range(error.after_events), stream_events(message), strict=False):
+                self._chunk(sse(event, data))
+        elif error.kind == "cut_stream":
+            payload = json.dumps(message).encode()
+            self._send_head(200, "application/json", {"content-length": str(len(payload))})
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+        if error.kind == "hang":
+            self.app.stopping.wait(error.seconds)
+
+    def _not_found(self, path: str, body: Any) -> None:
+        self._record(path, body, "other", 404)
+        self._send_json(404, error_body("not_found_error", f"{self.command} {path} is not scripted"))
+
+    def _read_json(self) -> Any:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            return json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            return raw.decode("utf-8", errors="replace")
+
+    def _record(self, path: str, body: Any, kind: str, status: int, answer: Answer | None = None) -> None:
+        selection = answer.selection if answer is not None else None
+        error = selection.error if selection is not None else None
+        self.app.log.add(
+            RecordedRequest(
+                method=self.command,
+                path=path,
+                body=body,
+                kind=kind,
+                turn=selection.turn if selection is not None else None,
+                branch=selection.branch if selection is not None else None,
+                error=error.kind if error is not None else None,
+                status=status,
+                ts=time.time(),
+            )
+        )
+
+    def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(data).encode()
+        self._send_head(status, "application/json", {"content-length": str(len(payload)), **(headers or {})})
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def _start_stream(self) -> None:
+        self._send_head(
+            200, "text/event-stream", {"cache-control": "no-cache", "transfer-encoding": "chunked"}
+        )
+
+    def _send_head(self, status: int, content_type: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("request-id", self.app.replayer.ids.new("req"))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _guarded(self, send: Callable[[], None]) -> None:
+        """Run ``send``; a client that went away (timeout, cancelled stream) is not an error."""
+        try:
+            send()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True

@@ -1,0 +1,239 @@
+"""The script a scripted model server replays: assistant turns, conditions, choices and errors.
+
+Example (YAML)::
+
+    model: claude-sonnet-4-5
+    final_text: "Done."
+    turns:
+      - blocks:
+          - text: "Let me look."
+          - tool_use: {name: Bash, input: {command: "ls"}}
+      - when: {skill_offered: sitectl}
+        blocks: [{tool_use: {name: Skill, input: {skill: sitectl}}}]
+        otherwise: [{text: "No skill here."}]
+      - choose:
+          - {weight: 0.7, blocks: [{text: "Plan A."}]}
+          - {weight: 0.3, blocks: [{text: "Plan B."}]}
+      - error: {kind: overloaded, times: 1}
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from coder_eval.errors import TaskError, did_you_mean
+
+ErrorKind = Literal["auth", "rate_limit", "server", "overloaded", "cut_stream", "hang"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolUse(_Model):
+    """A tool call the assistant makes. Example: ``{name: Bash, input: {command: "ls"}}``."""
+
+    name: str = Field(min_length=1, description="Tool name as offered in the request (Bash, Skill, ...).")
+    input: dict[str, Any] = Field(default_factory=dict, description="The tool's input object.")
+
+
+class Block(_Model):
+    """One content block: exactly one of ``text`` or ``tool_use``. Example: ``{text: "Hi."}``."""
+
+    text: str | None = Field(default=None, description="A text block.")
+    tool_use: ToolUse | None = Field(default=None, description="A tool_use block.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Block:
+        if (self.text is None) == (self.tool_use is None):
+            raise ValueError("a block needs exactly one of 'text' or 'tool_use'")
+        return self
+
+
+class When(_Model):
+    """A condition on the request; every field given must hold.
+
+    Example: ``{tool_offered: Skill, request_contains: "site-tools:sitectl"}``
+    """
+
+    tool_offered: str | list[str] | None = Field(
+        default=None, description="Tool name(s) that must all be in the request's `tools`."
+    )
+    skill_offered: str | None = Field(
+        default=None,
+        description="A skill listed to the Skill tool, as `name` or `plugin:name` (Skill tool offered too).",
+    )
+    request_contains: str | None = Field(
+        default=None, description="Substring of the request text (system, messages, tool results)."
+    )
+    request_matches: str | None = Field(default=None, description="Regex searched in the request text.")
+    last_tool_result_contains: str | None = Field(
+        default=None, description="Substring of the tool results in the latest user message."
+    )
+    last_tool_result_matches: str | None = Field(
+        default=None, description="Regex searched in the tool results of the latest user message."
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> When:
+        if not self.model_fields_set:
+            raise ValueError("a condition needs at least one field")
+        for pattern in (self.request_matches, self.last_tool_result_matches):
+            if pattern is not None:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"invalid regex {pattern!r}: {exc}") from exc
+        return self
+
+
+class ErrorSpec(_Model):
+    """An injected failure. Example: ``{kind: overloaded, times: 1}`` (the retry then succeeds)."""
+
+    kind: ErrorKind = Field(
+        description="auth (401), rate_limit (429), server (500), overloaded (529), "
+        "cut_stream (connection closed mid-message) or hang (the response stalls)."
+    )
+    times: int | None = Field(
+        default=None, ge=1, description="Fail only the first N attempts at this turn; None fails every one."
+    )
+    after_events: int = Field(
+        default=3, ge=0, description="cut_stream/hang: SSE events sent before the cut or stall."
+    )
+    seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="hang: stall this long, then close the connection; None stalls until the server stops.",
+    )
+    message: str | None = Field(default=None, description="Error message in the JSON body.")
+    retry_after: float | None = Field(
+        default=None, ge=0, description="Seconds sent as `retry-after` (HTTP kinds); None sends no header."
+    )
+
+
+class Choice(_Model):
+    """One weighted alternative of ``choose``. Example: ``{weight: 0.3, blocks: [{text: "B"}]}``."""
+
+    weight: float = Field(default=1.0, gt=0, description="Relative weight of this alternative.")
+    blocks: list[Block] = Field(min_length=1, description="The assistant content of this alternative.")
+
+
+class Turn(_Model):
+    """One assistant turn: ``blocks``, a seeded ``choose`` or an ``error``, optionally under ``when``.
+
+    Example: ``{when: {tool_offered: Skill}, blocks: [...], otherwise: [...]}``
+    """
+
+    when: When | None = Field(default=None, description="The turn applies only when this holds.")
+    blocks: list[Block] | None = Field(default=None, description="The assistant content of this turn.")
+    choose: list[Choice] | None = Field(
+        default=None, min_length=1, description="Alternatives picked at random, seeded by (seed, turn index)."
+    )
+    error: ErrorSpec | None = Field(
+        default=None,
+        description="Fail this turn; with `times`, later attempts get `blocks`/`choose`, or the next turn.",
+    )
+    otherwise: list[Block] | None = Field(
+        default=None, description="Content when `when` fails; without it a failing turn is skipped."
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> Turn:
+        if self.blocks is not None and self.choose is not None:
+            raise ValueError("a turn takes 'blocks' or 'choose', not both")
+        if self.blocks is None and self.choose is None and self.error is None:
+            raise ValueError("a turn needs 'blocks', 'choose' or 'error'")
+        if self.otherwise is not None and self.when is None:
+            raise ValueError("'otherwise' needs 'when'")
+        return self
+
+
+class Script(_Model):
+    """A whole script. Example: ``Script(turns=[Turn(blocks=[Block(text="Hi.")])])``."""
+
+    model: str | None = Field(
+        default=None, description="Model name in responses; None echoes the request's `model`."
+    )
+    turns: list[Turn] = Field(default_factory=list, description="Turns of the main conversation, in order.")
+    subagent_turns: list[Turn] = Field(
+        default_factory=list,
+        description="Turns of each sub-agent conversation (Claude Code Agent/Task tool).",
+    )
+    final_text: str = Field(default="Done.", description="Answer once the turns run out (end_turn).")
+    auxiliary_text: str = Field(default="OK", description="Answer to auxiliary requests (no tools offered).")
+    answer_without_tools: bool = Field(
+        default=False,
+        description="Answer requests that offer no tools from `turns` too (e.g. a plain chat client).",
+    )
+
+
+def load_script(spec: Script | dict[str, Any] | str | Path, base_dir: Path | None = None) -> Script:
+    """A validated :class:`Script` from a dict, or a YAML file path relative to ``base_dir``.
+
+    Example: ``load_script("scripts/skill.yaml", base_dir=Path("tasks"))``; raises TaskError
+    naming the file, line and field, e.g. ``tasks/scripts/skill.yaml:4: turns[0].blok: ...``.
+    """
+    if isinstance(spec, Script):
+        return spec
+    if isinstance(spec, dict):
+        return _validate(spec, "<inline script>", None)
+    path = Path(spec) if base_dir is None else base_dir / spec
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read script: {exc.strerror or exc}") from exc
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise TaskError(f"{path}: a script must be a mapping with 'turns'")
+    return _validate(data, str(path), node)
+
+
+def _validate(data: dict[str, Any], source: str, node: yaml.Node | None) -> Script:
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first["loc"]
+        line = _line(node, loc) if node is not None else None
+        where = f"{source}:{line}" if line else source
+        message = first["msg"]
+        if first["type"] == "extra_forbidden" and loc:
+            message = f"unknown field{did_you_mean(str(loc[-1]), _FIELD_NAMES)}"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise TaskError(f"{where}: {_dotted(loc) or 'script'}: {message}{more}") from exc
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """``("turns", 0, "blocks")`` -> ``"turns[0].blocks"``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (or of its deepest existing parent)."""
+    for part in loc:
+        child: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            child = next((v for k, v in node.value if k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+        if child is None:
+            break
+        node = child
+    return node.start_mark.line + 1 if node is not None else None
+
+
+_FIELD_NAMES = sorted(
+    {name for model in (Script, Turn, Choice, ErrorSpec, When, Block, ToolUse) for name in model.model_fields}
+)

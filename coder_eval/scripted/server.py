@@ -1,0 +1,104 @@
+"""The scripted model server: the Anthropic Messages API on 127.0.0.1, in a background thread.
+
+Example::
+
+    with ScriptedServer(load_script("script.yaml", base_dir=task_dir), seed=1234) as server:
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="scripted")
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=[...])
+        server.requests[-1].branch     # "blocks"
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from coder_eval.scripted.handler import Handler
+from coder_eval.scripted.replay import Replayer
+from coder_eval.scripted.request_log import RecordedRequest, RequestLog
+from coder_eval.scripted.script import Script, load_script
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    app: ScriptedServer
+
+
+class ScriptedServer:
+    """Serves ``script`` with ``seed`` on an ephemeral port; a context manager, or start()/stop().
+
+    ``log_path`` (optional) gets every :class:`RecordedRequest` appended as a JSON line.
+    """
+
+    def __init__(
+        self,
+        script: Script | dict[str, Any] | str | Path,
+        seed: int = 0,
+        log_path: Path | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.script = load_script(script)
+        self.seed = seed
+        self.replayer = Replayer(self.script, seed)
+        self.stopping = threading.Event()
+        self._host = host
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.log = RequestLog(log_path)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``, for ``ANTHROPIC_BASE_URL`` or ``Anthropic(base_url=...)``."""
+        if self._httpd is None:
+            raise RuntimeError("ScriptedServer is not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, in arrival order."""
+        return self.log.snapshot()
+
+    def client_env(self) -> dict[str, str]:
+        """Environment for a Claude Code CLI that should talk to this server."""
+        return {
+            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_API_KEY": "scripted",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+        }
+
+    def start(self) -> ScriptedServer:
+        """Bind an ephemeral port and serve in a daemon thread."""
+        if self._httpd is not None:
+            return self
+        self.stopping.clear()
+        self._httpd = _HTTPServer((self._host, 0), Handler)
+        self._httpd.app = self
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; hung responses are released and their connections closed."""
+        if self._httpd is None:
+            return
+        self.stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd, self._thread = None, None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
