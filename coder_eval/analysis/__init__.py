@@ -1,0 +1,50 @@
+"""Analysis of coder_eval trajectories: frames, task-clustered statistics, paired comparisons, plots.
+
+Every interval and test follows STATS.md: the task is the unit, variants are compared paired on
+tasks, invalid episodes are excluded and counted, and every interval names its method.
+
+Example::
+
+    from coder_eval.analysis import load_runs, summarize, compare
+    runs = load_runs("runs/latest")
+    summarize(runs.episodes)
+    compare(runs.episodes, "candidate", "baseline").verdict
+"""
+
+from coder_eval.analysis.agreement import evaluation_cost, judge_agreement
+from coder_eval.analysis.classification import Classification, classification
+from coder_eval.analysis.compare import Comparison, compare, compare_all, comparisons_frame
+from coder_eval.analysis.cost import cost_per_resolved
+from coder_eval.analysis.flips import flips
+from coder_eval.analysis.intervals import Estimate, Interval, wilson_interval
+from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.analysis.metrics import higher_is_better
+from coder_eval.analysis.passk import pass_at_k, pass_at_k_table, pass_hat_k
+from coder_eval.analysis.power import mde, required_tasks, variance_parts
+from coder_eval.analysis.summary import summarize
+
+__all__ = [
+    "Classification",
+    "Comparison",
+    "Estimate",
+    "Interval",
+    "Runs",
+    "classification",
+    "compare",
+    "compare_all",
+    "comparisons_frame",
+    "cost_per_resolved",
+    "evaluation_cost",
+    "flips",
+    "higher_is_better",
+    "judge_agreement",
+    "load_runs",
+    "mde",
+    "pass_at_k",
+    "pass_at_k_table",
+    "pass_hat_k",
+    "required_tasks",
+    "summarize",
+    "variance_parts",
+    "wilson_interval",
+]

@@ -1,0 +1,185 @@
+"""``classification``: confusion matrix and per-label precision, recall and F1 of a labelling criterion.
+
+Items are criterion rows with an expected or observed label (e.g. "which skill triggered"); a
+missing label shows as ``"none"``. P and R get Wilson intervals with one run per task, a cluster
+bootstrap over tasks otherwise; F1 always gets the cluster bootstrap.
+
+Example::
+
+    cls = classification(runs.criteria, criterion="skill")
+    cls.confusion, cls.per_label, cls.misclassified
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from coder_eval.analysis.intervals import (
+    N_RESAMPLES,
+    NAN,
+    SEED,
+    FloatArray,
+    bootstrap_interval,
+    wilson_interval,
+)
+from coder_eval.analysis.metrics import check_columns
+from coder_eval.errors import AnalysisError, unknown_name
+
+NONE_LABEL = "none"
+LABEL_COLUMNS = [
+    "label",
+    "support",
+    "precision",
+    "precision_low",
+    "precision_high",
+    "recall",
+    "recall_low",
+    "recall_high",
+    "f1",
+    "f1_low",
+    "f1_high",
+    "method",
+]
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Confusion matrix (expected rows × observed columns) and per-label scores.
+
+    Example: ``classification(criteria).per_label[["label", "precision", "recall", "f1"]]``
+    """
+
+    criterion_id: str
+    confusion: pd.DataFrame
+    per_label: pd.DataFrame
+    accuracy: float
+    accuracy_low: float
+    accuracy_high: float
+    macro_f1: float
+    n: int
+    rows: pd.DataFrame
+    """The items, with ``expected``, ``observed`` and ``correct`` columns."""
+
+    @property
+    def misclassified(self) -> pd.DataFrame:
+        """Items whose observed label differs from the expected one."""
+        return self.rows[~self.rows["correct"]]
+
+
+def classification(
+    criteria: pd.DataFrame,
+    criterion: str | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> Classification:
+    """Score one labelling criterion over valid episodes.
+
+    Example: ``classification(runs.criteria, criterion="skill").accuracy``
+    """
+    items = labelled_items(criteria, criterion)
+    labels = sorted(set(items["expected"]) | set(items["observed"]))
+    confusion = pd.crosstab(items["expected"], items["observed"]).reindex(
+        index=labels, columns=labels, fill_value=0
+    )
+    confusion.index.name, confusion.columns.name = "expected", "observed"
+    one_run = not items.duplicated(["variant_id", "task_id"]).any()
+    per_label = pd.DataFrame(
+        [label_scores(items, label, one_run, confidence, n_resamples, seed) for label in labels],
+        columns=LABEL_COLUMNS,
+    )
+    n, correct = len(items), int(items["correct"].sum())
+    low, high = wilson_interval(correct, n, confidence)
+    return Classification(
+        str(items["criterion_id"].iloc[0]),
+        confusion,
+        per_label,
+        correct / n,
+        low,
+        high,
+        float(per_label["f1"].mean()),
+        n,
+        items,
+    )
+
+
+def labelled_items(criteria: pd.DataFrame, criterion: str | None) -> pd.DataFrame:
+    """Rows of the chosen criterion with labels, from valid episodes, with expected/observed/correct."""
+    check_columns(criteria, ["criterion_id", "expected_label", "observed_label", "task_id"], "criteria")
+    labelled = criteria[criteria["expected_label"].notna() | criteria["observed_label"].notna()]
+    if "outcome" in labelled.columns:
+        labelled = labelled[labelled["outcome"] != "invalid"]
+    ids = sorted(map(str, labelled["criterion_id"].unique()))
+    if not ids:
+        raise AnalysisError("no criterion carries expected_label or observed_label")
+    if criterion is None and len(ids) > 1:
+        raise AnalysisError(f"several criteria have labels; pass criterion= one of: {', '.join(ids)}")
+    chosen = criterion or ids[0]
+    if chosen not in ids:
+        raise AnalysisError(unknown_name("labelled criterion", chosen, ids))
+    items = labelled[labelled["criterion_id"] == chosen].copy()
+    items["expected"] = items["expected_label"].fillna(NONE_LABEL).astype(str)
+    items["observed"] = items["observed_label"].fillna(NONE_LABEL).astype(str)
+    items["correct"] = items["expected"] == items["observed"]
+    return items
+
+
+def f1_of(tp: FloatArray, fp: FloatArray, fn: FloatArray, axis: int = -1) -> FloatArray:
+    """F1 = 2·TP / (2·TP + FP + FN) of summed counts (0 in a resample where the label never appears)."""
+    tp_s, fp_s, fn_s = (np.sum(x, axis=axis) for x in (tp, fp, fn))
+    return share(2 * tp_s, 2 * tp_s + fp_s + fn_s)
+
+
+def ratio_of_sums(num: FloatArray, den: FloatArray, axis: int = -1) -> FloatArray:
+    """Σ num / Σ den along ``axis`` (0 where Σ den is 0, as in a resample without the label)."""
+    return share(np.sum(num, axis=axis), np.sum(den, axis=axis))
+
+
+def share(num: FloatArray, den: FloatArray) -> FloatArray:
+    """num / den, 0 where den is 0."""
+    out = np.zeros_like(np.asarray(num, dtype=float))
+    return np.asarray(np.divide(num, den, out=out, where=np.asarray(den) != 0), dtype=float)
+
+
+def label_scores(
+    items: pd.DataFrame, label: str, one_run: bool, confidence: float, n_resamples: int, seed: int
+) -> tuple[object, ...]:
+    """One per-label row: support, precision, recall, F1, each with its interval."""
+    counts = (
+        pd.DataFrame(
+            {
+                "tp": (items["expected"] == label) & (items["observed"] == label),
+                "fp": (items["expected"] != label) & (items["observed"] == label),
+                "fn": (items["expected"] == label) & (items["observed"] != label),
+            }
+        )
+        .astype(float)
+        .groupby(items["task_id"])
+        .sum()
+    )
+    tp, fp, fn = (counts[c].to_numpy(float) for c in ("tp", "fp", "fn"))
+    ratios = []
+    for den in (tp + fp, tp + fn):
+        k, n = int(tp.sum()), int(den.sum())
+        if n == 0:
+            ratios.append((NAN, NAN, NAN))
+        elif one_run:
+            ratios.append((k / n, *wilson_interval(k, n, confidence)))
+        else:
+            ci, _ = bootstrap_interval((tp, den), ratio_of_sums, confidence, n_resamples, seed)
+            ratios.append((k / n, ci.low, ci.high))
+    f1_ci, f1_method = bootstrap_interval((tp, fp, fn), f1_of, confidence, n_resamples, seed)
+    method = ("Wilson" if one_run else "cluster bootstrap") + f" for P and R; {f1_method} for F1"
+    return (
+        label,
+        int(tp.sum() + fn.sum()),
+        *ratios[0],
+        *ratios[1],
+        float(f1_of(tp, fp, fn)),
+        f1_ci.low,
+        f1_ci.high,
+        method,
+    )

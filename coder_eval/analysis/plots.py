@@ -1,0 +1,137 @@
+"""Plots for reports; each takes a matplotlib ``ax`` and returns it.
+
+Example::
+
+    fig, ax = plt.subplots()
+    pass_rate_plot(summarize(runs.episodes), ax)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+
+from coder_eval.analysis.classification import Classification
+from coder_eval.analysis.intervals import N_RESAMPLES, SEED
+from coder_eval.analysis.metrics import check_columns, task_means, valid_episodes
+from coder_eval.analysis.summary import summarize
+
+VERDICT_COLOURS = {"a_better": "tab:green", "b_better": "tab:red", "inconclusive": "tab:gray"}
+OUTCOME_CODES = {"fail": 0.0, "pass": 1.0}
+
+
+def pass_rate_plot(summary: pd.DataFrame, ax: Axes, by: str = "variant_id") -> Axes:
+    """Bars of the mean per group with interval whiskers; input is ``summarize(...)``.
+
+    Example: ``pass_rate_plot(summarize(runs.episodes), ax)``
+    """
+    check_columns(summary, [by, "mean", "ci_low", "ci_high"], "summary")
+    x = np.arange(len(summary))
+    mean = summary["mean"].to_numpy(float)
+    err = np.vstack([mean - summary["ci_low"].to_numpy(float), summary["ci_high"].to_numpy(float) - mean])
+    ax.bar(x, mean, color="tab:blue", alpha=0.7)
+    ax.errorbar(x, mean, yerr=err, fmt="none", ecolor="black", capsize=4)
+    ax.set_xticks(x, summary[by].astype(str))
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("pass rate (95% CI)")
+    return ax
+
+
+def forest_plot(comparisons: pd.DataFrame, ax: Axes) -> Axes:
+    """One row per comparison: diff with its interval, coloured by verdict; a line at 0.
+
+    Input: ``comparisons_frame([...])`` or ``compare_all(...)``. Example: ``forest_plot(frame, ax)``
+    """
+    check_columns(comparisons, ["metric", "a", "b", "diff", "ci_low", "ci_high", "verdict"], "comparisons")
+    y = np.arange(len(comparisons))[::-1]
+    diff, low, high = (comparisons[c].to_numpy(float) for c in ("diff", "ci_low", "ci_high"))
+    colours = [VERDICT_COLOURS.get(str(v), "black") for v in comparisons["verdict"]]
+    ax.hlines(y, low, high, colors=colours, linewidth=2)
+    ax.scatter(diff, y, c=colours, zorder=3)
+    ax.axvline(0, color="black", linewidth=0.8, linestyle="--")
+    labels = (
+        comparisons["metric"].astype(str)
+        + ": "
+        + comparisons["a"].astype(str)
+        + " − "
+        + comparisons["b"].astype(str)
+    )
+    ax.set_yticks(y, labels.tolist())
+    ax.set_xlabel("paired difference a − b (95% CI)")
+    return ax
+
+
+def distribution_plot(episodes: pd.DataFrame, ax: Axes, metric: str = "total_tokens") -> Axes:
+    """Per-task means of a metric (tokens, cost, ...) per variant: box plus points.
+
+    Example: ``distribution_plot(runs.episodes, ax, metric="cost_usd")``
+    """
+    means = task_means(valid_episodes(episodes), metric)
+    sns.boxplot(data=means, x="variant_id", y="mean", ax=ax, color="white", showfliers=False)
+    sns.stripplot(data=means, x="variant_id", y="mean", ax=ax, alpha=0.6, size=4)
+    ax.set_ylabel(f"{metric} (mean per task)")
+    return ax
+
+
+def cost_vs_pass_plot(
+    episodes: pd.DataFrame, ax: Axes, cost: str = "cost_usd", n_resamples: int = N_RESAMPLES, seed: int = SEED
+) -> Axes:
+    """Mean cost against pass rate per variant, with intervals on both axes.
+
+    Example: ``cost_vs_pass_plot(runs.episodes, ax)``
+    """
+    rates = summarize(episodes, "passed", n_resamples=n_resamples, seed=seed)
+    costs = summarize(episodes, cost, n_resamples=n_resamples, seed=seed)
+    both = rates.merge(costs, on="variant_id", suffixes=("_pass", "_cost"))
+    x, y = both["mean_cost"].to_numpy(float), both["mean_pass"].to_numpy(float)
+    xerr = np.vstack([x - both["ci_low_cost"].to_numpy(float), both["ci_high_cost"].to_numpy(float) - x])
+    yerr = np.vstack([y - both["ci_low_pass"].to_numpy(float), both["ci_high_pass"].to_numpy(float) - y])
+    for i, variant in enumerate(both["variant_id"].astype(str)):
+        ax.errorbar(
+            x[i], y[i], xerr=xerr[:, i : i + 1], yerr=yerr[:, i : i + 1], fmt="o", capsize=3, label=variant
+        )
+    ax.set_xlabel(f"mean {cost} per task (95% CI)")
+    ax.set_ylabel("pass rate (95% CI)")
+    ax.legend(title="variant")
+    return ax
+
+
+def confusion_plot(result: Classification, ax: Axes) -> Axes:
+    """Heatmap of the confusion matrix (expected rows, observed columns), annotated with counts.
+
+    Example: ``confusion_plot(classification(runs.criteria), ax)``
+    """
+    sns.heatmap(result.confusion, annot=True, fmt="d", cmap="Blues", cbar=False, ax=ax)
+    ax.set_title(f"{result.criterion_id}: accuracy {result.accuracy:.0%} (n={result.n})")
+    return ax
+
+
+def flips_heatmap(episodes: pd.DataFrame, ax: Axes, only_changed: bool = True) -> Axes:
+    """Tasks × variants: pass rate over valid episodes; grey cells with ``invalid`` had none valid.
+
+    With ``only_changed`` only tasks whose results differ between variants are shown.
+    Example: ``flips_heatmap(runs.episodes, ax)``
+    """
+    check_columns(episodes, ["task_id", "variant_id", "outcome"])
+    rates = episodes.assign(value=episodes["outcome"].map(OUTCOME_CODES)).pivot_table(
+        index="task_id", columns="variant_id", values="value", aggfunc="mean", dropna=False
+    )
+    rates = rates.reindex(sorted(episodes["task_id"].unique()))
+    if only_changed:
+        rates = rates[rates.nunique(axis=1, dropna=False) > 1]
+    annot = rates.map(lambda v: "invalid" if pd.isna(v) else f"{v:.0%}")
+    sns.heatmap(
+        rates,
+        mask=rates.isna(),
+        annot=annot,
+        fmt="",
+        cmap="RdYlGn",
+        vmin=0,
+        vmax=1,
+        ax=ax,
+        cbar_kws={"label": "pass rate"},
+    )
+    ax.set_facecolor("lightgrey")
+    return ax

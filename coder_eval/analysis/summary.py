@@ -1,0 +1,59 @@
+"""``summarize``: one metric per group with a task-clustered interval and its method.
+
+Example::
+
+    summarize(runs.episodes)                       # pass rate per variant
+    summarize(runs.episodes, metric="cost_usd")    # mean cost, cluster bootstrap BCa
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from coder_eval.analysis.intervals import N_RESAMPLES, SEED, task_estimate
+from coder_eval.analysis.metrics import check_columns, is_invalid, metric_kind, metric_values, task_means
+
+SUMMARY_COLUMNS = [
+    "n_tasks",
+    "n_episodes",
+    "n_invalid_excluded",
+    "n_missing_excluded",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "method",
+]
+
+
+def summarize(
+    episodes: pd.DataFrame,
+    metric: str = "passed",
+    by: str | list[str] = "variant_id",
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> pd.DataFrame:
+    """Per group: the mean over tasks of per-task means, its interval and the method (STATS.md).
+
+    Invalid episodes are excluded and counted (``n_invalid_excluded``); so are episodes with no
+    value for the metric, e.g. an unknown cost (``n_missing_excluded``). Columns: the group keys,
+    n_tasks, n_episodes, n_invalid_excluded, n_missing_excluded, mean, ci_low, ci_high, method.
+
+    Example::
+
+        summarize(runs.episodes, metric="total_tokens", by=["variant_id", "model"])
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    check_columns(episodes, [*keys, "task_id"])
+    values = metric_values(episodes, metric)
+    kind = metric_kind(metric, episodes if metric in episodes.columns else None)
+    invalid = is_invalid(episodes)
+    rows = []
+    for group, part in episodes.groupby(keys, observed=True, sort=True):
+        valid = part[~invalid.loc[part.index]]
+        n_values = int(values.loc[valid.index].notna().sum())
+        means = task_means(valid, metric, keys)
+        repeats = int(means["n"].max()) if len(means) else 0
+        est = task_estimate(means["mean"].to_numpy(float), kind, repeats, confidence, n_resamples, seed)
+        rows.append((*group, len(means), n_values, len(part) - len(valid), len(valid) - n_values, *est))
+    return pd.DataFrame(rows, columns=[*keys, *SUMMARY_COLUMNS])

@@ -1,0 +1,53 @@
+import pandas as pd
+import pytest
+from scipy import stats
+
+from coder_eval.analysis import classification
+from coder_eval.errors import AnalysisError
+
+PAIRS = [("a", "a"), ("a", "a"), ("a", "b"), ("b", "b"), (None, "b"), ("b", None), ("a", "a"), ("b", "b")]
+
+
+def criteria(pairs: list[tuple[str | None, str | None]], criterion: str = "skill") -> pd.DataFrame:
+    """(observed, expected) per item, one item per task."""
+    return pd.DataFrame(
+        [
+            {
+                "criterion_id": criterion,
+                "task_id": f"t{i}",
+                "variant_id": "v",
+                "outcome": "pass",
+                "observed_label": o,
+                "expected_label": e,
+            }
+            for i, (o, e) in enumerate(pairs)
+        ]
+    )
+
+
+def test_confusion_matrix_has_expected_rows_observed_columns_and_none() -> None:
+    cls = classification(criteria(PAIRS), n_resamples=499)
+    assert list(cls.confusion.index) == ["a", "b", "none"] == list(cls.confusion.columns)
+    assert cls.confusion.loc["a", "a"] == 3 and cls.confusion.loc["b", "a"] == 1
+    assert cls.confusion.loc["b", "none"] == 1 and cls.confusion.loc["none", "b"] == 1
+    assert cls.n == 8 and cls.accuracy == pytest.approx(5 / 8) and len(cls.misclassified) == 3
+
+
+def test_precision_and_recall_get_wilson_intervals() -> None:
+    per = classification(criteria(PAIRS), n_resamples=499).per_label.set_index("label")
+    precision = stats.binomtest(3, 4).proportion_ci(method="wilson")
+    assert per.loc["a", "precision"] == pytest.approx(3 / 4)
+    assert (per.loc["a", "precision_low"], per.loc["a", "precision_high"]) == pytest.approx(
+        (precision.low, precision.high)
+    )
+    assert per.loc["a", "recall"] == 1.0 and per.loc["a", "f1"] == pytest.approx(6 / 7)
+    assert per.loc["a", "f1_low"] <= per.loc["a", "f1"] <= per.loc["a", "f1_high"]
+
+
+def test_several_labelled_criteria_need_a_choice() -> None:
+    both = pd.concat([criteria(PAIRS, "skill"), criteria(PAIRS, "tool")])
+    with pytest.raises(AnalysisError, match="skill, tool"):
+        classification(both)
+    assert classification(both, criterion="tool", n_resamples=199).criterion_id == "tool"
+    with pytest.raises(AnalysisError, match="did you mean 'tool'"):
+        classification(both, criterion="tol")

@@ -1,0 +1,128 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from coder_eval.analysis import compare, compare_all, comparisons_frame, higher_is_better
+from coder_eval.analysis.paired import sign_flip_p
+from coder_eval.errors import AnalysisError
+
+from .builders import binary_frame, episodes_frame
+
+FAST = {"n_resamples": 999}
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [([1] * 8 + [0] * 4, [0] * 8 + [0] * 4), ([1, 0, 1, 0, 1], [0, 1, 1, 0, 0]), ([1, 1, 1], [0, 0, 0])],
+)
+def test_one_run_per_task_uses_exact_mcnemar(a: list[int], b: list[int]) -> None:
+    c = compare(binary_frame(a, b), "a", "b")
+    a_only = sum(x > y for x, y in zip(a, b, strict=True))
+    b_only = sum(x < y for x, y in zip(a, b, strict=True))
+    assert (c.a_only, c.b_only, c.test) == (a_only, b_only, "exact McNemar")
+    assert c.p_value == pytest.approx(stats.binomtest(a_only, a_only + b_only).pvalue)
+    d = np.array(a) - np.array(b)
+    expected = (d.mean(), d.mean())  # no spread: the t interval shrinks to the point
+    if stats.sem(d) > 0:
+        expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    assert (c.ci_low, c.ci_high) == pytest.approx(expected)
+
+
+def test_fewer_than_six_discordant_pairs_is_never_significant() -> None:
+    c = compare(binary_frame([1] * 5 + [0] * 10, [0] * 15), "a", "b")
+    assert c.p_value > 0.05 and c.verdict == "inconclusive"
+
+
+def test_all_differences_zero_is_inconclusive_with_p_one() -> None:
+    c = compare(binary_frame([1, 0, 1, 1], [1, 0, 1, 1]), "a", "b")
+    assert (c.diff, c.p_value, c.verdict) == (0.0, 1.0, "inconclusive")
+
+
+def repeats_frame(rng: np.random.Generator, n_tasks: int) -> pd.DataFrame:
+    outcomes = {
+        v: {f"t{i}": ["pass" if rng.random() < p else "fail" for _ in range(3)] for i in range(n_tasks)}
+        for v, p in (("a", 0.7), ("b", 0.4))
+    }
+    return episodes_frame(outcomes)
+
+
+@pytest.mark.parametrize(("n_tasks", "seed"), [(8, 0), (12, 1), (30, 2)])
+def test_repeats_use_the_sign_flip_permutation_test(n_tasks: int, seed: int) -> None:
+    df = repeats_frame(np.random.default_rng(seed), n_tasks)
+    c = compare(df, "a", "b", n_resamples=2000)
+    means = df.assign(p=df["passed"].astype(float)).pivot_table(
+        index="task_id", columns="variant_id", values="p"
+    )
+    d = (means["a"] - means["b"]).to_numpy()
+    nonzero = d[d != 0]
+    exact = len(d) <= 20
+    expected = stats.permutation_test(
+        (nonzero,),
+        np.mean,
+        permutation_type="samples",
+        n_resamples=np.inf if exact else 2000,
+        rng=np.random.default_rng(20_241_105),
+        vectorized=True,
+    ).pvalue
+    assert c.p_value == pytest.approx(expected) and c.n_repeats == 3
+    assert c.test.startswith("sign-flip permutation")
+    assert c.diff == pytest.approx(d.mean())
+
+
+def test_dropping_zero_differences_does_not_change_the_exact_p_value() -> None:
+    d = np.array([0.0, 0.5, 0.0, 1.0, -0.25, 0.0, 0.75])
+    full = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
+    assert sign_flip_p(d) == pytest.approx(full)
+
+
+def test_lower_is_better_metrics_call_the_cheaper_variant_better() -> None:
+    df = episodes_frame({v: {f"t{i}": ["pass"] for i in range(30)} for v in ("a", "b")})
+    rng = np.random.default_rng(3)
+    base = rng.lognormal(size=30)
+    df["cost_usd"] = np.concatenate([base * 0.5, base])
+    c = compare(df, "a", "b", metric="cost_usd", **FAST)
+    assert not higher_is_better("cost_usd") and c.verdict == "a_better" and c.diff < 0
+    assert c.ratio == pytest.approx(0.5) and c.test == "paired bootstrap"
+
+
+def test_tasks_in_one_variant_only_are_excluded_and_counted() -> None:
+    df = episodes_frame(
+        {"a": {"t1": ["pass"], "t2": ["pass"], "t3": ["pass"]}, "b": {"t1": ["fail"], "t2": ["invalid"]}}
+    )
+    c = compare(df, "a", "b")
+    assert (c.n_tasks, c.n_excluded_tasks) == (1, 2)
+
+
+def test_variant_with_only_invalid_episodes_compares_no_tasks() -> None:
+    df = episodes_frame({"a": {"t1": ["pass"], "t2": ["fail"]}, "b": {"t1": ["invalid"], "t2": ["invalid"]}})
+    c = compare(df, "a", "b")
+    assert c.n_tasks == 0 and np.isnan(c.p_value) and c.verdict == "inconclusive"
+
+
+def test_unknown_variant_lists_valid_ones() -> None:
+    with pytest.raises(AnalysisError, match=r"unknown variant 'bb' \(did you mean 'b'\?\); valid: a, b"):
+        compare(binary_frame([1], [0]), "a", "bb")
+    with pytest.raises(AnalysisError, match="two different"):
+        compare(binary_frame([1], [0]), "a", "a")
+
+
+def test_compare_all_holm_adjusts_every_pair() -> None:
+    rng = np.random.default_rng(4)
+    outcomes = {
+        v: {f"t{i}": ["pass" if rng.random() < p else "fail"] for i in range(40)}
+        for v, p in (("x", 0.9), ("y", 0.5), ("z", 0.2))
+    }
+    table = compare_all(episodes_frame(outcomes))
+    assert list(zip(table["a"], table["b"], strict=True)) == [("x", "y"), ("x", "z"), ("y", "z")]
+    expected = multipletests(table["p_value"], method="holm")[1]
+    assert table["p_adjusted"].to_numpy() == pytest.approx(expected)
+    significant = (table["p_adjusted"] < 0.05) & ((table["ci_low"] > 0) | (table["ci_high"] < 0))
+    assert ((table["verdict"] != "inconclusive") == significant).all()
+
+
+def test_comparisons_frame_has_one_row_per_comparison() -> None:
+    df = binary_frame([1, 0, 1], [0, 0, 1])
+    frame = comparisons_frame([compare(df, "a", "b"), compare(df, "b", "a")])
+    assert len(frame) == 2 and {"diff", "verdict", "mde", "ratio"} <= set(frame.columns)

@@ -1,0 +1,37 @@
+import coder_eval.analysis as analysis
+
+EXPORTED = [
+    "Classification",
+    "Comparison",
+    "Estimate",
+    "Interval",
+    "Runs",
+    "classification",
+    "compare",
+    "compare_all",
+    "comparisons_frame",
+    "cost_per_resolved",
+    "evaluation_cost",
+    "flips",
+    "higher_is_better",
+    "judge_agreement",
+    "load_runs",
+    "mde",
+    "pass_at_k",
+    "pass_at_k_table",
+    "pass_hat_k",
+    "required_tasks",
+    "summarize",
+    "variance_parts",
+    "wilson_interval",
+]
+
+
+def test_public_api_is_exactly_the_documented_names() -> None:
+    assert sorted(analysis.__all__) == EXPORTED
+
+
+def test_every_public_name_exists_and_has_an_example() -> None:
+    for name in analysis.__all__:
+        doc = getattr(analysis, name).__doc__ or ""
+        assert "Example" in doc or "example" in doc, name
