@@ -5,18 +5,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, HiddenMaterial, Verdict
+from coder_eval.criteria.classification_match import ClassificationMatch
+from coder_eval.criteria.command_executed import CommandExecuted
+from coder_eval.criteria.commands_efficiency import CommandsEfficiency
 from coder_eval.criteria.file_check import FileCheck, FileContains, FileMatchesRegex
 from coder_eval.criteria.file_exists import FileExists
 from coder_eval.criteria.file_unchanged import FileUnchanged
 from coder_eval.criteria.hidden_tests import HiddenTestsCriterion
 from coder_eval.criteria.json_check import JsonCheck
+from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.recorded_calls import RecordedCalls
 from coder_eval.criteria.run_command import RunCommand
+from coder_eval.criteria.skill_triggered import SkillTriggered
+from coder_eval.criteria.tool_order import ToolOrder
+from coder_eval.criteria.tool_used import ToolUsed
 
 CRITERIA: dict[str, type[CriterionSpec]] = {
     "file_exists": FileExists,
@@ -28,8 +35,18 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "hidden_tests": HiddenTestsCriterion,
     "file_unchanged": FileUnchanged,
     "recorded_calls": RecordedCalls,
+    "command_executed": CommandExecuted,
+    "tool_used": ToolUsed,
+    "tool_order": ToolOrder,
+    "message_matches": MessageMatches,
+    "commands_efficiency": CommandsEfficiency,
+    "skill_triggered": SkillTriggered,
+    "classification_match": ClassificationMatch,
 }
 
-Criterion = Annotated[Union[tuple(CRITERIA.values())], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+if TYPE_CHECKING:
+    Criterion = CriterionSpec
+else:  # the table becomes a union discriminated on `type`, so errors name the kind
+    Criterion = Annotated[Union[tuple(CRITERIA.values())], Field(discriminator="type")]  # noqa: UP007
 
 __all__ = ["CRITERIA", "Criterion", "CriterionSpec", "GradingContext", "HiddenMaterial", "Verdict"]

@@ -12,10 +12,10 @@ Example (YAML)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -97,11 +97,12 @@ class CriterionSpec(BaseModel):
 
 
 def matching_files(root: Path, pattern: str) -> list[Path]:
-    """Files under the sandbox ``root`` matching a relative glob (``**`` recurses), sorted."""
+    """Files under the sandbox ``root`` matching a relative glob, sorted; ``dir/**`` means every file
+    below ``dir`` (pathlib alone would match only directories)."""
     resolved = root.resolve()
-    return sorted(
-        p for p in resolved.glob(pattern) if p.is_file() and p.resolve().is_relative_to(resolved)
-    )
+    if pattern == "**" or pattern.endswith("/**"):
+        pattern += "/*"
+    return sorted(p for p in resolved.glob(pattern) if p.is_file() and p.resolve().is_relative_to(resolved))
 
 
 def read_text(path: Path, limit: int = 5_000_000) -> str:

@@ -21,26 +21,32 @@ from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, mat
 from coder_eval.sandbox.base import Sandbox, SandboxPath
 
 
-def fingerprint(root: Path, patterns: list[str]) -> dict[str, str]:
-    """``{relative path: sha256}`` of every file under ``root`` matching the globs."""
+def fingerprint(root: Path, patterns: list[str], ignore: list[str]) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file under ``root`` matching the globs, less ``ignore``."""
     resolved = root.resolve()
     hashes: dict[str, str] = {}
     for pattern in patterns:
         for path in matching_files(resolved, pattern):
-            hashes[str(path.relative_to(resolved))] = hashlib.sha256(path.read_bytes()).hexdigest()
+            relative = path.relative_to(resolved)
+            if not any(relative.match(skip) for skip in ignore):
+                hashes[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return hashes
 
 
 class FileUnchanged(CriterionSpec):
     type: Literal["file_unchanged"] = "file_unchanged"
     paths: list[SandboxPath] = Field(min_length=1, description="Globs of protected files.")
+    ignore: list[str] = Field(
+        default_factory=lambda: ["__pycache__/*", "*.pyc"],
+        description="Globs of files that may change (default: Python bytecode caches).",
+    )
 
     async def prepare(self, sandbox: Sandbox) -> Any:
-        return fingerprint(sandbox.root, self.paths)
+        return fingerprint(sandbox.root, self.paths, self.ignore)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         before: dict[str, str] = ctx.prepared or {}
-        after = fingerprint(ctx.sandbox.root, self.paths)
+        after = fingerprint(ctx.sandbox.root, self.paths, self.ignore)
         changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
         removed = sorted(before.keys() - after.keys())
         added = sorted(after.keys() - before.keys())

@@ -54,7 +54,9 @@ class HiddenTestsCriterion(CriterionSpec):
             raise GraderError("hidden_tests criterion, but the task has no 'hidden_tests' block")
         mount = inside(ctx.sandbox.root, ctx.hidden.mount_point)
         if mount.exists():
-            raise GraderError(f"{ctx.hidden.mount_point!r} already exists in the sandbox; choose another mount_point")
+            raise GraderError(
+                f"{ctx.hidden.mount_point!r} already exists in the sandbox; choose another mount_point"
+            )
         shutil.copytree(source, mount)
         try:
             result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
@@ -62,5 +64,9 @@ class HiddenTestsCriterion(CriterionSpec):
             shutil.rmtree(mount, ignore_errors=True)
         share = passed_fraction(result.output)
         ok = result.exit_code == 0 and not result.timed_out
-        details = {"exit_code": result.exit_code, "timed_out": result.timed_out, "output": result.output[-3000:]}
+        details = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "output": result.output[-3000:],
+        }
         return Verdict(score=share if share is not None else float(ok), passed=ok, details=details)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction, read_text
 from coder_eval.sandbox.base import SandboxPath, inside
 
-_UNSET: Any = object()
+CHECKS = ("equals", "contains", "matches", "at_least", "at_most", "exists")
 
 
 class Assertion(BaseModel):
@@ -32,8 +32,8 @@ class Assertion(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     expression: str = Field(description="JMESPath expression.")
-    equals: Any = Field(default=_UNSET, description="Value must equal this.")
-    contains: Any = Field(default=_UNSET, description="Value (list or string) must contain this.")
+    equals: Any = Field(default=None, description="Value must equal this (null allowed).")
+    contains: Any = Field(default=None, description="Value (list or string) must contain this.")
     matches: Regex | None = Field(default=None, description="str(value) must match this regex.")
     at_least: float | None = Field(default=None, description="Value must be >= this.")
     at_most: float | None = Field(default=None, description="Value must be <= this.")
@@ -50,17 +50,18 @@ class Assertion(BaseModel):
 
     @model_validator(mode="after")
     def _one_check(self) -> Assertion:
-        given = [n for n in ("equals", "contains") if getattr(self, n) is not _UNSET]
-        given += [n for n in ("matches", "at_least", "at_most", "exists") if getattr(self, n) is not None]
+        given = [name for name in CHECKS if name in self.model_fields_set]
         if len(given) != 1:
-            raise ValueError(f"give exactly one of equals, contains, matches, at_least, at_most, exists; got {given}")
+            raise ValueError(
+                f"give exactly one of equals, contains, matches, at_least, at_most, exists; got {given}"
+            )
         return self
 
     def holds(self, document: Any) -> bool:
         value = jmespath.search(self.expression, document)
-        if self.equals is not _UNSET:
+        if "equals" in self.model_fields_set:
             return bool(value == self.equals)
-        if self.contains is not _UNSET:
+        if "contains" in self.model_fields_set:
             return isinstance(value, list | str) and self.contains in value
         if self.matches is not None:
             return value is not None and re.search(self.matches, str(value)) is not None
@@ -96,11 +97,17 @@ class JsonCheck(CriterionSpec):
         try:
             document = json.loads(read_text(target))
         except json.JSONDecodeError as exc:
-            return Verdict(score=0.0, details={"error": f"{self.path} is not JSON: {exc.msg} (line {exc.lineno})"})
+            return Verdict(
+                score=0.0, details={"error": f"{self.path} is not JSON: {exc.msg} (line {exc.lineno})"}
+            )
         checks: dict[str, bool] = {}
         if self.json_schema is not None:
-            errors = sorted(e.message for e in jsonschema.validators.validator_for(self.json_schema)(
-                self.json_schema).iter_errors(document))
+            errors = sorted(
+                e.message
+                for e in jsonschema.validators.validator_for(self.json_schema)(self.json_schema).iter_errors(
+                    document
+                )
+            )
             checks["schema"] = not errors
         else:
             errors = []

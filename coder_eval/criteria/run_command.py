@@ -34,7 +34,11 @@ class RunCommand(CriterionSpec):
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
-        details = {"exit_code": result.exit_code, "timed_out": result.timed_out, "output": result.output[-2000:]}
+        details = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "output": result.output[-2000:],
+        }
         if result.timed_out:
             return Verdict(score=0.0, details=details)
         if self.score_from_stdout:

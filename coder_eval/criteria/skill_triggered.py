@@ -1,0 +1,136 @@
+"""``skill_triggered``: which skill the agent engaged, recorded as a label against the expected one.
+
+A skill counts as engaged by either of:
+
+- a ``Skill`` tool call naming it (input ``{"skill": "pdf"}``, or ``"my-plugin:pdf"``, or
+  ``{"command": "pdf"}`` as older Claude Code versions write it);
+- a call of one of ``path_tools`` (Read, Bash, Grep, Glob) whose input holds a path with
+  ``skills/<name>/`` in it, e.g. reading ``.claude/skills/pdf/SKILL.md``.
+
+``observed_label`` is the first skill engaged (``"none"`` if none was); all of them are listed in the
+details. With ``skill`` set, only that skill is looked for, so the labels are ``skill`` or ``"none"``
+(an ``expected_skill`` naming another skill counts as ``"none"``). ``expected_skill`` is the skill
+the prompt should trigger: empty or ``none`` in any case (what ``${row.expected_skill}`` gives for a
+null row value) means no skill should; null or left out means ``skill`` (so, without ``skill``, none).
+The criterion passes when the labels are equal, so a dataset of prompts yields a confusion matrix
+(``coder_eval.analysis.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
+dropped from both labels.
+
+Example: one prompt per row, the rows with an empty ``expected_skill`` are negatives::
+
+    initial_prompt: "${row.prompt}"
+    dataset:
+      rows:
+        - {id: fill-form, prompt: "Fill in form.pdf with my details", expected_skill: pdf}
+        - {id: chit-chat, prompt: "What is a PDF?", expected_skill: ""}
+    success_criteria:
+      - type: skill_triggered
+        expected_skill: "${row.expected_skill}"
+
+Example: did the agent engage the deploy skill? ::
+
+    - type: skill_triggered
+      skill: deploy
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, Literal, NamedTuple
+
+from pydantic import Field, model_validator
+
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.classification_match import NONE_LABEL, as_label
+from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
+
+SKILL_PATH = re.compile(r"(?:^|[^\w.-])skills/([A-Za-z0-9_][\w.-]*)(?:/|$)")
+"""``skills/<name>/`` inside a path or command; ``<name>`` stops at the next slash."""
+
+SKILL_INPUT_KEYS = ("skill", "command", "name")
+"""Keys of a ``Skill`` call's input that name the skill, in order of preference."""
+
+
+class Engagement(NamedTuple):
+    """A call that engaged a skill."""
+
+    skill: str
+    step: ToolStep
+
+
+def skill_name(value: str) -> str:
+    """A skill reference reduced to its name: ``"/my-plugin:pdf"`` -> ``"pdf"``."""
+    return value.strip().lstrip("/").rsplit(":", 1)[-1].strip()
+
+
+class SkillTriggered(CriterionSpec):
+    type: Literal["skill_triggered"] = "skill_triggered"
+    skill: str | None = Field(default=None, description="Look for this skill only (null: any skill).")
+    expected_skill: str | None = Field(
+        default=None,
+        description="Skill that should trigger; '' or 'none': no skill should; null: the same as skill.",
+    )
+    skill_tool: str = Field(default="Skill", description="Name of the tool that invokes a skill.")
+    path_tools: list[str] = Field(
+        default_factory=lambda: ["Read", "Bash", "Grep", "Glob"],
+        description="Tools whose inputs count as engaging a skill when they touch skills/<name>/.",
+    )
+
+    @model_validator(mode="after")
+    def _something_to_compare(self) -> SkillTriggered:
+        if not (self.skill or "").strip() and "expected_skill" not in self.model_fields_set:
+            raise ValueError("give 'skill', 'expected_skill' or both")
+        return self
+
+    def _expected(self) -> str:
+        wanted = self.skill if self.expected_skill is None else self.expected_skill
+        expected = as_label(skill_name(wanted or ""))
+        if self.skill and expected != skill_name(self.skill):
+            return NONE_LABEL
+        return expected
+
+    async def evaluate(self, ctx: GradingContext) -> Verdict:
+        evidence: dict[str, str] = {}
+        for engagement in self._engagements(tool_steps(ctx.events)):
+            evidence.setdefault(engagement.skill, engagement.step.describe())
+        engaged = list(evidence)
+        if self.skill:
+            engaged = [name for name in engaged if name == skill_name(self.skill)]
+        observed = engaged[0] if engaged else NONE_LABEL
+        expected = self._expected()
+        details: dict[str, Any] = {
+            "observed": observed,
+            "expected": expected,
+            "engaged": [f"{name} ({how})" for name, how in evidence.items()][:DETAIL_LIMIT],
+        }
+        return Verdict(
+            score=1.0 if observed == expected else 0.0,
+            details=details,
+            observed_label=observed,
+            expected_label=expected,
+        )
+
+    def _engagements(self, steps: list[ToolStep]) -> Iterator[Engagement]:
+        """Every call that engages a skill, in call order."""
+        for step in steps:
+            if step.name == self.skill_tool:
+                named = next((step.call.input[k] for k in SKILL_INPUT_KEYS if step.call.input.get(k)), None)
+                if isinstance(named, str) and skill_name(named):
+                    yield Engagement(skill_name(named), step)
+            elif step.name in self.path_tools:
+                for value in _strings(step.call.input):
+                    for found in SKILL_PATH.finditer(value):
+                        yield Engagement(found.group(1), step)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a tool input (nested lists and objects included)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
