@@ -20,12 +20,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from coder_eval.errors import CoderEvalError, ExitCode, InputError
-from coder_eval.run_dir import RunDir, RunManifest, new_run_id
+from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
 from coder_eval.runner import BatchSummary, EpisodePlan, plan_episodes, run_batch, versions
 from coder_eval.task import TaskSpec, load_tasks
 from coder_eval.trajectory import EpisodeEnd
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Evaluate AI coding agents on task suites.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Evaluate AI coding agents on task suites."
+)
 console = Console(stderr=True)
 out = Console()
 
@@ -35,7 +37,7 @@ Paths = Annotated[list[Path], typer.Argument(help="Task files or folders of them
 def main() -> None:
     """Entry point: run the app, mapping coder_eval errors to exit codes once, here."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except CoderEvalError as exc:
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, InputError) else 1)
@@ -51,6 +53,7 @@ def main() -> None:
             exc.show()
             sys.exit(ExitCode.INVALID_INPUT)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def select_tasks(
@@ -76,7 +79,9 @@ def run(
     agent: Annotated[str | None, typer.Option(help="Agent kind for every task (oracle, none, ...).")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Repeats per task.")] = 1,
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Episodes run at once.")] = 1,
-    run_dir: Annotated[Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")] = None,
+    run_dir: Annotated[
+        Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")
+    ] = None,
     resume: Annotated[bool, typer.Option(help="Finish an interrupted run (default runs/latest).")] = False,
     tags: Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")] = None,
     sample: Annotated[int | None, typer.Option(help="Run a fixed-seed random sample of N tasks.")] = None,
@@ -96,17 +101,28 @@ def run(
     if resume:
         _check_same_plan(manifest, plans)
     else:
-        inputs = {"paths": [str(p) for p in paths], "agent": agent, "repeats": repeats, "tags": tags, "sample": sample}
+        inputs = {
+            "paths": [str(p) for p in paths],
+            "agent": agent,
+            "repeats": repeats,
+            "tags": tags,
+            "sample": sample,
+        }
         run, manifest = _create(run_dir, plans, repeats, inputs)
     summary = _execute(run, manifest, plans, jobs, resume, max_cost_usd)
-    out.print(f"run: {run.path}  pass {summary.outcomes['pass']}  fail {summary.outcomes['fail']}  "
-              f"invalid {summary.outcomes['invalid']}" + (f"  (kept {summary.skipped_done} finished)" if resume else ""))
+    out.print(
+        f"run: {run.path}  pass {summary.outcomes['pass']}  fail {summary.outcomes['fail']}  "
+        f"invalid {summary.outcomes['invalid']}"
+        + (f"  (kept {summary.skipped_done} finished)" if resume else "")
+    )
     if summary.budget_stopped:
         console.print(f"budget of ${max_cost_usd} reached: {summary.not_started} episodes not started")
         raise typer.Exit(ExitCode.BUDGET_STOPPED)
 
 
-def _create(run_dir: Path | None, plans: list[EpisodePlan], repeats: int, inputs: dict[str, Any]) -> tuple[RunDir, RunManifest]:
+def _create(
+    run_dir: Path | None, plans: list[EpisodePlan], repeats: int, inputs: dict[str, Any]
+) -> tuple[RunDir, RunManifest]:
     run_id = run_dir.name if run_dir else new_run_id()
     manifest = RunManifest(
         run_id=run_id,
@@ -114,8 +130,12 @@ def _create(run_dir: Path | None, plans: list[EpisodePlan], repeats: int, inputs
         variants=sorted({p.variant_id for p in plans}),
         tasks=sorted({p.task.task_id for p in plans}),
         repeats=repeats,
-        episodes=[{"episode_id": p.episode_id, "task_id": p.task.task_id, "variant_id": p.variant_id,  # type: ignore[misc]
-                   "repeat": p.repeat} for p in plans],
+        episodes=[
+            PlannedEpisode(
+                episode_id=p.episode_id, task_id=p.task.task_id, variant_id=p.variant_id, repeat=p.repeat
+            )
+            for p in plans
+        ],
         versions=versions(),
         extra={"inputs": inputs},
     )
@@ -135,11 +155,18 @@ def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
     now = {p.episode_id for p in plans}
     if planned != now:
         extra = sorted(now - planned)[:3] or sorted(planned - now)[:3]
-        raise InputError(f"--resume: the tasks differ from the run's plan (e.g. {extra}); resume with the same inputs")
+        raise InputError(
+            f"--resume: the tasks differ from the run's plan (e.g. {extra}); resume with the same inputs"
+        )
 
 
 def _execute(
-    run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], jobs: int, resume: bool, max_cost: float | None
+    run: RunDir,
+    manifest: RunManifest,
+    plans: list[EpisodePlan],
+    jobs: int,
+    resume: bool,
+    max_cost: float | None,
 ) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -154,8 +181,17 @@ def _execute(
         manifest.status = "running"
         run.write_manifest(manifest)
         try:
-            summary = asyncio.run(run_batch(plans, run, run_id=manifest.run_id, concurrency=jobs, resume=resume,
-                                            max_cost_usd=max_cost, on_done=on_done))
+            summary = asyncio.run(
+                run_batch(
+                    plans,
+                    run,
+                    run_id=manifest.run_id,
+                    concurrency=jobs,
+                    resume=resume,
+                    max_cost_usd=max_cost,
+                    on_done=on_done,
+                )
+            )
         except KeyboardInterrupt:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
@@ -178,8 +214,14 @@ def plan(
     plans = plan_episodes(select_tasks(paths, agent, tags, sample), repeats)
     table = Table("episode", "task", "variant", "repeat", "agent", "model", title=f"{len(plans)} episodes")
     for p in plans:
-        table.add_row(p.episode_id, p.task.task_id, p.variant_id, str(p.repeat), p.task.agent.kind,
-                      p.task.agent.model or "-")
+        table.add_row(
+            p.episode_id,
+            p.task.task_id,
+            p.variant_id,
+            str(p.repeat),
+            p.task.agent.kind,
+            p.task.agent.model or "-",
+        )
     out.print(table)
 
 

@@ -98,7 +98,9 @@ class RunDir:
         """Open an existing run directory (``runs/latest`` is followed)."""
         resolved = path.resolve()
         if not (resolved / MANIFEST).is_file():
-            raise InputError(f"{path}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest")
+            raise InputError(
+                f"{path}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest"
+            )
         return cls(resolved)
 
     @property

@@ -56,7 +56,9 @@ class EpisodePlan:
         return int.from_bytes(hashlib.sha256(self.episode_id.encode()).digest()[:4], "big")
 
 
-def plan_episodes(tasks: Sequence[TaskSpec], repeats: int = 1, variant_id: str = "default") -> list[EpisodePlan]:
+def plan_episodes(
+    tasks: Sequence[TaskSpec], repeats: int = 1, variant_id: str = "default"
+) -> list[EpisodePlan]:
     """Every (task, repeat) for one variant; skipped tasks are left out."""
     return [EpisodePlan(t, variant_id, r) for t in tasks if not t.skip for r in range(repeats)]
 
@@ -132,7 +134,9 @@ async def _run_agent(plan: EpisodePlan, sandbox: Sandbox, sink: TrajectoryWriter
         try:
             result = await asyncio.wait_for(agent.run(request, sink), timeout=task.run_limits.task_timeout)
         except TimeoutError:
-            return AgentResult(status="timeout", error=f"task_timeout of {task.run_limits.task_timeout:g} s reached")
+            return AgentResult(
+                status="timeout", error=f"task_timeout of {task.run_limits.task_timeout:g} s reached"
+            )
     return _apply_budgets(task, result)
 
 
@@ -142,7 +146,9 @@ def _scripted_endpoint(task: TaskSpec, seed: int, stack: ExitStack) -> ModelEndp
     from coder_eval.scripted import ScriptedServer, load_script
 
     if task.scripted is None:
-        raise CoderEvalError(f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block")
+        raise CoderEvalError(
+            f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block"
+        )
     script = load_script(task.scripted, base_dir=task.source_dir)
     server = stack.enter_context(ScriptedServer(script, seed=seed))
     return ModelEndpoint(server.base_url)
@@ -153,7 +159,10 @@ def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
     if result.status != "completed" or result.invalid:
         return result
     if limits.max_total_tokens is not None and result.usage.total > limits.max_total_tokens:
-        result.status, result.error = "budget_exceeded", f"used {result.usage.total} tokens > max_total_tokens"
+        result.status, result.error = (
+            "budget_exceeded",
+            f"used {result.usage.total} tokens > max_total_tokens",
+        )
     elif limits.max_usd is not None and (result.cost_usd or 0) > limits.max_usd:
         result.status, result.error = "budget_exceeded", f"cost ${result.cost_usd:.4f} > max_usd"
     return result
@@ -172,17 +181,31 @@ async def _grade(
     events = list(sink.events)
     shim_logs = {shim.name: shim.log_path for shim in task.sandbox.shims}
     results = []
-    for criterion, criterion_id, state in zip(task.success_criteria, task.criterion_ids(), prepared, strict=True):
-        ctx = GradingContext(sandbox, events, task.source_dir, hidden, state, plan.seed, result.final_message,
-                             shim_logs)
-        base = {"criterion_id": criterion_id, "kind": criterion.type, "description": criterion.description,
-                "gating": criterion.is_gating, "weight": criterion.weight}
+    for criterion, criterion_id, state in zip(
+        task.success_criteria, task.criterion_ids(), prepared, strict=True
+    ):
+        ctx = GradingContext(
+            sandbox, events, task.source_dir, hidden, state, plan.seed, result.final_message, shim_logs
+        )
+        base = {
+            "criterion_id": criterion_id,
+            "kind": criterion.type,
+            "description": criterion.description,
+            "gating": criterion.is_gating,
+            "weight": criterion.weight,
+        }
         try:
             verdict = await criterion.evaluate(ctx)
             score = min(1.0, max(0.0, verdict.score))
             passed = verdict.passed if verdict.passed is not None else score >= criterion.pass_threshold
-            event = CriterionResult(**base, score=score, passed=passed, details=verdict.details,
-                                    observed_label=verdict.observed_label, expected_label=verdict.expected_label)
+            event = CriterionResult(
+                **base,
+                score=score,
+                passed=passed,
+                details=verdict.details,
+                observed_label=verdict.observed_label,
+                expected_label=verdict.expected_label,
+            )
         except Exception as exc:  # a crashing grader is recorded, never fatal to the batch
             event = CriterionResult(**base, score=0.0, passed=False, error=f"{type(exc).__name__}: {exc}")
         sink.write(event)
@@ -196,12 +219,21 @@ def _end_event(
     outcome, status, error = _outcome(result, results)
     weights = [r.weight for r in results]
     total = sum(weights)
-    score = sum(r.score * r.weight for r in results) / total if total else (
-        sum(r.score for r in results) / len(results) if results else 0.0
+    score = (
+        sum(r.score * r.weight for r in results) / total
+        if total
+        else (sum(r.score for r in results) / len(results) if results else 0.0)
     )
     return EpisodeEnd(
-        outcome=outcome, status=status, score=score, timings=timings, usage=result.usage,
-        cost_usd=result.cost_usd, num_turns=result.num_turns, duration_api_s=result.duration_api_s, error=error,
+        outcome=outcome,
+        status=status,
+        score=score,
+        timings=timings,
+        usage=result.usage,
+        cost_usd=result.cost_usd,
+        num_turns=result.num_turns,
+        duration_api_s=result.duration_api_s,
+        error=error,
     )
 
 
@@ -211,7 +243,11 @@ def _outcome(result: AgentResult, results: list[CriterionResult]) -> tuple[Outco
         return "invalid", result.status if result.status != "completed" else "agent_error", result.error
     broken = [r for r in results if r.gating and r.error]
     if broken:
-        return "invalid", "grader_error", f"gating criterion {broken[0].criterion_id!r} failed: {broken[0].error}"
+        return (
+            "invalid",
+            "grader_error",
+            f"gating criterion {broken[0].criterion_id!r} failed: {broken[0].error}",
+        )
     if result.status in ("timeout", "budget_exceeded"):
         return "fail", result.status, result.error
     passed = all(r.passed for r in results if r.gating)
@@ -230,8 +266,10 @@ class _Clock:
 
     def timings(self) -> Timings:
         return Timings(
-            setup_s=self.laps.get("setup", 0.0), agent_s=self.laps.get("agent", 0.0),
-            grade_s=self.laps.get("grade", 0.0), total_s=time.monotonic() - self.start,
+            setup_s=self.laps.get("setup", 0.0),
+            agent_s=self.laps.get("agent", 0.0),
+            grade_s=self.laps.get("grade", 0.0),
+            total_s=time.monotonic() - self.start,
         )
 
 

@@ -64,11 +64,13 @@ class TemplateSource(_Strict):
 
 
 class Shim(_Strict):
-    """A command on PATH that records every call (argv, cwd, exit code) to a JSONL log, then runs ``target``."""
+    """A command on PATH that logs every call (argv, cwd, exit code) as JSONL, then runs ``target``."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$", description="Command name the agent calls.")
     target: SandboxPath = Field(description="The real program, relative to the sandbox root.")
-    log: SandboxPath | None = Field(default=None, description="Log path (default .coder_eval/calls/<name>.jsonl).")
+    log: SandboxPath | None = Field(
+        default=None, description="Log path (default .coder_eval/calls/<name>.jsonl)."
+    )
 
     @property
     def log_path(self) -> str:
@@ -258,7 +260,9 @@ def load_tasks(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None
     seen: dict[str, Path | None] = {}
     for task in tasks:
         if task.task_id in seen:
-            errors.append(f"{task.source_path}: task_id {task.task_id!r} is also used by {seen[task.task_id]}")
+            errors.append(
+                f"{task.source_path}: task_id {task.task_id!r} is also used by {seen[task.task_id]}"
+            )
         seen[task.task_id] = task.source_path
     if errors:
         raise TaskError("\n".join(errors))
@@ -324,8 +328,8 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     for i, source in enumerate(task.sandbox.template_sources):
         changes: dict[str, Any] = {}
         if source.template_dir is not None:
-            loc = ("sandbox", "template_sources", i, "template_dir")
-            changes["template_dir"] = existing(source.template_dir, loc, want_dir=True)
+            dir_loc = ("sandbox", "template_sources", i, "template_dir")
+            changes["template_dir"] = existing(source.template_dir, dir_loc, want_dir=True)
         files = []
         for j, starter in enumerate(source.starter_files):
             if isinstance(starter, StarterFile) and starter.source is not None:
@@ -424,5 +428,3 @@ __all__ = [
     "discover",
     "load_tasks",
 ]
-
-

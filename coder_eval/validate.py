@@ -39,7 +39,8 @@ async def _outcome(task: TaskSpec, kind: str, folder: Path) -> tuple[EpisodeEnd,
     path = folder / f"{plan.episode_id}.jsonl"
     end = await run_episode(plan, "validate", path)
     failed = [
-        e.criterion_id for e in read_trajectory(path).events
+        e.criterion_id
+        for e in read_trajectory(path).events
         if isinstance(e, CriterionResult) and e.gating and not e.passed
     ]
     return end, failed

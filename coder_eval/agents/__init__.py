@@ -47,4 +47,13 @@ def make_agent(kind: str) -> Agent:
     raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
 
 
-__all__ = ["AGENTS", "Agent", "AgentRequest", "AgentResult", "EventSink", "ModelEndpoint", "agent_kinds", "make_agent"]
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "AgentRequest",
+    "AgentResult",
+    "EventSink",
+    "ModelEndpoint",
+    "agent_kinds",
+    "make_agent",
+]

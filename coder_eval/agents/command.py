@@ -25,7 +25,9 @@ class CommandAgent:
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         spec = request.task.agent
         if not spec.command:
-            return AgentResult(invalid=True, status="agent_error", error="agent.kind 'command' needs agent.command")
+            return AgentResult(
+                invalid=True, status="agent_error", error="agent.kind 'command' needs agent.command"
+            )
         command = spec.command.replace("{prompt}", shlex.quote(request.prompt))
         env = dict(spec.env)
         if request.endpoint is not None:
@@ -37,7 +39,9 @@ class CommandAgent:
         if result.exit_code != 0:
             tail = result.stderr.strip()[-500:]
             return AgentResult(
-                invalid=True, status="agent_error", error=f"agent command exited {result.exit_code}: {tail}",
+                invalid=True,
+                status="agent_error",
+                error=f"agent command exited {result.exit_code}: {tail}",
                 final_message=result.stdout,
             )
         return AgentResult(num_turns=1, final_message=result.stdout)

@@ -19,14 +19,29 @@ import time
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult
 
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
 
 def steps(script: str) -> list[str]:
-    """Blank-line-separated blocks of a script, comments-only blocks dropped.
+    """Blank-line-separated blocks of a script (a heredoc's blank lines stay inside its block);
+    blocks holding only comments are dropped.
 
     Example: ``steps("a\\nb\\n\\nc")`` -> ``["a\\nb", "c"]``
     """
-    blocks = (block.strip("\n") for block in re.split(r"\n\s*\n", script))
-    return [b for b in blocks if any(line.strip() and not line.strip().startswith("#") for line in b.splitlines())]
+    blocks: list[list[str]] = [[]]
+    terminator: str | None = None
+    for line in script.splitlines():
+        if terminator is not None:
+            blocks[-1].append(line)
+            terminator = None if line.strip() == terminator else terminator
+        elif not line.strip():
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+            opened = HEREDOC.findall(line)
+            terminator = opened[-1][1] if opened else None
+    texts = ["\n".join(block) for block in blocks]
+    return [t for t in texts if any(ln.strip() and not ln.strip().startswith("#") for ln in t.splitlines())]
 
 
 class OracleAgent:
@@ -36,7 +51,9 @@ class OracleAgent:
         script = request.task.reference_script
         if not script:
             return AgentResult(
-                invalid=True, status="agent_error", error=f"task {request.task.task_id!r} has no reference_solution"
+                invalid=True,
+                status="agent_error",
+                error=f"task {request.task.task_id!r} has no reference_solution",
             )
         for number, step in enumerate(steps(script), start=1):
             call_id = f"oracle-{number}"
@@ -57,5 +74,7 @@ class OracleAgent:
                 message = f"reference solution step {number} exited {result.exit_code}"
                 sink.write(Message(role="assistant", content=[{"type": "text", "text": message}]))
                 return AgentResult(num_turns=number, final_message=message)
-        sink.write(Message(role="assistant", content=[{"type": "text", "text": "Reference solution applied."}]))
+        sink.write(
+            Message(role="assistant", content=[{"type": "text", "text": "Reference solution applied."}])
+        )
         return AgentResult(num_turns=len(steps(script)), final_message="Reference solution applied.")
