@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 MODEL ?=
 
-.PHONY: setup system-deps run test check lint format clean
+.PHONY: setup system-deps run test check lint format lab clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ check: lint test
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

@@ -64,7 +64,7 @@ def sign_flip_p(d: FloatArray, n_resamples: int = N_RESAMPLES, seed: int = SEED)
     if len(d) == 0:
         return NAN
     nonzero = d[d != 0]
-    if len(nonzero) == 0:
+    if len(nonzero) < 2:  # one non-zero difference: both of its signs are as extreme as observed
         return 1.0
     resamples = np.inf if is_exact(d) else n_resamples
     res = stats.permutation_test(
@@ -140,6 +140,7 @@ def paired_test(
             diff, ci.low, ci.high, bootstrap_p(d, n_resamples, seed), "paired bootstrap", method, p_t
         )
     low, high = t_interval(d, confidence)
+    low, high = max(low, -1.0), min(high, 1.0)  # a difference of proportions lies in [-1, 1]
     if kind == "binary" and repeats == 1:
         p = mcnemar_exact(int((d > 0).sum()), int((d < 0).sum()))
         return PairedResult(diff, low, high, p, "exact McNemar", "t over paired differences", p_t)

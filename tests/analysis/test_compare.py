@@ -27,7 +27,22 @@ def test_one_run_per_task_uses_exact_mcnemar(a: list[int], b: list[int]) -> None
     expected = (d.mean(), d.mean())  # no spread: the t interval shrinks to the point
     if stats.sem(d) > 0:
         expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
-    assert (c.ci_low, c.ci_high) == pytest.approx(expected)
+    assert (c.ci_low, c.ci_high) == pytest.approx(np.clip(expected, -1, 1))
+
+
+def test_difference_interval_of_pass_rates_stays_within_minus_one_and_one() -> None:
+    c = compare(binary_frame([1, 1, 1, 1, 0], [0, 0, 0, 0, 0]), "a", "b")
+    raw_high = stats.t.interval(0.95, 4, loc=0.8, scale=stats.sem([1, 1, 1, 1, 0]))[1]
+    assert raw_high > 1 and c.ci_high == 1.0
+
+
+def test_one_differing_task_with_repeats_gives_p_one() -> None:
+    assert sign_flip_p(np.array([0.5, 0.0, 0.0])) == 1.0
+    frame = episodes_frame(
+        {"a": {"t0": ["pass", "pass"], "t1": ["fail"] * 2}, "b": {"t0": ["fail", "pass"], "t1": ["fail"] * 2}}
+    )
+    c = compare(frame, "a", "b", **FAST)
+    assert (c.p_value, c.verdict) == (1.0, "inconclusive")
 
 
 def test_fewer_than_six_discordant_pairs_is_never_significant() -> None:

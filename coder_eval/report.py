@@ -1,0 +1,353 @@
+"""Render the report notebooks in ``notebooks/`` with papermill and export them to HTML.
+
+Example::
+
+    result = render_report([Path("runs/latest")], "compare_report", parse_params(["baseline=old"]))
+    result.ok, result.html_path      # (True, PosixPath('reports/<run_id>/compare_report.html'))
+
+Writes, into ``reports/<run_id>/`` by default (``reports/<id1>+<id2>/`` for several runs):
+
+- ``<template>.ipynb``: the executed notebook, outputs included;
+- ``<template>.html``: the same without code, figures embedded, readable offline;
+- ``<template>.summary.json``: the headline numbers the notebook computed (only when it succeeded);
+- ``summary.json``: one entry per template rendered into the folder: ok, error, file names and the
+  headline numbers (``null`` when the notebook failed).
+
+Everything that can be checked without a kernel (template, parameters, run directories) is checked
+first and raises ``ReportError``; a notebook that fails still gets its HTML, with the error shown,
+and ``render_report`` returns ``ok=False``. Heavy imports (papermill, nbconvert, pandas) happen
+inside the functions that need them, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from coder_eval.errors import ReportError, unknown_name
+from coder_eval.run_dir import EPISODES, MANIFEST, RunManifest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from coder_eval.analysis import Runs
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+REPORTS_DIR = Path("reports")
+INDEX = "summary.json"
+SUMMARY_PARAM = "summary_path"
+REPORT_METRICS = ("passed", "score", "total_tokens", "cost_usd", "duration_s", "num_turns", "n_tool_calls")
+"""The metrics every comparison covers, in report order."""
+ParamType = type[str] | type[int] | type[float]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A report notebook: its file in ``notebooks/``, where the run directories go, its parameters.
+
+    ``params`` are what ``-p name=value`` may set; ``runs_param`` and ``summary_path`` are set by
+    ``render_report`` itself. Example: ``TEMPLATES["compare_report"].params`` -> ``{"baseline": str, ...}``
+    """
+
+    notebook: str
+    description: str
+    runs_param: str
+    many_runs: bool
+    params: Mapping[str, ParamType]
+
+
+TEMPLATES: dict[str, Template] = {
+    "run_report": Template(
+        "run_report.py",
+        "what ran, outcomes, per-variant metrics with intervals, pass@k, criteria, tools, cost",
+        runs_param="run_dir",
+        many_runs=False,
+        params={"top_n": int},
+    ),
+    "compare_report": Template(
+        "compare_report.py",
+        "paired comparison of two variants on every metric, flips, all pairs (Holm), power",
+        runs_param="run_dirs",
+        many_runs=True,
+        params={"baseline": str, "candidate": str, "metric": str},
+    ),
+    "classification_report": Template(
+        "classification_report.py",
+        "confusion matrix, precision / recall / F1 per label, misclassified items",
+        runs_param="run_dir",
+        many_runs=False,
+        params={"criterion": str, "variant": str},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What ``render_report`` wrote; ``summary_path`` exists only when ``ok``."""
+
+    notebook_path: Path
+    html_path: Path
+    summary_path: Path
+    ok: bool
+    error: str | None
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, str]:
+    """``["baseline=old", "metric=cost_usd"]`` -> ``{"baseline": "old", "metric": "cost_usd"}``.
+
+    Raises ReportError for a pair without ``=``, a name that is not an identifier, or a repeated name.
+    """
+    params: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ReportError(f"report parameter {pair!r} is not name=value (e.g. -p baseline=old)")
+        if name in params:
+            raise ReportError(f"report parameter {name!r} is given twice")
+        params[name] = value
+    return params
+
+
+def render_report(
+    run_dirs: Sequence[Path],
+    template: str = "run_report",
+    params: Mapping[str, str] = {},
+    out_dir: Path | None = None,
+    timeout: float = 600,
+) -> ReportResult:
+    """Execute ``template`` on ``run_dirs`` and write notebook, HTML and summaries into ``out_dir``.
+
+    ``timeout`` bounds each cell, in seconds. Example::
+
+        render_report([Path("runs/latest")], "run_report", {"top_n": "10"}).ok
+    """
+    spec = template_spec(template)
+    runs = check_runs(run_dirs, template, spec)
+    values = typed_params(template, spec, params)
+    out = out_dir or REPORTS_DIR / "+".join(run_id(run) for run in runs)
+    out.mkdir(parents=True, exist_ok=True)
+    notebook, summary = out / f"{template}.ipynb", out / f"{template}.summary.json"
+    summary.unlink(missing_ok=True)
+    values[spec.runs_param] = ",".join(str(run) for run in runs)
+    values[SUMMARY_PARAM] = summary.name
+    error = execute(NOTEBOOKS_DIR / spec.notebook, notebook, values, timeout)
+    result = ReportResult(notebook, out / f"{template}.html", summary, ok=error is None, error=error)
+    export_html(notebook, result.html_path, error)
+    update_index(out, template, runs, result)
+    return result
+
+
+def template_spec(template: str) -> Template:
+    """The template called ``template``, or ReportError with a did-you-mean."""
+    if template not in TEMPLATES:
+        raise ReportError(unknown_name("report template", template, TEMPLATES))
+    return TEMPLATES[template]
+
+
+def check_runs(run_dirs: Sequence[Path], template: str, spec: Template) -> list[Path]:
+    """Resolved run directories, each with at least one trajectory; ReportError otherwise."""
+    if not run_dirs:
+        raise ReportError("report needs a run directory (runs/<run_id> or runs/latest)")
+    if len(run_dirs) > 1 and not spec.many_runs:
+        raise ReportError(f"template {template!r} reports on one run; got {len(run_dirs)} run directories")
+    runs = []
+    for run in run_dirs:
+        path = Path(run).resolve()
+        if not (path / MANIFEST).is_file():
+            raise ReportError(
+                f"{run}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest"
+            )
+        if not any((path / EPISODES).glob("*.jsonl")):
+            raise ReportError(
+                f"{run}: no trajectories in {EPISODES}/; nothing to report (did the run start?)"
+            )
+        runs.append(path)
+    return runs
+
+
+def typed_params(template: str, spec: Template, params: Mapping[str, str]) -> dict[str, Any]:
+    """Parameter values converted to their declared types; ReportError for unknown names or bad values."""
+    values: dict[str, Any] = {}
+    for name, text in params.items():
+        if name not in spec.params:
+            reserved = name in (spec.runs_param, SUMMARY_PARAM)
+            why = " (set by the report command itself)" if reserved else ""
+            raise ReportError(unknown_name(f"parameter of {template!r}{why}", name, spec.params))
+        values[name] = convert(name, text, spec.params[name])
+    return values
+
+
+def convert(name: str, text: str, kind: ParamType) -> Any:
+    """``convert("top_n", "10", int)`` -> ``10``; ReportError naming the parameter when it fails."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise ReportError(f"parameter {name!r} must be {kind.__name__} (got {text!r})") from None
+
+
+def run_id(run: Path) -> str:
+    """The run id from the manifest, else the directory name."""
+    try:
+        return RunManifest.model_validate_json((run / MANIFEST).read_text(encoding="utf-8")).run_id
+    except ValueError:
+        return run.name
+
+
+def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: float) -> str | None:
+    """Run a py:percent notebook with papermill (cwd: the output folder); the error text, or None."""
+    import jupytext
+    import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
+        source = Path(tmp) / f"{output.stem}.ipynb"
+        jupytext.write(jupytext.read(notebook), source)
+        try:
+            papermill.execute_notebook(
+                source,
+                output,
+                parameters=dict(values),
+                kernel_name="python3",
+                language="python",
+                cwd=output.parent,
+                progress_bar=False,
+                execution_timeout=max(1, math.ceil(timeout)),
+            )
+        except papermill.PapermillExecutionError as exc:
+            return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+        except CellTimeoutError:
+            return mark_failed(output, f"a cell ran longer than the {timeout:g} s timeout")
+        except DeadKernelError as exc:
+            return mark_failed(output, f"the kernel died: {exc}")
+    return None
+
+
+def untyped(module: str) -> Any:
+    """Import a module whose functions carry no annotations (nbformat, nbconvert), typed as Any."""
+    return importlib.import_module(module)
+
+
+def mark_failed(notebook: Path, error: str) -> str:
+    """Put a visible error banner at the top of a notebook that papermill did not mark; returns error."""
+    nbformat = untyped("nbformat")
+    nb = nbformat.read(notebook, as_version=4)
+    banner = f'<span style="color:red; font-size:1.5em">Report failed: {html.escape(error)}</span>'
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(banner))
+    nbformat.write(nb, notebook)
+    return error
+
+
+def export_html(notebook: Path, target: Path, error: str | None) -> None:
+    """The executed notebook as standalone HTML without code cells (figures are embedded data URIs)."""
+    nb = untyped("nbformat").read(notebook, as_version=4)
+    exporter = untyped("nbconvert").HTMLExporter(
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    title = target.stem + (" (failed)" if error else "")
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    target.write_text(body, encoding="utf-8")
+
+
+def update_index(out: Path, template: str, runs: Sequence[Path], result: ReportResult) -> None:
+    """Record this render in ``<out>/summary.json``, keeping the entries of other templates."""
+    index_path = out / INDEX
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        index = {}
+    headline = json.loads(result.summary_path.read_text(encoding="utf-8")) if result.ok else None
+    index.setdefault("reports", {})[template] = {
+        "ok": result.ok,
+        "error": result.error,
+        "runs": [str(run) for run in runs],
+        "notebook": result.notebook_path.name,
+        "html": result.html_path.name,
+        "summary": result.summary_path.name if result.ok else None,
+        "headline": headline,
+    }
+    index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def jsonable(value: Any) -> Any:
+    """Frames, series, dataclasses and numpy scalars as plain JSON values; NaN, ±inf and NA become None.
+
+    Example: ``jsonable(pd.DataFrame({"x": [1.0, float("nan")]}))`` -> ``[{"x": 1.0}, {"x": None}]``
+    """
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return jsonable(value.to_dict("records"))
+    if isinstance(value, pd.Series):
+        return jsonable(value.to_dict())
+    if is_dataclass(value) and not isinstance(value, type):
+        return jsonable(asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        value = value.item()
+    if value is pd.NA or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return value
+
+
+def write_summary(path: str, **sections: Any) -> None:
+    """Write a notebook's headline numbers as JSON (``path == ""`` writes nothing).
+
+    Example (last cell of a template): ``write_summary(summary_path, pass_rate=summarize(episodes))``
+    """
+    if path:
+        text = json.dumps(jsonable(sections), indent=2, sort_keys=True, allow_nan=False)
+        Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def load_report_runs(run_dirs: str) -> tuple[Runs, list[str]]:
+    """``load_runs`` on comma-separated run directories; its warnings are returned as text, not printed.
+
+    Example: ``runs, notes = load_report_runs("runs/a,runs/b")``
+    """
+    from coder_eval.analysis import load_runs
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runs = load_runs([p.strip() for p in run_dirs.split(",") if p.strip()])
+    return runs, [str(w.message) for w in caught]
+
+
+def variant_pair(episodes: pd.DataFrame, baseline: str = "", candidate: str = "") -> tuple[str, str]:
+    """(baseline, candidate): names given are kept, blanks become ``baseline`` (else the first variant)
+    and the first other variant. ``compare`` checks the names.
+
+    Example: ``variant_pair(runs.episodes)`` -> ``("baseline", "with_skill")``
+    """
+    variants = list(dict.fromkeys(str(v) for v in episodes["variant_id"]))
+    if not variants:
+        raise ReportError("a comparison needs two variants; there are no episodes")
+    base = baseline or ("baseline" if "baseline" in variants else variants[0])
+    cand = candidate or next((v for v in variants if v != base), "")
+    if not cand:
+        raise ReportError(f"a comparison needs two variants; the runs have only {base!r}")
+    return base, cand
+
+
+def trajectory_links(paths: Sequence[str], base: Path | None = None) -> str:
+    """HTML links to trajectory files, relative to ``base`` (the report's folder; default: cwd).
+
+    Example: ``trajectory_links(["/r/run/episodes/t--a--r0.jsonl"])`` -> ``'<a href="...">t--a--r0</a>'``
+    """
+    start = base or Path.cwd()
+    return " ".join(
+        f'<a href="{html.escape(Path(os.path.relpath(p, start)).as_posix())}">{html.escape(Path(p).stem)}</a>'
+        for p in paths
+    )

@@ -1,0 +1,138 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Classification report
+#
+# How well a labelling criterion's observed label matches the label the task expected (for example
+# *which skill did the agent load* against the dataset row's answer). Each item is one valid episode's
+# verdict of that criterion; a missing label counts as the label `none`.
+
+# %% tags=["parameters"]
+run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
+criterion: str = ""  # labelled criterion id; empty: the only criterion with labels
+variant: str = ""  # only this variant's episodes; empty: all variants pooled
+summary_path: str = ""  # file for the headline numbers as JSON; empty: not written
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+import coder_eval.analysis as ca
+from coder_eval.analysis import plots
+from coder_eval.errors import AnalysisError, unknown_name
+from coder_eval.report import load_report_runs, trajectory_links, write_summary
+
+pd.set_option("display.precision", 3)
+runs, notes = load_report_runs(run_dir)
+criteria = runs.criteria
+if variant and variant not in set(runs.episodes.variant_id):
+    raise AnalysisError(unknown_name("variant", variant, set(runs.episodes.variant_id)))
+chosen = criteria[criteria.variant_id == variant] if variant else criteria
+result = ca.classification(chosen, criterion or None)
+
+# %% [markdown]
+# ## What is classified
+
+# %%
+for note in notes:
+    display(Markdown(f"**Note:** {note}"))
+items = result.rows
+description = items.description.iloc[0] or "(no description)"
+display(
+    Markdown(
+        f"Criterion **{result.criterion_id}**: {description}. {result.n} items from "
+        f"{items.task_id.nunique()} tasks, variants {', '.join(sorted(items.variant_id.unique()))}."
+    )
+)
+
+# %% [markdown]
+# ## Confusion matrix
+#
+# Rows are the expected label, columns the observed one; the diagonal is correct.
+
+# %%
+fig, ax = plt.subplots(figsize=(1.2 * len(result.confusion) + 2, 1.0 * len(result.confusion) + 1.5))
+plots.confusion_plot(result, ax)
+plt.show()
+result.confusion
+
+# %% [markdown]
+# ## Accuracy and per-label scores
+#
+# *Precision* of a label: of the items observed as that label, the share that expected it. *Recall*: of
+# the items that expected it, the share observed as it. *F1* is their harmonic mean; *macro F1* the mean
+# F1 over labels. Intervals are 95 %: Wilson for accuracy, precision and recall when each task has one
+# item, a cluster bootstrap over tasks when tasks have several (repeats or variants), and always a
+# cluster bootstrap for F1 (the `method` column says which).
+
+# %%
+display(
+    Markdown(
+        f"**Accuracy {result.accuracy:.1%}** (95% CI {result.accuracy_low:.1%}–{result.accuracy_high:.1%}, "
+        f"Wilson, n = {result.n}); **macro F1 {result.macro_f1:.3f}**."
+    )
+)
+result.per_label.set_index("label")
+
+# %% [markdown]
+# ## Per variant
+
+# %%
+per_variant = pd.DataFrame(
+    [
+        {
+            "variant_id": v,
+            "n": (r := ca.classification(chosen[chosen.variant_id == v], result.criterion_id)).n,
+            "accuracy": r.accuracy,
+            "accuracy_low": r.accuracy_low,
+            "accuracy_high": r.accuracy_high,
+            "macro_f1": r.macro_f1,
+        }
+        for v in sorted(items.variant_id.unique())
+    ]
+)
+per_variant.set_index("variant_id")
+
+# %% [markdown]
+# ## Misclassified items
+#
+# Every item whose observed label differs from the expected one, with the task's prompt and a link to
+# the trajectory.
+
+# %%
+wrong = result.misclassified.merge(
+    runs.episodes[["run_id", "episode_id", "prompt", "path"]], on=["run_id", "episode_id"], how="left"
+)
+wrong = wrong.assign(trajectory=wrong.path.map(lambda p: trajectory_links([p])))
+display(Markdown(f"**{len(wrong)} of {result.n} items misclassified.**"))
+HTML(
+    wrong[["episode_id", "variant_id", "expected", "observed", "prompt", "trajectory"]].to_html(escape=False, index=False)
+)
+
+# %%
+write_summary(
+    summary_path,
+    run_ids=sorted(items.run_id.unique()),
+    criterion_id=result.criterion_id,
+    variant=variant or None,
+    n=result.n,
+    accuracy=result.accuracy,
+    accuracy_low=result.accuracy_low,
+    accuracy_high=result.accuracy_high,
+    macro_f1=result.macro_f1,
+    confusion=result.confusion.to_dict(orient="index"),
+    per_label=result.per_label,
+    per_variant=per_variant,
+    n_misclassified=len(wrong),
+)

@@ -1,0 +1,251 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Run report
+#
+# What ran, how it went and what it cost. Conventions used throughout:
+#
+# - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
+#   over the task means, so a task run three times counts once, not three times.
+# - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
+#   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
+# - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
+#   one run per task), *t over task means* (pass rate with repeats, scores), *cluster bootstrap BCa*
+#   (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
+
+# %% tags=["parameters"]
+run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
+top_n: int = 5  # how many of the slowest and most expensive episodes to list
+summary_path: str = ""  # file for the headline numbers as JSON; empty: not written
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+import coder_eval.analysis as ca
+from coder_eval.analysis import plots
+from coder_eval.report import REPORT_METRICS, load_report_runs, write_summary
+
+pd.set_option("display.precision", 3)
+pd.set_option("display.max_colwidth", 120)
+runs, notes = load_report_runs(run_dir)
+episodes, criteria, tool_calls = runs.episodes, runs.criteria, runs.tool_calls
+repeats = int(episodes.groupby(["task_id", "variant_id"]).size().max())
+
+# %% [markdown]
+# ## What ran
+
+# %%
+for note in notes:
+    display(Markdown(f"**Note:** {note}"))
+sources = {True: "scripted model server (offline replay)", False: "real model"}
+overview = pd.Series(
+    {
+        "run": ", ".join(sorted(episodes.run_id.unique())),
+        "agent": ", ".join(sorted(episodes.agent.dropna().unique())) or "unknown",
+        "model": ", ".join(sorted(episodes.model.dropna().unique())) or "unknown",
+        "model source": " and ".join(sources[bool(s)] for s in sorted(episodes.scripted.unique())),
+        "tasks": episodes.task_id.nunique(),
+        "variants": ", ".join(sorted(episodes.variant_id.unique())),
+        "repeats per task and variant": repeats,
+        "episodes": len(episodes),
+    },
+    name="",
+)
+overview.to_frame()
+
+# %% [markdown]
+# ## Outcomes
+#
+# `pass` and `fail` are the graders' verdict on the agent's work. `invalid` means the agent was not
+# measured (infrastructure or provider error, or a trajectory cut off by a crash); those episodes are
+# left out of every number below, and listed here with the reason.
+
+# %%
+outcomes = pd.crosstab(episodes.variant_id, episodes.outcome, margins=True, margins_name="total")
+display(outcomes)
+display(pd.crosstab(episodes.variant_id, episodes.status))
+invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "status", "error"]].reset_index(drop=True)
+display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below."))
+invalid if len(invalid) else None
+
+# %% [markdown]
+# ## Per variant
+#
+# One row per variant and metric: the mean over tasks of each task's mean over its repeats.
+# `passed` is the pass rate; `score` the weighted mean of criterion scores (0–1); `total_tokens` all four
+# token buckets (input, output, cache read, cache creation); `cost_usd` the agent's cost (episodes with
+# an unknown price are excluded and counted in `n_missing_excluded`); `duration_s` wall time of the
+# whole episode; `num_turns` assistant turns; `n_tool_calls` tool calls, sub-agents included.
+
+# %%
+per_variant = pd.concat(
+    [ca.summarize(episodes, metric).assign(metric=metric) for metric in REPORT_METRICS], ignore_index=True
+)
+per_variant.set_index(["metric", "variant_id"])
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3.5))
+plots.pass_rate_plot(per_variant[per_variant.metric == "passed"], ax)
+ax.set_title("Pass rate per variant (95% CI)")
+plt.show()
+
+# %% [markdown]
+# ## pass@k and pass^k
+#
+# *pass@k*: the chance that at least one of k attempts passes (unbiased estimator of Chen et al. 2021);
+# *pass^k*: the chance that all k attempts pass (tau-bench), a measure of reliability. Both are
+# computed per task from its n valid attempts and averaged over tasks, with a t interval over tasks.
+# Tasks with fewer than k valid attempts are excluded (`n_tasks_excluded`).
+
+# %%
+if repeats > 1:
+    passk = ca.pass_at_k_table(episodes, ks=list(range(1, repeats + 1)))
+    display(passk.set_index(["variant_id", "measure", "k"]).sort_index())
+else:
+    passk = None
+    display(Markdown("One run per task and variant: pass@k and pass^k need repeats (`--repeats`)."))
+
+# %% [markdown]
+# ## Per task
+#
+# Pass rate over the valid repeats of each task, per variant (grey: no valid episode), and how many
+# episodes of each were invalid.
+
+# %%
+per_task = episodes.assign(passed=episodes.passed.astype(float), invalid=episodes.outcome == "invalid")
+per_task = per_task.pivot_table(
+    index="task_id",
+    columns="variant_id",
+    values=["passed", "invalid", "cost_usd"],
+    aggfunc={"passed": "mean", "invalid": "sum", "cost_usd": "mean"},
+).rename(columns={"passed": "pass rate", "invalid": "invalid episodes", "cost_usd": "mean cost_usd"})
+display(per_task)
+fig, ax = plt.subplots(figsize=(7, 0.45 * episodes.task_id.nunique() + 1.5))
+plots.flips_heatmap(episodes, ax, only_changed=False)
+ax.set_title("Pass rate per task and variant")
+plt.show()
+
+# %% [markdown]
+# ## Criteria
+#
+# Which graders fail most, over valid episodes. *Gating* criteria decide pass or fail; the others are
+# informational (weight 0) or only move the score. `grader errors` counts criteria that could not be
+# evaluated at all (the grader crashed), which is different from failing.
+
+# %%
+graded = criteria[criteria.outcome != "invalid"]
+by_criterion = (
+    graded.groupby(["criterion_id", "kind"])
+    .agg(
+        gating=("gating", "first"),
+        n=("passed", "size"),
+        fail_rate=("passed", lambda s: 1 - s.mean()),
+        grader_errors=("error", "count"),
+    )
+    .sort_values("fail_rate", ascending=False)
+)
+display(by_criterion)
+graded.assign(failed=~graded.passed).pivot_table(
+    index="criterion_id", columns="variant_id", values="failed", aggfunc="mean"
+).rename_axis(columns="fail rate by variant")
+
+# %% [markdown]
+# ## Tool usage
+#
+# Every tool call of every episode (invalid ones included: this describes behaviour, not success).
+
+# %%
+calls = tool_calls.assign(is_error=tool_calls.is_error.fillna(False).astype(bool))
+per_tool = pd.crosstab(calls.name, calls.variant_id, margins=True, margins_name="total")
+per_tool["errors"] = calls.groupby("name").is_error.sum()
+per_tool["error rate"] = per_tool["errors"] / per_tool["total"]
+display(per_tool.sort_values("total", ascending=False))
+display(Markdown("Most frequent commands (Bash):"))
+display(calls[calls.name == "Bash"].input_summary.value_counts().head(10).rename_axis("command").to_frame("calls"))
+display(Markdown("Calls that returned an error, most frequent first:"))
+calls[calls.is_error].groupby(["name", "input_summary"]).size().sort_values(ascending=False).head(10).to_frame("errors")
+
+# %% [markdown]
+# ## Cost per resolved task
+#
+# Total cost divided by the number of passed episodes (valid episodes with a known cost). The interval
+# resamples whole tasks, keeping each task's cost and passes together (paired cluster bootstrap); it is
+# undefined when nothing passed.
+
+# %%
+cost = ca.cost_per_resolved(episodes)
+cost.set_index("variant_id")
+
+# %% [markdown]
+# ## Tokens and cost
+#
+# Each point is one task's mean over its valid repeats; boxes show the spread over tasks. The last panel
+# puts the mean cost against the pass rate, both with 95 % intervals.
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+plots.distribution_plot(episodes, axes[0], metric="total_tokens")
+plots.distribution_plot(episodes, axes[1], metric="cost_usd")
+plots.cost_vs_pass_plot(episodes, axes[2])
+fig.tight_layout()
+plt.show()
+
+# %%
+buckets = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"]
+fig, ax = plt.subplots(figsize=(6, 3.5))
+episodes[episodes.outcome != "invalid"].groupby("variant_id")[buckets].mean().plot.bar(stacked=True, ax=ax)
+ax.set_ylabel("mean tokens per episode")
+ax.set_title("Token buckets")
+plt.show()
+
+# %% [markdown]
+# ## Slowest and most expensive episodes
+
+# %%
+columns = ["episode_id", "outcome", "status", "duration_s", "cost_usd", "total_tokens", "num_turns", "n_tool_calls"]
+display(episodes.nlargest(top_n, "duration_s")[columns].reset_index(drop=True))
+episodes.nlargest(top_n, "cost_usd")[columns].reset_index(drop=True)
+
+# %% [markdown]
+# ## Judges
+#
+# When a criterion asks a panel of model judges, each judge's vote is recorded. Agreement is the share
+# of items where every judge voted the same, and Krippendorff's α (nominal; 1 is perfect agreement, 0 is
+# chance). Evaluation cost is what the judges' calls cost, on top of the agent's cost.
+
+# %%
+has_votes = criteria.details.map(lambda d: isinstance(d, dict) and bool(d.get("votes"))).any()
+if has_votes:
+    agreement, judge_cost = ca.judge_agreement(criteria), ca.evaluation_cost(criteria)
+    display(agreement)
+    display(judge_cost)
+else:
+    agreement = judge_cost = None
+    display(Markdown("No criterion in this run asked a judge panel."))
+
+# %%
+write_summary(
+    summary_path,
+    run_ids=sorted(episodes.run_id.unique()),
+    n_episodes=len(episodes),
+    repeats=repeats,
+    outcomes=episodes.outcome.value_counts().sort_index(),
+    invalid=invalid,
+    per_variant=per_variant,
+    pass_at_k=passk,
+    cost_per_resolved=cost,
+    judge_agreement=agreement,
+    evaluation_cost=judge_cost,
+)
