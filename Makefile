@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 MODEL ?=
 
-.PHONY: setup system-deps run test check lint format lab clean
+.PHONY: setup system-deps run test check lint format lab schema clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ check: lint test
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+schema: $(STAMP)
+	$(PY) -m coder_eval.trajectory docs/trajectory.schema.json
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/

@@ -81,12 +81,14 @@ async def run_episode(plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
             results = [] if result.invalid else await _grade(plan, sandbox, prepared, sink, result)
             clock.lap("grade")
             end = _end_event(plan.task, result, results, clock.timings())
-        except CoderEvalError as exc:
+        except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
             clock.lap("setup" if sandbox is None else "grade")
-            end = EpisodeEnd(outcome="invalid", status="infra_error", error=str(exc), timings=clock.timings())
+            error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
+            end = EpisodeEnd(outcome="invalid", status="infra_error", error=error, timings=clock.timings())
         finally:
             if sandbox is not None:
                 await sandbox.close()
+        end.timings.total_s = clock.elapsed()  # sandbox removal included
         sink.write(end)
     return end
 
@@ -263,6 +265,9 @@ class _Clock:
         now = time.monotonic()
         self.laps[name] = self.laps.get(name, 0.0) + now - self.mark
         self.mark = now
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
 
     def timings(self) -> Timings:
         return Timings(

@@ -192,6 +192,17 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+def export_schema(path: Path) -> None:
+    """Write the JSON Schema to ``path`` (``make schema`` runs this for ``docs/``)."""
+    path.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    export_schema(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/trajectory.schema.json"))
+
+
 class TrajectoryWriter:
     """Append-only JSONL writer; every event is flushed to the OS as it is written.
 

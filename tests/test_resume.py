@@ -1,0 +1,84 @@
+"""A run killed with SIGKILL part-way loses no finished episode; --resume finishes it without duplicates."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from coder_eval.trajectory import read_trajectory
+from tests.helpers import coder_eval, minimal_task
+
+SLOW_AGENT = """
+agent: {kind: command, command: "sleep 0.4; echo ok > ok.txt"}
+"""
+
+
+def complete(run: Path) -> dict[str, bytes]:
+    return {
+        p.stem: p.read_bytes()
+        for p in sorted((run / "episodes").glob("*.jsonl"))
+        if read_trajectory(p).complete
+    }
+
+
+def wait_for(predicate: object, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def test_sigkill_then_resume(tmp_path: Path) -> None:
+    for i in range(6):
+        minimal_task(tmp_path / "tasks", f"t{i}", extra=SLOW_AGENT)
+    run = tmp_path / "runs" / "killed"
+    args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--repeats", "2", "--run-dir", str(run)]
+    process = subprocess.Popen(
+        args, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: len(complete(run)) >= 3 if run.exists() else False, timeout=60)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    before = complete(run)
+    assert 3 <= len(before) < 12
+    started = {p.stem for p in (run / "episodes").glob("*.jsonl")}
+
+    result = coder_eval("run", "--resume", "--run-dir", str(run), cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    after = complete(run)
+    assert len(after) == 12 and len(list((run / "episodes").glob("*.jsonl"))) == 12
+    assert {k: after[k] for k in before} == before  # finished episodes kept byte for byte
+    partial = (
+        {p.name.split(".")[0] for p in (run / "partial").glob("*.jsonl")}
+        if (run / "partial").exists()
+        else set()
+    )
+    assert partial == started - set(before)  # the interrupted episode was set aside, not deleted
+    assert f"kept {len(before)} finished" in result.stdout
+
+
+def test_resume_refuses_a_different_plan(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "a", extra="agent: {kind: oracle}\n")
+    run = tmp_path / "runs" / "r"
+    assert coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path).returncode == 0
+    minimal_task(tmp_path / "tasks", "b", extra="agent: {kind: oracle}\n")
+    result = coder_eval("run", "--resume", "--run-dir", str(run), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "the tasks differ from the run's plan" in result.stderr
+
+
+def test_run_without_resume_refuses_an_existing_run_dir(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "a", extra="agent: {kind: oracle}\n")
+    run = tmp_path / "runs" / "r"
+    assert coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path).returncode == 0
+    result = coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path)
+    assert result.returncode == 2 and "use --resume" in result.stderr
