@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+import jmespath
+from jmespath.exceptions import JMESPathError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from coder_eval.sandbox.base import Sandbox
@@ -35,6 +37,19 @@ def check_regex(pattern: str) -> str:
 
 Regex = Annotated[str, AfterValidator(check_regex)]
 """A string that must compile as a Python regular expression."""
+
+
+def check_jmespath(expression: str) -> str:
+    """Validate a JMESPath expression at load time."""
+    try:
+        jmespath.compile(expression)
+    except JMESPathError as exc:
+        raise ValueError(f"invalid JMESPath {expression!r}: {exc}") from exc
+    return expression
+
+
+JmesPath = Annotated[str, AfterValidator(check_jmespath)]
+"""A string that must compile as a JMESPath expression."""
 
 
 @dataclass(frozen=True)

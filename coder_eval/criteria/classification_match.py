@@ -33,9 +33,9 @@ from typing import Any, Literal, NamedTuple
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, read_text
+from coder_eval.criteria.base import CriterionSpec, GradingContext, JmesPath, Regex, Verdict, read_text
 from coder_eval.sandbox.base import SandboxPath, inside
 
 NONE_LABEL = "none"
@@ -66,23 +66,13 @@ class ClassificationMatch(CriterionSpec):
     type: Literal["classification_match"] = "classification_match"
     path: SandboxPath = Field(description="File holding the label, relative to the sandbox root.")
     expected: str | None = Field(description="The expected label; empty or null: no label expected ('none').")
-    jmespath: str | None = Field(default=None, description="JMESPath into the file as JSON.")
+    jmespath: JmesPath | None = Field(default=None, description="JMESPath into the file as JSON.")
     pattern: Regex | None = Field(
         default=None,
         description="Regex extracting the label: its 'label' group, else group 1, else the match.",
     )
     labels: list[str] | None = Field(default=None, description="Allowed labels (expected must be one).")
     case_sensitive: bool = Field(default=True, description="False: compare (and record) lower-cased labels.")
-
-    @field_validator("jmespath")
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                jmespath.compile(value)
-            except JMESPathError as exc:
-                raise ValueError(f"invalid JMESPath {value!r}: {exc}") from exc
-        return value
 
     @model_validator(mode="after")
     def _expected_allowed(self) -> ClassificationMatch:

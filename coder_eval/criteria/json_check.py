@@ -18,10 +18,17 @@ from typing import Any, Literal
 
 import jmespath
 import jsonschema
-from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction, read_text
+from coder_eval.criteria.base import (
+    CriterionSpec,
+    GradingContext,
+    JmesPath,
+    Regex,
+    Verdict,
+    fraction,
+    read_text,
+)
 from coder_eval.sandbox.base import SandboxPath, inside
 
 CHECKS = ("equals", "contains", "matches", "at_least", "at_most", "exists")
@@ -31,22 +38,13 @@ class Assertion(BaseModel):
     """One JMESPath expression and what its value must be (give exactly one check)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    expression: str = Field(description="JMESPath expression.")
+    expression: JmesPath = Field(description="JMESPath expression.")
     equals: Any = Field(default=None, description="Value must equal this (null allowed).")
     contains: Any = Field(default=None, description="Value (list or string) must contain this.")
     matches: Regex | None = Field(default=None, description="str(value) must match this regex.")
     at_least: float | None = Field(default=None, description="Value must be >= this.")
     at_most: float | None = Field(default=None, description="Value must be <= this.")
     exists: bool | None = Field(default=None, description="Value must (not) be null.")
-
-    @field_validator("expression")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            jmespath.compile(value)
-        except JMESPathError as exc:
-            raise ValueError(f"invalid JMESPath {value!r}: {exc}") from exc
-        return value
 
     @model_validator(mode="after")
     def _one_check(self) -> Assertion:
