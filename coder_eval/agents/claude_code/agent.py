@@ -1,0 +1,189 @@
+"""``claude-code``: the real Claude Code CLI, driven through claude-agent-sdk.
+
+Example::
+
+    agent = ClaudeCodeAgent()
+    result = await agent.run(AgentRequest(prompt, sandbox, task, episode_id, seed, endpoint), sink)
+    result.status, result.usage, result.cost_usd, result.versions["claude_code"]
+
+The CLI runs in ``sandbox.root`` with the environment ``environment.py`` builds, through the
+launcher (``launcher.py``) that keeps host variables out and lets a timeout kill everything the CLI
+started. Every message is written to ``sink`` as it streams (``recorder.py``); the end is mapped to
+a status honestly (``outcome.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+import claude_agent_sdk
+from claude_agent_sdk import ClaudeAgentOptions, query
+from claude_agent_sdk.types import PermissionMode, SystemPromptPreset
+
+from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.claude_code.environment import SDK_VARIABLES, bad_names, cli_env
+from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version
+from coder_eval.agents.claude_code.outcome import agent_result
+from coder_eval.agents.claude_code.recorder import Recorder
+from coder_eval.pricing import cost_usd, rates_for
+from coder_eval.sandbox.base import inside
+from coder_eval.task import TaskSpec
+from coder_eval.trajectory import Message
+
+SETTLE_S = 10.0
+"""Seconds allowed for the SDK to wind down once the CLI has been killed."""
+
+
+class _StreamEnd(NamedTuple):
+    error: BaseException | None = None
+    stopped: str | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The run limits checked while the run streams (the runner checks them again afterwards).
+
+    Example: ``Budget(max_total_tokens=5000).exceeded(recorder)`` -> ``"used 5310 tokens > ..."``.
+    """
+
+    max_total_tokens: int | None = None
+    max_usd: float | None = None
+
+    def exceeded(self, recorder: Recorder) -> str | None:
+        """Why the run must stop now, or None."""
+        used = recorder.usage
+        if self.max_total_tokens is not None and used.total > self.max_total_tokens:
+            return f"used {used.total} tokens > max_total_tokens {self.max_total_tokens}; the run was stopped"
+        if self.max_usd is None or recorder.model is None or rates_for(recorder.model) is None:
+            return None
+        cost = cost_usd(recorder.model, used) or 0.0
+        if cost > self.max_usd:
+            return f"cost ${cost:.4f} > max_usd {self.max_usd:g}; the run was stopped"
+        return None
+
+
+class ClaudeCodeAgent:
+    """Runs the Claude Code CLI bundled with claude-agent-sdk on the episode's prompt."""
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        """Run to the CLI's result; on cancellation the CLI and its children are killed first."""
+        cli = bundled_cli()
+        if cli is None:
+            return AgentResult(invalid=True, status="infra_error", error="Claude Code CLI not found")
+        env = cli_env(request.sandbox.env, request.task.agent.env, request.endpoint, os.environ)
+        bad = bad_names(env)
+        if bad:
+            return AgentResult(
+                invalid=True, status="infra_error", error=f"agent.env: invalid variable names {bad}"
+            )
+        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        recorder, stderr = Recorder(sink), deque[str](maxlen=50)
+        with Launcher(
+            cli, [*env, *SDK_VARIABLES], wrap=request.sandbox.wrap, cwd=request.sandbox.root
+        ) as launcher:
+            options = make_options(request, {**env, **launcher.env}, launcher.path, stderr.append)
+            budget = Budget(request.task.run_limits.max_total_tokens, request.task.run_limits.max_usd)
+            stream = asyncio.create_task(_stream(request.prompt, options, recorder, launcher, budget))
+            try:
+                end = await asyncio.shield(stream)
+            finally:
+                launcher.kill()
+                await _settle(stream)
+                recorder.flush_all()
+        result = agent_result(recorder, end.error, list(stderr), end.stopped)
+        result.versions = {
+            "claude_code": recorder.version or cli_version(cli) or "unknown",
+            "claude_agent_sdk": claude_agent_sdk.__version__,
+        }
+        return result
+
+
+def make_options(
+    request: AgentRequest, env: dict[str, str], cli_path: Path, on_stderr: Any
+) -> ClaudeAgentOptions:
+    """The SDK options for one episode (see docs/claude_code.md for each agent field)."""
+    spec, root = request.task.agent, request.sandbox.root
+    return ClaudeAgentOptions(
+        cwd=str(root),
+        env=env,
+        cli_path=str(cli_path),
+        model=model_for(request.task, scripted=request.endpoint is not None),
+        permission_mode=cast(PermissionMode, spec.permission_mode),
+        allowed_tools=list(spec.allowed_tools),
+        disallowed_tools=list(spec.disallowed_tools),
+        system_prompt=system_prompt(spec.system_prompt, spec.system_prompt_mode),
+        setting_sources=list(spec.setting_sources),
+        plugins=[{"type": "local", "path": str(inside(root, plugin))} for plugin in spec.plugins],
+        max_turns=max_turns(request.task),
+        include_partial_messages=True,
+        stderr=on_stderr,
+    )
+
+
+def system_prompt(text: str | None, mode: str) -> str | SystemPromptPreset:
+    """Claude Code's own system prompt, with ``text`` appended, or ``text`` alone (``replace``).
+
+    Example: ``system_prompt("Be terse.", "append")``
+    -> ``{"type": "preset", "preset": "claude_code", "append": "Be terse."}``.
+    """
+    if text is not None and mode == "replace":
+        return text
+    preset: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
+    if text:
+        preset["append"] = text
+    return preset
+
+
+def max_turns(task: TaskSpec) -> int | None:
+    """The tighter of ``agent.max_turns`` and ``run_limits.max_turns``. Example: (10, 4) -> 4."""
+    limits = [n for n in (task.agent.max_turns, task.run_limits.max_turns) if n is not None]
+    return min(limits) if limits else None
+
+
+def model_for(task: TaskSpec, *, scripted: bool) -> str | None:
+    """The ``--model`` to pass: the script's model for scripted runs, else ``agent.model``."""
+    if not scripted:
+        return task.agent.model
+    from coder_eval.scripted import load_script
+
+    if task.scripted is None:
+        return None
+    return load_script(task.scripted, base_dir=task.source_dir).model
+
+
+async def _stream(
+    prompt: str, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher, budget: Budget
+) -> _StreamEnd:
+    """Feed every SDK message to ``recorder``; stop early (killing the CLI) when over budget or
+    when the CLI is retrying an authentication failure."""
+    try:
+        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options))
+        async with aclosing(messages):
+            async for message in messages:
+                recorder.handle(message)
+                if recorder.hopeless:
+                    launcher.kill()
+                    return _StreamEnd()
+                stopped = budget.exceeded(recorder)
+                if stopped is not None:
+                    launcher.kill()
+                    return _StreamEnd(stopped=stopped)
+    except Exception as exc:  # the SDK's errors and a CLI that died are outcomes, mapped later
+        return _StreamEnd(error=exc)
+    return _StreamEnd()
+
+
+async def _settle(stream: asyncio.Task[_StreamEnd]) -> None:
+    """Let the SDK wind down after the kill (it waits on a process that is gone by now)."""
+    if not stream.done():
+        stream.cancel()
+    await asyncio.wait({stream}, timeout=SETTLE_S)
+    if stream.done() and not stream.cancelled():
+        stream.exception()

@@ -1,0 +1,186 @@
+"""The CLI launcher: a tiny script given to claude-agent-sdk as ``cli_path``.
+
+Example::
+
+    with Launcher(bundled_cli(), env_names, wrap=sandbox.wrap, cwd=sandbox.root) as launcher:
+        options = ClaudeAgentOptions(cli_path=launcher.path, env={**env, **launcher.env}, ...)
+        ...
+        launcher.kill()     # the CLI and everything it started, e.g. on the task timeout
+
+claude-agent-sdk always starts the CLI with ``os.environ`` merged under ``options.env``, so host
+credentials would leak into the CLI and its tools. The launcher re-executes the CLI through
+``env -i`` with only the variables it was built with (their *names*: the values still travel in
+``options.env``, so no secret is written to disk), and through ``setsid``, so the CLI leads a new
+session. :meth:`Launcher.kill` ends that session, every descendant and every session they lead, and
+every process carrying the run's :data:`TOKEN_VARIABLE`. A sandbox that confines commands (``wrap``,
+e.g. bubblewrap) confines the CLI the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import claude_agent_sdk
+
+Wrap = Callable[..., list[str]]
+
+TOKEN_VARIABLE = "CODER_EVAL_PROCESS_TOKEN"
+"""Set in the CLI's environment (see :attr:`Launcher.env`); marks every process of one run."""
+
+_SCRIPT = """#!/bin/bash
+# Runs Claude Code with only the named environment variables, as the leader of a new session.
+echo $$ > {pid_file}
+keep=()
+for name in {names}; do
+  if [[ -v $name ]]; then keep+=("$name=${{!name}}"); fi
+done
+exec {setsid} {env} -i "${{keep[@]}}" {argv} "$@"
+"""
+
+
+def bundled_cli() -> Path | None:
+    """The Claude Code binary shipped inside claude-agent-sdk, else ``claude`` on the host PATH."""
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file():
+        return bundled
+    found = shutil.which("claude")
+    return Path(found) if found else None
+
+
+class Launcher:
+    """A launcher script in a private temporary directory, removed on exit (after :meth:`kill`)."""
+
+    def __init__(self, cli: Path, names: Iterable[str], *, wrap: Wrap | None = None, cwd: Path) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="coder_eval-claude-"))
+        self.token = uuid.uuid4().hex
+        self.path = self.dir / "claude"
+        self._pid_file = self.dir / "pid"
+        argv: Sequence[str] = wrap([str(cli)], cwd=cwd) if wrap is not None else [str(cli)]
+        script = _SCRIPT.format(
+            pid_file=shlex.quote(str(self._pid_file)),
+            names=" ".join(sorted({*names, TOKEN_VARIABLE})),
+            setsid=shlex.quote(shutil.which("setsid") or "setsid"),
+            env=shlex.quote(shutil.which("env") or "/usr/bin/env"),
+            argv=shlex.join(argv),
+        )
+        self.path.write_text(script, encoding="utf-8")
+        self.path.chmod(0o700)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What the CLI's environment must add so that :meth:`kill` finds every process of the run."""
+        return {TOKEN_VARIABLE: self.token}
+
+    @property
+    def pid(self) -> int | None:
+        """The CLI's pid (= its session and process-group id) once it has started."""
+        try:
+            return int(self._pid_file.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the CLI's session and every descendant of the CLI (idempotent)."""
+        pid = self.pid
+        if pid is not None:
+            kill_tree(pid, self.token)
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def kill_tree(leader: int, token: str | None = None) -> None:
+    """Stop, then SIGKILL, ``leader`` and every process it led to, however it detached.
+
+    Example: ``kill_tree(launcher.pid, launcher.token)``. Caught: ``leader``'s descendants, every
+    process in a session one of them leads (Claude Code starts each Bash tool in a session of its
+    own, and a backgrounded job there is re-parented to init), and, with ``token``, every process
+    whose environment carries ``TOKEN_VARIABLE=token`` (even one that called ``setsid`` itself).
+    Processes are frozen with SIGSTOP until no new one appears, then all get SIGKILL.
+    """
+    found: set[int] = set()
+    for _ in range(20):
+        new = _members(leader, token, found) - found
+        if not new:
+            break
+        for pid in new:
+            _signal(pid, signal.SIGSTOP)
+        found |= new
+    for pid in found:
+        _signal(pid, signal.SIGKILL)
+
+
+def _members(leader: int, token: str | None, known: set[int]) -> set[int]:
+    """The closure of ``{leader} | known | token holders`` under children and session members."""
+    table = _process_table()
+    spared = {os.getpid(), 1}
+    members = ({leader} | known | _token_holders(table, token)) & set(table) - spared
+    while True:
+        sessions = {table[pid][1] for pid in members} - {os.getsid(0), 0, 1}
+        grown = {pid for pid, (ppid, sid) in table.items() if ppid in members or sid in sessions}
+        grown = (grown | members) - spared
+        if grown == members:
+            return members
+        members = grown
+
+
+def _token_holders(table: dict[int, tuple[int, int]], token: str | None) -> set[int]:
+    if token is None:
+        return set()
+    needle = f"{TOKEN_VARIABLE}={token}".encode()
+    holders = set()
+    for pid in table:
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes():
+                holders.add(pid)
+        except OSError:
+            continue
+    return holders
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id), read from ``/proc`` (empty where there is none)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) > 3:
+            table[int(entry.name)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def cli_version(cli: Path) -> str | None:
+    """The version recorded beside a bundled CLI (``claude.version``), without running it.
+
+    Example: ``cli_version(bundled_cli())`` -> ``"2.1.332"``.
+    """
+    try:
+        text = (cli.parent / "claude.version").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return text.split()[0] if text.split() else None

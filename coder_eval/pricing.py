@@ -1,0 +1,111 @@
+"""Model prices and cost: a dated table of list prices per million tokens.
+
+Example::
+
+    usage = Usage(input_tokens=1_000, output_tokens=500, cache_read_tokens=20_000)
+    cost_usd("claude-sonnet-4-5-20250929", usage)   # 0.0165
+    cost_usd("my-local-model", usage)               # None, with a warning
+
+Prices are first-party list prices in USD per million tokens. Cache writes are priced at the
+5-minute rate (``Usage`` has one cache-write bucket); long-context surcharges, batch and fast-mode
+prices are not modelled. When an agent reports its own cost (Claude Code's ``total_cost_usd``), that
+figure is used and this table is the fallback.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import NamedTuple
+
+from coder_eval.trajectory import Usage
+
+RATES_AS_OF = "2026-11-29"
+"""When the table below was last checked against the published list prices."""
+
+
+class Rates(NamedTuple):
+    """USD per million tokens, by bucket."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+OPUS_4_5 = Rates(5.0, 25.0, 6.25, 0.50)
+OPUS_4_0 = Rates(15.0, 75.0, 18.75, 1.50)
+SONNET = Rates(3.0, 15.0, 3.75, 0.30)
+HAIKU_4_5 = Rates(1.0, 5.0, 1.25, 0.10)
+HAIKU_3_5 = Rates(0.80, 4.0, 1.0, 0.08)
+HAIKU_3 = Rates(0.25, 1.25, 0.30, 0.03)
+
+RATES: dict[str, Rates] = {
+    "claude-opus-4-8": OPUS_4_5,
+    "claude-opus-4-7": OPUS_4_5,
+    "claude-opus-4-6": OPUS_4_5,
+    "claude-opus-4-5": OPUS_4_5,
+    "claude-opus-4-1": OPUS_4_0,
+    "claude-opus-4-0": OPUS_4_0,
+    "claude-opus-4": OPUS_4_0,
+    "claude-sonnet-4-6": SONNET,
+    "claude-sonnet-4-5": SONNET,
+    "claude-sonnet-4-0": SONNET,
+    "claude-sonnet-4": SONNET,
+    "claude-haiku-4-5": HAIKU_4_5,
+    "claude-3-7-sonnet": SONNET,
+    "claude-3-5-sonnet": SONNET,
+    "claude-3-5-haiku": HAIKU_3_5,
+    "claude-3-opus": OPUS_4_0,
+    "claude-3-haiku": HAIKU_3,
+    "opus": OPUS_4_5,
+    "sonnet": SONNET,
+    "haiku": HAIKU_4_5,
+}
+"""Normalised model id (see :func:`normalise_model`) -> rates. Aliases price as their current model."""
+
+_SUFFIXES = re.compile(r"(\[1m\]|-latest|-v\d+(:\d+)?|-\d{8})$")
+
+
+def normalise_model(model: str) -> str:
+    """A model id with provider prefixes, dates, versions and context tags removed.
+
+    Example: ``normalise_model("us.anthropic.claude-sonnet-4-5-20250929-v1:0")`` -> ``"claude-sonnet-4-5"``;
+    ``normalise_model("claude-opus-4-1@20250805")`` -> ``"claude-opus-4-1"``.
+    """
+    name = model.strip().lower().split("@", 1)[0]
+    start = name.find("claude-")
+    if start > 0:
+        name = name[start:]
+    previous = None
+    while previous != name:
+        previous, name = name, _SUFFIXES.sub("", name)
+    return name
+
+
+def rates_for(model: str) -> Rates | None:
+    """The rates of ``model``, or None when it is not in the table.
+
+    Example: ``rates_for("claude-haiku-4-5-20251001")`` -> ``Rates(1.0, 5.0, 1.25, 0.1)``.
+    """
+    return RATES.get(normalise_model(model))
+
+
+def cost_usd(model: str | None, usage: Usage) -> float | None:
+    """Cost of ``usage`` on ``model`` in USD; None (and a warning) when the model has no price.
+
+    Example: ``cost_usd("claude-sonnet-4-5", Usage(input_tokens=1_000_000))`` -> ``3.0``.
+    """
+    rates = rates_for(model) if model else None
+    if rates is None:
+        warnings.warn(
+            f"no price for model {model!r} in coder_eval.pricing (rates of {RATES_AS_OF}); cost unknown",
+            stacklevel=2,
+        )
+        return None
+    return (
+        usage.input_tokens * rates.input
+        + usage.output_tokens * rates.output
+        + usage.cache_creation_tokens * rates.cache_write
+        + usage.cache_read_tokens * rates.cache_read
+    ) / 1_000_000

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+from coder_eval.agents.claude_code.recorder import Recorder, block_dict, result_text
+from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult, Usage
+
+START_USAGE = {
+    "input_tokens": 5,
+    "output_tokens": 1,
+    "cache_read_input_tokens": 100,
+    "cache_creation_input_tokens": 7,
+}
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def write(self, event: Any) -> None:
+        self.events.append(event)
+
+
+def stream(kind: str, parent: str | None = None, **event: Any) -> StreamEvent:
+    return StreamEvent(uuid="u", session_id="s", event={"type": kind, **event}, parent_tool_use_id=parent)
+
+
+def assistant(block: Any, message_id: str = "m1", parent: str | None = None) -> AssistantMessage:
+    return AssistantMessage(
+        content=[block],
+        model="claude-sonnet-4-5",
+        parent_tool_use_id=parent,
+        usage=START_USAGE,
+        message_id=message_id,
+    )
+
+
+def test_blocks_of_one_message_become_one_event_with_final_usage() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(stream("message_start", message={"usage": START_USAGE}))
+    recorder.handle(assistant(TextBlock("Let me look.")))
+    recorder.handle(assistant(ToolUseBlock("t1", "Bash", {"command": "ls"})))
+    assert sink.events == []
+    recorder.handle(stream("message_delta", usage={"output_tokens": 42}))
+    recorder.handle(stream("message_stop"))
+    message, call = sink.events
+    assert isinstance(message, Message) and [b["type"] for b in message.content] == ["text", "tool_use"]
+    assert message.usage == Usage(
+        input_tokens=5, output_tokens=42, cache_read_tokens=100, cache_creation_tokens=7
+    )
+    assert isinstance(call, ToolCall) and (call.id, call.name, call.input) == (
+        "t1",
+        "Bash",
+        {"command": "ls"},
+    )
+    assert recorder.usage.output_tokens == 42 and recorder.turns == 1
+
+
+def test_tool_result_is_cut_and_timed() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(assistant(ToolUseBlock("t1", "Bash", {"command": "yes"})))
+    long = "y\n" * TOOL_OUTPUT_LIMIT
+    recorder.handle(UserMessage(content=[ToolResultBlock("t1", long, is_error=True)]))
+    result = sink.events[-1]
+    assert isinstance(result, ToolResult)
+    assert len(result.output) == TOOL_OUTPUT_LIMIT and result.output_chars == len(long)
+    assert result.is_error and result.duration_s is not None and result.duration_s >= 0
+
+
+def test_sub_agent_messages_keep_their_parent_and_flush_on_their_tool_result() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(assistant(ToolUseBlock("t2", "Bash", {"command": "ls"}), "m9", parent="t1"))
+    recorder.handle(
+        UserMessage(content=[ToolResultBlock("t2", [{"type": "text", "text": "a"}])], parent_tool_use_id="t1")
+    )
+    message, call, result = sink.events
+    assert message.parent_tool_use_id == call.parent_tool_use_id == "t1"
+    assert result.output == "a" and recorder.turns == 0
+
+
+def test_init_is_kept_and_status_chatter_is_not() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    data = {
+        "type": "system",
+        "subtype": "init",
+        "claude_code_version": "2.1.0",
+        "model": "m",
+        "tools": ["Bash"],
+    }
+    recorder.handle(SystemMessage(subtype="init", data=data))
+    recorder.handle(SystemMessage(subtype="status", data={"status": "requesting"}))
+    assert recorder.version == "2.1.0" and recorder.model == "m"
+    assert [e.content[0]["type"] for e in sink.events] == ["init"]
+
+
+def test_api_error_messages_are_noted_and_results_flush_everything() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    error = AssistantMessage(
+        content=[TextBlock("Invalid API key")], model="<synthetic>", error="authentication_failed"
+    )
+    recorder.handle(error)
+    recorder.handle(ResultMessage("success", 1, 0, True, 1, "s", result="Invalid API key"))
+    assert recorder.api_errors == ["authentication_failed: Invalid API key"]
+    assert len(sink.events) == 1 and recorder.turns == 0 and len(recorder.results) == 1
+
+
+def test_content_helpers() -> None:
+    assert block_dict(TextBlock("hi")) == {"type": "text", "text": "hi"}
+    assert result_text([{"type": "text", "text": "a"}, {"type": "image"}]) == "a\n[image]"
+    assert result_text(None) == ""
