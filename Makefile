@@ -36,7 +36,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 schema: $(STAMP)
-	$(PY) -m coder_eval.trajectory docs/trajectory.schema.json
+	$(PY) -c 'from pathlib import Path; from coder_eval.trajectory import export_schema; export_schema(Path("docs/trajectory.schema.json"))'
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks/

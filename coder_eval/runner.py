@@ -22,6 +22,7 @@ from coder_eval import __version__
 from coder_eval.agents import AgentRequest, AgentResult, ModelEndpoint, make_agent
 from coder_eval.criteria import GradingContext, HiddenMaterial
 from coder_eval.errors import CoderEvalError
+from coder_eval.pricing import cost_usd
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox import make_sandbox
 from coder_eval.sandbox.base import Sandbox
@@ -30,10 +31,12 @@ from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
     EpisodeStart,
+    Message,
     Outcome,
     Status,
     Timings,
     TrajectoryWriter,
+    Usage,
 )
 
 
@@ -136,10 +139,18 @@ async def _run_agent(plan: EpisodePlan, sandbox: Sandbox, sink: TrajectoryWriter
         try:
             result = await asyncio.wait_for(agent.run(request, sink), timeout=task.run_limits.task_timeout)
         except TimeoutError:
-            return AgentResult(
-                status="timeout", error=f"task_timeout of {task.run_limits.task_timeout:g} s reached"
-            )
+            return _timed_out(task, sink)
     return _apply_budgets(task, result)
+
+
+def _timed_out(task: TaskSpec, sink: TrajectoryWriter) -> AgentResult:
+    """The agent was cut off: keep what its recorded messages say it used."""
+    messages = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant"]
+    usage = sum((m.usage for m in messages if m.usage is not None), Usage())
+    models = {m.model for m in messages if m.model}
+    cost = cost_usd(models.pop(), usage) if len(models) == 1 and usage.total else None
+    error = f"task_timeout of {task.run_limits.task_timeout:g} s reached"
+    return AgentResult(status="timeout", error=error, usage=usage, cost_usd=cost, num_turns=len(messages))
 
 
 def _scripted_endpoint(task: TaskSpec, seed: int, stack: ExitStack) -> ModelEndpoint | None:
@@ -236,6 +247,7 @@ def _end_event(
         num_turns=result.num_turns,
         duration_api_s=result.duration_api_s,
         error=error,
+        agent_versions=result.versions,
     )
 
 

@@ -175,6 +175,9 @@ class EpisodeEnd(_Event):
     num_turns: int = Field(default=0, description="Agent turns (assistant messages at top level).")
     duration_api_s: float | None = Field(default=None, description="Time the agent spent in model calls.")
     error: str | None = Field(default=None, description="Why the episode is invalid or ended early.")
+    agent_versions: dict[str, str] = Field(
+        default_factory=dict, description="Versions the agent reported while running (e.g. claude_code)."
+    )
 
 
 Event = Annotated[
@@ -195,12 +198,6 @@ def json_schema() -> dict[str, Any]:
 def export_schema(path: Path) -> None:
     """Write the JSON Schema to ``path`` (``make schema`` runs this for ``docs/``)."""
     path.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    import sys
-
-    export_schema(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/trajectory.schema.json"))
 
 
 class TrajectoryWriter:

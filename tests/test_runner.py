@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
 from coder_eval.task import TaskSpec, load_tasks
@@ -148,3 +150,30 @@ def test_batch_runs_every_plan_concurrently_and_counts(tmp_path: Path) -> None:
     assert summary.outcomes == {"pass": 6, "fail": 0, "invalid": 0}
     assert sorted(p.stem for p in run.trajectory_paths()) == sorted(p.episode_id for p in plans)
     assert (tmp_path / "runs" / "latest").resolve() == run.path.resolve()
+
+
+class _SlowTalker:
+    """Says one thing with usage, then hangs until cancelled."""
+
+    async def run(self, request: object, sink: object) -> object:
+        from coder_eval.trajectory import Message, Usage
+
+        sink.write(  # type: ignore[attr-defined]
+            Message(
+                role="assistant", model="claude-sonnet-4-5", usage=Usage(input_tokens=1000, output_tokens=10)
+            )
+        )
+        await asyncio.sleep(60)
+        raise AssertionError("not cancelled")
+
+
+def test_timeout_keeps_the_usage_already_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_eval import agents
+
+    monkeypatch.setitem(agents.AGENTS, "slow-talker", _SlowTalker)
+    task = only(minimal_task(tmp_path, extra="run_limits: {task_timeout: 0.3}\n"))
+    task = task.model_copy(update={"agent": task.agent.model_copy(update={"kind": "slow-talker"})})
+    end, _ = run_one(task, tmp_path)
+    assert (end.outcome, end.status, end.num_turns) == ("fail", "timeout", 1)
+    assert (end.usage.input_tokens, end.usage.output_tokens) == (1000, 10)
+    assert end.cost_usd == pytest.approx(1000 * 3e-6 + 10 * 15e-6)

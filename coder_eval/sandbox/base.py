@@ -57,6 +57,10 @@ class Sandbox(Protocol):
         """Remove the sandbox (idempotent)."""
         ...
 
+    def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
+        """``argv`` as it must be started to run inside the sandbox (bwrap adds its prefix)."""
+        ...
+
 
 def check_sandbox_path(value: str) -> str:
     """Reject a path that would escape the sandbox: absolute, or containing ``..``.
