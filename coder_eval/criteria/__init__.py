@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Union
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, HiddenMaterial, Verdict
+from coder_eval.criteria.baseline_judge import BaselineJudge
 from coder_eval.criteria.classification_match import ClassificationMatch
 from coder_eval.criteria.command_executed import CommandExecuted
 from coder_eval.criteria.commands_efficiency import CommandsEfficiency
@@ -18,6 +19,7 @@ from coder_eval.criteria.file_exists import FileExists
 from coder_eval.criteria.file_unchanged import FileUnchanged
 from coder_eval.criteria.hidden_tests import HiddenTestsCriterion
 from coder_eval.criteria.json_check import JsonCheck
+from coder_eval.criteria.llm_judge import LlmJudge
 from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.recorded_calls import RecordedCalls
 from coder_eval.criteria.run_command import RunCommand
@@ -42,6 +44,8 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "commands_efficiency": CommandsEfficiency,
     "skill_triggered": SkillTriggered,
     "classification_match": ClassificationMatch,
+    "llm_judge": LlmJudge,
+    "baseline_judge": BaselineJudge,
 }
 
 if TYPE_CHECKING:
