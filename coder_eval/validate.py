@@ -3,6 +3,13 @@
 A task is sound when its reference solution passes every gating criterion (oracle agent) and doing
 nothing fails at least one (none agent): graders that pass an empty run measure nothing.
 
+Two cases are judged differently, because there doing nothing can be right or an oracle cannot act:
+
+- a task without ``reference_solution`` (e.g. a row asking whether a skill triggers): the oracle
+  is skipped and only the none agent runs;
+- a row whose gating criteria are all classifications expecting the label ``none`` (a negative
+  row): doing nothing is the correct answer, so the none agent may pass.
+
 Example::
 
     rows = asyncio.run(validate_tasks(load_tasks([Path("tasks/examples")])))
@@ -21,6 +28,8 @@ from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 
+NONE_LABEL = "none"
+
 
 @dataclass(frozen=True)
 class TaskCheck:
@@ -33,34 +42,59 @@ class TaskCheck:
     verdict: str
 
 
-async def _outcome(task: TaskSpec, kind: str, folder: Path) -> tuple[EpisodeEnd, list[str]]:
+@dataclass(frozen=True)
+class _Run:
+    end: EpisodeEnd
+    gating: list[CriterionResult]
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.criterion_id for c in self.gating if not c.passed]
+
+    @property
+    def expects_nothing(self) -> bool:
+        """Every gating criterion is a classification whose expected label is ``none``."""
+        return bool(self.gating) and all(c.expected_label == NONE_LABEL for c in self.gating)
+
+
+async def _run(task: TaskSpec, kind: str, folder: Path) -> _Run:
     agent = task.agent.model_copy(update={"kind": kind})
     plan = EpisodePlan(task.model_copy(update={"agent": agent}), variant_id=kind)
     path = folder / f"{plan.episode_id}.jsonl"
     end = await run_episode(plan, "validate", path)
-    failed = [
-        e.criterion_id
-        for e in read_trajectory(path).events
-        if isinstance(e, CriterionResult) and e.gating and not e.passed
-    ]
-    return end, failed
+    events = read_trajectory(path).events
+    return _Run(end, [e for e in events if isinstance(e, CriterionResult) and e.gating])
 
 
 async def check_task(task: TaskSpec, folder: Path) -> TaskCheck:
-    """Run ``task`` with the oracle and with the none agent, and judge its graders."""
-    (oracle, oracle_failed), (none, _) = await asyncio.gather(
-        _outcome(task, "oracle", folder), _outcome(task, "none", folder)
+    """Run ``task`` with the oracle (when it has a reference solution) and the none agent."""
+    has_reference = task.reference_script is not None
+    none = await _run(task, "none", folder)
+    oracle = await _run(task, "oracle", folder) if has_reference else None
+    verdict = _verdict(oracle, none)
+    return TaskCheck(
+        task.task_id,
+        oracle.end.outcome if oracle else "skipped",
+        none.end.outcome,
+        verdict.startswith("ok"),
+        verdict,
     )
-    if oracle.outcome != "pass":
-        reason = oracle.error or f"failed: {', '.join(oracle_failed)}"
-        verdict = f"broken: the reference solution does not pass ({reason})"
-    elif none.outcome == "pass":
-        verdict = "broken: passes when the agent does nothing"
-    elif none.outcome == "invalid":
-        verdict = f"broken: invalid with the none agent ({none.error})"
-    else:
-        verdict = "ok"
-    return TaskCheck(task.task_id, oracle.outcome, none.outcome, verdict == "ok", verdict)
+
+
+def _verdict(oracle: _Run | None, none: _Run) -> str:
+    if oracle is not None and oracle.end.outcome != "pass":
+        reason = oracle.end.error or f"failed: {', '.join(oracle.failed)}"
+        return f"broken: the reference solution does not pass ({reason})"
+    if none.end.outcome == "invalid":
+        return f"broken: invalid with the none agent ({none.end.error})"
+    if none.end.outcome == "pass" and not none.expects_nothing:
+        return "broken: passes when the agent does nothing"
+    notes = []
+    if oracle is None:
+        notes.append("no reference solution, oracle skipped")
+    if none.expects_nothing:
+        notes.append("negative row: doing nothing is right")
+    return "ok" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 async def validate_tasks(tasks: Sequence[TaskSpec], concurrency: int = 4) -> list[TaskCheck]:

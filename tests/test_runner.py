@@ -177,3 +177,22 @@ def test_timeout_keeps_the_usage_already_recorded(tmp_path: Path, monkeypatch: p
     assert (end.outcome, end.status, end.num_turns) == ("fail", "timeout", 1)
     assert (end.usage.input_tokens, end.usage.output_tokens) == (1000, 10)
     assert end.cost_usd == pytest.approx(1000 * 3e-6 + 10 * 15e-6)
+
+
+def test_oracle_answer_is_what_its_last_step_printed(tmp_path: Path) -> None:
+    path = write_task(
+        tmp_path,
+        """
+        task_id: answer
+        initial_prompt: How many pages are there?
+        agent: {kind: oracle}
+        reference_solution: |
+          echo counting >&2
+
+          echo "There are 42 pages."
+        success_criteria:
+          - {type: message_matches, pattern: "\\\\b42 pages\\\\b"}
+        """,
+    )
+    end, _ = run_one(only(path), tmp_path)
+    assert end.outcome == "pass"

@@ -46,3 +46,34 @@ def test_reference_solution_that_fails_is_broken(tmp_path: Path) -> None:
 def test_sound_task_is_ok(tmp_path: Path) -> None:
     (check,) = asyncio.run(validate_tasks(load_tasks([minimal_task(tmp_path)])))
     assert (check.oracle, check.none, check.ok) == ("pass", "fail", True)
+
+
+def test_label_rows_without_reference_skip_the_oracle_and_negatives_may_pass(tmp_path: Path) -> None:
+    write_task(
+        tmp_path,
+        """
+        task_id: triggers
+        initial_prompt: "${row.prompt}"
+        dataset:
+          rows:
+            - {id: pos, prompt: "publish the page", skill: sitectl}
+            - {id: neg, prompt: "fix the tests", skill: ""}
+        success_criteria:
+          - {type: skill_triggered, skill: sitectl, expected_skill: "${row.skill}"}
+        """,
+    )
+    checks = {c.task_id: c for c in asyncio.run(validate_tasks(load_tasks([tmp_path])))}
+    assert checks["triggers.pos"].oracle == "skipped"
+    assert (checks["triggers.pos"].none, checks["triggers.pos"].ok) == ("fail", True)
+    assert (checks["triggers.neg"].none, checks["triggers.neg"].ok) == ("pass", True)
+    assert "negative row" in checks["triggers.neg"].verdict
+
+
+def test_task_whose_none_run_passes_without_labels_is_still_broken(tmp_path: Path) -> None:
+    write_task(
+        tmp_path,
+        "task_id: t\ninitial_prompt: p\nsuccess_criteria:\n  - {type: run_command, command: 'true'}\n",
+    )
+    (check,) = asyncio.run(validate_tasks(load_tasks([tmp_path])))
+    assert (check.oracle, check.ok) == ("skipped", False)
+    assert check.verdict == "broken: passes when the agent does nothing"

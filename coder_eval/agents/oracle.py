@@ -1,7 +1,8 @@
 """``oracle``: runs the task's ``reference_solution``, proving the task solvable and its graders right.
 
 The script is split into steps at blank lines; each step runs in a fresh ``bash -e`` from the sandbox
-root and is recorded as one ``Bash`` tool call. The first failing step stops the oracle.
+root and is recorded as one ``Bash`` tool call. The first failing step stops the oracle. What the
+last step printed is the oracle's final answer, so ``message_matches`` criteria validate too.
 
 Example::
 
@@ -17,6 +18,7 @@ import re
 import time
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.sandbox.base import ExecResult
 from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult
 
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -55,26 +57,33 @@ class OracleAgent:
                 status="agent_error",
                 error=f"task {request.task.task_id!r} has no reference_solution",
             )
-        for number, step in enumerate(steps(script), start=1):
-            call_id = f"oracle-{number}"
-            sink.write(ToolCall(id=call_id, name="Bash", input={"command": step}))
-            started = time.monotonic()
-            result = await request.sandbox.exec(f"set -e\n{step}")
-            sink.write(
-                ToolResult(
-                    id=call_id,
-                    output=result.output[:TOOL_OUTPUT_LIMIT],
-                    output_chars=len(result.output),
-                    is_error=result.exit_code != 0,
-                    exit_code=result.exit_code,
-                    duration_s=time.monotonic() - started,
-                )
-            )
+        answer = "Reference solution applied."
+        blocks = steps(script)
+        for number, step in enumerate(blocks, start=1):
+            result = await self._step(request, sink, number, step)
             if result.exit_code != 0:
                 message = f"reference solution step {number} exited {result.exit_code}"
                 sink.write(Message(role="assistant", content=[{"type": "text", "text": message}]))
                 return AgentResult(num_turns=number, final_message=message)
+            answer = result.stdout.strip() or answer
+        sink.write(Message(role="assistant", content=[{"type": "text", "text": answer}]))
+        return AgentResult(num_turns=len(blocks), final_message=answer)
+
+    @staticmethod
+    async def _step(request: AgentRequest, sink: EventSink, number: int, step: str) -> ExecResult:
+        """Run one step as a recorded ``Bash`` tool call."""
+        call_id = f"oracle-{number}"
+        sink.write(ToolCall(id=call_id, name="Bash", input={"command": step}))
+        started = time.monotonic()
+        result = await request.sandbox.exec(f"set -e\n{step}")
         sink.write(
-            Message(role="assistant", content=[{"type": "text", "text": "Reference solution applied."}])
+            ToolResult(
+                id=call_id,
+                output=result.output[:TOOL_OUTPUT_LIMIT],
+                output_chars=len(result.output),
+                is_error=result.exit_code != 0,
+                exit_code=result.exit_code,
+                duration_s=time.monotonic() - started,
+            )
         )
-        return AgentResult(num_turns=len(steps(script)), final_message="Reference solution applied.")
+        return result
