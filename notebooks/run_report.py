@@ -167,15 +167,11 @@ graded.assign(failed=~graded.passed).pivot_table(
 # Every tool call of every episode (invalid ones included: this describes behaviour, not success).
 
 # %%
-calls = tool_calls.assign(is_error=tool_calls.is_error.fillna(False).astype(bool))
-per_tool = pd.crosstab(calls.name, calls.variant_id, margins=True, margins_name="total")
-per_tool["errors"] = calls.groupby("name").is_error.sum()
-per_tool["error rate"] = per_tool["errors"] / per_tool["total"]
-display(per_tool.sort_values("total", ascending=False))
+display(ca.tool_usage(tool_calls))
 display(Markdown("Most frequent commands (Bash):"))
-display(calls[calls.name == "Bash"].input_summary.value_counts().head(10).rename_axis("command").to_frame("calls"))
+display(ca.frequent_calls(tool_calls, "Bash"))
 display(Markdown("Calls that returned an error, most frequent first:"))
-calls[calls.is_error].groupby(["name", "input_summary"]).size().sort_values(ascending=False).head(10).to_frame("errors")
+ca.frequent_errors(tool_calls)
 
 # %% [markdown]
 # ## Cost per resolved task

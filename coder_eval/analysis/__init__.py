@@ -22,6 +22,7 @@ from coder_eval.analysis.metrics import higher_is_better
 from coder_eval.analysis.passk import pass_at_k, pass_at_k_table, pass_hat_k
 from coder_eval.analysis.power import mde, required_tasks, variance_parts
 from coder_eval.analysis.summary import summarize
+from coder_eval.analysis.tools import frequent_calls, frequent_errors, tool_usage
 
 __all__ = [
     "Classification",
@@ -36,6 +37,8 @@ __all__ = [
     "cost_per_resolved",
     "evaluation_cost",
     "flips",
+    "frequent_calls",
+    "frequent_errors",
     "higher_is_better",
     "judge_agreement",
     "load_runs",
@@ -45,6 +48,7 @@ __all__ = [
     "pass_hat_k",
     "required_tasks",
     "summarize",
+    "tool_usage",
     "variance_parts",
     "wilson_interval",
 ]

@@ -13,6 +13,8 @@ EXPORTED = [
     "cost_per_resolved",
     "evaluation_cost",
     "flips",
+    "frequent_calls",
+    "frequent_errors",
     "higher_is_better",
     "judge_agreement",
     "load_runs",
@@ -22,6 +24,7 @@ EXPORTED = [
     "pass_hat_k",
     "required_tasks",
     "summarize",
+    "tool_usage",
     "variance_parts",
     "wilson_interval",
 ]
