@@ -17,7 +17,6 @@ import re
 from typing import Any, Literal
 
 import jmespath
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from coder_eval.criteria.base import (
@@ -70,6 +69,12 @@ class Assertion(BaseModel):
         return value >= self.at_least if self.at_least is not None else value <= (self.at_most or 0)
 
 
+def _validator(schema: dict[str, Any]) -> Any:
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 class JsonCheck(CriterionSpec):
     type: Literal["json_check"] = "json_check"
     path: SandboxPath = Field(description="JSON file relative to the sandbox root.")
@@ -82,6 +87,8 @@ class JsonCheck(CriterionSpec):
     @classmethod
     def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
+            import jsonschema  # imported on use: it is slow to import, and most tasks need none
+
             try:
                 jsonschema.validators.validator_for(value).check_schema(value)
             except jsonschema.SchemaError as exc:
@@ -100,12 +107,7 @@ class JsonCheck(CriterionSpec):
             )
         checks: dict[str, bool] = {}
         if self.json_schema is not None:
-            errors = sorted(
-                e.message
-                for e in jsonschema.validators.validator_for(self.json_schema)(self.json_schema).iter_errors(
-                    document
-                )
-            )
+            errors = sorted(e.message for e in _validator(self.json_schema).iter_errors(document))
             checks["schema"] = not errors
         else:
             errors = []
