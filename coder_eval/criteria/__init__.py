@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
+from coder_eval.criteria.agent_judge import AgentJudge
 from coder_eval.criteria.base import CriterionSpec, GradingContext, HiddenMaterial, Verdict
 from coder_eval.criteria.baseline_judge import BaselineJudge
 from coder_eval.criteria.classification_match import ClassificationMatch
@@ -46,6 +47,7 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "classification_match": ClassificationMatch,
     "llm_judge": LlmJudge,
     "baseline_judge": BaselineJudge,
+    "agent_judge": AgentJudge,
 }
 
 if TYPE_CHECKING:

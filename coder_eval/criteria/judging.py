@@ -5,6 +5,9 @@ validated, a failed call is retried (at most ``max_retries`` times, with a short
 that still fails makes the criterion raise ``GraderError``. The score is the mean of the vote
 scores; the criterion passes when at least ``min_pass_votes`` votes pass.
 
+``PanelSpec`` holds the fields of every panel (``agent_judge`` too); ``JudgeSpec`` adds the sampling
+fields of judges called through the Messages API.
+
 Example (YAML, the fields shared by ``llm_judge`` and ``baseline_judge``)::
 
     - type: llm_judge
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -46,8 +49,8 @@ TRANSIENT_STATUS = frozenset({408, 409, 429})
 """HTTP statuses below 500 worth retrying; other 4xx (auth, bad request) fail at once."""
 
 
-class JudgeSpec(CriterionSpec):
-    """Fields every model judge has; ``pass_threshold`` is not used (votes decide)."""
+class PanelSpec(CriterionSpec):
+    """Fields every judge panel has, whatever runs the judge; ``pass_threshold`` is not used."""
 
     model: str = Field(default=DEFAULT_MODEL, description="Judge model id, or 'scripted' (needs 'scripted').")
     scripted: dict[str, Any] | str | None = Field(
@@ -58,11 +61,9 @@ class JudgeSpec(CriterionSpec):
         default=None, ge=1, description="Passing votes needed (default: a majority)."
     )
     max_retries: int = Field(default=2, ge=0, le=5, description="Retries of a failed call, per vote.")
-    temperature: float | None = Field(default=None, ge=0, le=1, description="Sampling temperature.")
-    max_tokens: int = Field(default=1024, ge=64, le=32_000, description="Output tokens per call.")
 
     @model_validator(mode="after")
-    def _consistent(self) -> JudgeSpec:
+    def _consistent(self) -> PanelSpec:
         if self.min_pass_votes is not None and self.min_pass_votes > self.votes:
             raise ValueError(f"min_pass_votes ({self.min_pass_votes}) exceeds votes ({self.votes})")
         if (self.model == SCRIPTED) != (self.scripted is not None):
@@ -79,6 +80,13 @@ class JudgeSpec(CriterionSpec):
     @property
     def pass_votes_needed(self) -> int:
         return self.min_pass_votes if self.min_pass_votes is not None else self.votes // 2 + 1
+
+
+class JudgeSpec(PanelSpec):
+    """Fields every model judge called through the Messages API has (``llm_judge``, ``baseline_judge``)."""
+
+    temperature: float | None = Field(default=None, ge=0, le=1, description="Sampling temperature.")
+    max_tokens: int = Field(default=1024, ge=64, le=32_000, description="Output tokens per call.")
 
 
 class Reading(NamedTuple):
@@ -145,14 +153,23 @@ async def run_panel(spec: JudgeSpec, ballot: Ballot, ctx: GradingContext) -> lis
             timeout=REQUEST_TIMEOUT_S,
         )
         async with client:
-            try:
-                async with asyncio.TaskGroup() as group:
-                    tasks = [
-                        group.create_task(_vote(client, endpoint.model, spec, ballot, number))
-                        for number in range(1, spec.votes + 1)
-                    ]
-            except BaseExceptionGroup as failed:
-                raise _first_grader_error(failed) from None
+            return await gather_votes(
+                spec.votes, lambda number: _vote(client, endpoint.model, spec, ballot, number)
+            )
+
+
+async def gather_votes(
+    count: int, vote: Callable[[int], Coroutine[Any, Any, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """``vote(1)`` … ``vote(count)`` concurrently; their records in vote order.
+
+    The first vote to raise ``GraderError`` cancels the others and its error is raised as is.
+    """
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(vote(number)) for number in range(1, count + 1)]
+    except BaseExceptionGroup as failed:
+        raise _first_grader_error(failed) from None
     return [task.result() for task in tasks]
 
 
@@ -250,7 +267,7 @@ def _record(
     }
 
 
-def panel_verdict(spec: JudgeSpec, votes: list[dict[str, Any]], **details: Any) -> Verdict:
+def panel_verdict(spec: PanelSpec, votes: list[dict[str, Any]], **details: Any) -> Verdict:
     """Score = mean vote score; passed = passing votes >= ``min_pass_votes``; judge totals in details.
 
     Example: three votes scoring 1, 1, 0 (two passing) -> ``Verdict(score=0.667, passed=True)``.

@@ -1,0 +1,240 @@
+"""One run of a Claude Code judge: a read-only copy of the sandbox, a verdict tool, the CLI's result.
+
+Example::
+
+    session = Session(system, prompt, model="claude-sonnet-4-6", endpoint=None, max_turns=15, timeout=300)
+    run = await run_session(session, ctx.sandbox.root, isolation="auto")
+    run.reading        # Reading(score=1.0, passed=True, ...) or None when no verdict was submitted
+    run.usage, run.cost_usd, run.steps, run.isolation   # "bwrap" or "copy"
+
+The judge never sees the sandbox itself, only a fresh copy of it (``judge_workspace``), read-only
+under bubblewrap where it runs. Its built-in tools are only Read, Grep, Glob and Bash (Write, Edit,
+NotebookEdit, ... disallowed, anything else denied by ``permission_mode: dontAsk``), and its verdict
+arrives through ``mcp__judge__submit_verdict``, an in-process MCP tool that keeps the first valid call.
+
+The CLI is started the way the ``claude-code`` agent starts it (``environment.cli_env`` and the
+``Launcher``), with the copy's scrubbed environment: no host variable reaches it but, for a real
+model, ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, query, tool
+from claude_agent_sdk.types import McpSdkServerConfig
+
+from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.claude_code.environment import SDK_VARIABLES, cli_env
+from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli
+from coder_eval.agents.claude_code.outcome import agent_result
+from coder_eval.agents.claude_code.recorder import Recorder
+from coder_eval.criteria.agent_judge import SERVER, VERDICT_TOOL_NAME
+from coder_eval.criteria.judge_workspace import Isolation, Workspace, judge_workspace
+from coder_eval.criteria.judging import Reading
+from coder_eval.criteria.llm_judge import VERDICT_TOOL, read_verdict
+from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
+from coder_eval.errors import GraderError
+from coder_eval.trajectory import Event, Message, ToolCall, ToolResult, Usage
+
+READ_TOOLS = ("Read", "Grep", "Glob", "Bash")
+"""The only built-in tools the judge is offered."""
+DISALLOWED_TOOLS = (
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Agent",
+    "Task",
+    "Skill",
+    "WebFetch",
+    "WebSearch",
+)
+"""Refused even if a setting offered them."""
+SETTLE_S = 10.0
+"""Seconds allowed for the SDK to wind down once the CLI has been killed."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """What one judge run is asked, of which model, within which limits."""
+
+    system: str
+    prompt: str
+    model: str
+    endpoint: ModelEndpoint | None
+    max_turns: int
+    timeout: float
+
+
+class SessionResult(NamedTuple):
+    """How a judge run ended; ``problem`` says why ``reading`` is None; ``hopeless``: do not retry."""
+
+    reading: Reading | None
+    usage: Usage
+    cost_usd: float | None
+    model: str
+    num_turns: int
+    steps: list[str]
+    isolation: str
+    problem: str | None = None
+    hopeless: bool = False
+
+
+@dataclass
+class VerdictBox:
+    """Keeps the first valid ``submit_verdict`` call of one run; an invalid one is answered as an error."""
+
+    reading: Reading | None = None
+
+    def server(self) -> McpSdkServerConfig:
+        """The in-process MCP server offering ``submit_verdict``."""
+        spec = VERDICT_TOOL
+        description = f"{spec['description']} Call it exactly once, at the end; the verdict is final."
+
+        @tool(spec["name"], description, spec["input_schema"])
+        async def submit_verdict(args: dict[str, Any]) -> dict[str, Any]:
+            return self.submit(args)
+
+        return create_sdk_mcp_server(SERVER, tools=[submit_verdict])
+
+    def submit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Record ``args`` as the verdict when valid; the tool result the judge sees."""
+        if self.reading is not None:
+            return _reply("A verdict was already recorded and is final. End your turn now.", error=True)
+        try:
+            self.reading = read_verdict(args)
+        except ValueError as exc:
+            return _reply(f"Invalid verdict, not recorded: {exc}\nCall submit_verdict again.", error=True)
+        return _reply("Verdict recorded. End your turn now, without further tool calls.")
+
+
+def _reply(text: str, error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "is_error": error}
+
+
+class _Ended(NamedTuple):
+    error: BaseException | None
+    timed_out: bool
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def write(self, event: Message | ToolCall | ToolResult) -> None:
+        self.events.append(event)
+
+
+async def run_session(session: Session, source: Path, isolation: Isolation) -> SessionResult:
+    """Run the judge once on a fresh copy of ``source``; ``GraderError`` when it cannot start at all."""
+    cli = bundled_cli()
+    if cli is None:
+        raise GraderError("agent_judge needs the Claude Code CLI (install claude-agent-sdk)")
+    box, events, stderr = VerdictBox(), _Events(), deque[str](maxlen=20)
+    recorder = Recorder(events)
+    async with judge_workspace(source, isolation) as workspace:
+        env = cli_env(workspace.env, {}, session.endpoint, os.environ)
+        with Launcher(cli, [*env, *SDK_VARIABLES], wrap=workspace.wrap, cwd=workspace.root) as launcher:
+            options = _options(session, workspace, {**env, **launcher.env}, launcher.path, box)
+            options.stderr = stderr.append
+            ended = await _drive(session, options, recorder, launcher)
+    outcome = agent_result(recorder, ended.error, list(stderr), None)
+    steps = tool_steps(events.events)
+    problem = None if box.reading else _problem(session, outcome.status, outcome.error, ended, steps)
+    return SessionResult(
+        box.reading,
+        outcome.usage,
+        outcome.cost_usd,
+        recorder.model or session.model,
+        outcome.num_turns,
+        [step.describe(200) for step in steps][:DETAIL_LIMIT],
+        workspace.isolation,
+        problem,
+        recorder.hopeless,
+    )
+
+
+def _options(
+    session: Session, workspace: Workspace, env: dict[str, str], cli_path: Path, box: VerdictBox
+) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(
+        cwd=str(workspace.root),
+        env=env,
+        cli_path=str(cli_path),
+        model=session.model,
+        tools=list(READ_TOOLS),
+        allowed_tools=[*READ_TOOLS, VERDICT_TOOL_NAME],
+        disallowed_tools=list(DISALLOWED_TOOLS),
+        permission_mode="dontAsk",
+        system_prompt={"type": "preset", "preset": "claude_code", "append": session.system},
+        setting_sources=[],
+        mcp_servers={SERVER: box.server()},
+        strict_mcp_config=True,
+        max_turns=session.max_turns,
+        include_partial_messages=True,
+    )
+
+
+def _problem(
+    session: Session, status: str, error: str | None, ended: _Ended, steps: Sequence[ToolStep]
+) -> str:
+    if ended.timed_out:
+        why = f"timed out after {session.timeout:g} s"
+    elif status == "max_turns":
+        why = f"reached max_turns ({session.max_turns})"
+    elif status != "completed":
+        why = f"failed ({status}: {error})"
+    else:
+        why = "ended"
+    refused = [step.result for step in steps if step.name == VERDICT_TOOL_NAME and not step.succeeded]
+    if not refused:
+        return f"the judge {why} without calling submit_verdict"
+    last = " ".join(refused[-1].output.split())[:300] if refused[-1] is not None else "no result"
+    return f"the judge {why} without a valid submit_verdict call (last refused: {last})"
+
+
+async def _drive(
+    session: Session, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher
+) -> _Ended:
+    """Stream the run to its end or the timeout; the CLI and everything it started are killed after."""
+    stream = asyncio.create_task(_stream(session.prompt, options, recorder, launcher))
+    try:
+        return _Ended(await asyncio.wait_for(asyncio.shield(stream), session.timeout), timed_out=False)
+    except TimeoutError:
+        return _Ended(None, timed_out=True)
+    finally:
+        launcher.kill()
+        await _settle(stream)
+        recorder.flush_all()
+
+
+async def _stream(
+    prompt: str, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher
+) -> BaseException | None:
+    try:
+        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options))
+        async with aclosing(messages):
+            async for message in messages:
+                recorder.handle(message)
+                if recorder.hopeless:
+                    launcher.kill()
+                    return None
+    except Exception as exc:  # a CLI that died or an SDK error is an outcome, mapped by agent_result
+        return exc
+    return None
+
+
+async def _settle(stream: asyncio.Task[BaseException | None]) -> None:
+    if not stream.done():
+        stream.cancel()
+    await asyncio.wait({stream}, timeout=SETTLE_S)
+    if stream.done() and not stream.cancelled():
+        stream.exception()
