@@ -26,6 +26,7 @@ from coder_eval.pricing import cost_usd
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox import make_sandbox
 from coder_eval.sandbox.base import Sandbox
+from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,
@@ -79,7 +80,7 @@ async def run_episode(plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
         try:
             sandbox, prepared = await _set_up(plan.task)
             clock.lap("setup")
-            result = await _run_agent(plan, sandbox, sink)
+            result = await _run_agent(plan, sandbox, prepared, sink)
             clock.lap("agent")
             results = [] if result.invalid else await _grade(plan, sandbox, prepared, sink, result)
             clock.lap("grade")
@@ -129,12 +130,16 @@ async def _set_up(task: TaskSpec) -> tuple[Sandbox, list[Any]]:
     return sandbox, prepared
 
 
-async def _run_agent(plan: EpisodePlan, sandbox: Sandbox, sink: TrajectoryWriter) -> AgentResult:
-    """The agent under the task timeout; a scripted model is served for the episode's lifetime."""
+async def _run_agent(
+    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter
+) -> AgentResult:
+    """The agent under the task timeout; a scripted model (and a simulated user, for a dialog task)
+    is served for the episode's lifetime."""
     task = plan.task
     with ExitStack() as stack:
         endpoint = _scripted_endpoint(task, plan.seed, stack)
-        request = AgentRequest(task.prompt, sandbox, task, plan.episode_id, plan.seed, endpoint)
+        conversation = _simulated_user(plan, sandbox, prepared, sink, stack)
+        request = AgentRequest(task.prompt, sandbox, task, plan.episode_id, plan.seed, endpoint, conversation)
         agent = make_agent(task.agent.kind)
         try:
             result = await asyncio.wait_for(agent.run(request, sink), timeout=task.run_limits.task_timeout)
@@ -167,6 +172,28 @@ def _scripted_endpoint(task: TaskSpec, seed: int, stack: ExitStack) -> ModelEndp
     return ModelEndpoint(server.base_url)
 
 
+def _simulated_user(
+    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter, stack: ExitStack
+) -> Simulator | None:
+    """The task's simulated user; with ``every_turn`` it checks the criteria after each agent reply."""
+    spec = plan.task.simulation
+    if spec is None or plan.task.agent.kind not in DIALOG_AGENTS:
+        return None
+
+    async def check(reply: str) -> list[CriterionResult]:
+        return await _evaluate(plan, sandbox, prepared, list(sink.events), reply)
+
+    every_turn = spec.check_criteria == "every_turn"
+    return open_simulation(
+        spec,
+        plan.task.prompt,
+        task_dir=plan.task.source_dir,
+        seed=plan.seed,
+        stack=stack,
+        check=check if every_turn else None,
+    )
+
+
 def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
     limits = task.run_limits
     if result.status != "completed" or result.invalid:
@@ -184,21 +211,30 @@ def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
 async def _grade(
     plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter, result: AgentResult
 ) -> list[CriterionResult]:
-    task = plan.task
-    for command in task.post_run:
+    for command in plan.task.post_run:
         await sandbox.exec(command, timeout=600)
+    results = await _evaluate(plan, sandbox, prepared, list(sink.events), result.final_message)
+    for event in results:
+        sink.write(event)
+    return results
+
+
+async def _evaluate(
+    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], events: list[Any], final_message: str | None
+) -> list[CriterionResult]:
+    """Every criterion's verdict on the sandbox as it is now; a crashing grader is recorded, not raised."""
+    task = plan.task
     hidden = HiddenMaterial(
         Path(task.hidden_tests.path) if task.hidden_tests else None,
         task.hidden_tests.mount_point if task.hidden_tests else "hidden_tests",
     )
-    events = list(sink.events)
     shim_logs = {shim.name: shim.log_path for shim in task.sandbox.shims}
     results = []
     for criterion, criterion_id, state in zip(
         task.success_criteria, task.criterion_ids(), prepared, strict=True
     ):
         ctx = GradingContext(
-            sandbox, events, task.source_dir, hidden, state, plan.seed, result.final_message, shim_logs
+            sandbox, events, task.source_dir, hidden, state, plan.seed, final_message, shim_logs
         )
         base = {
             "criterion_id": criterion_id,
@@ -221,7 +257,6 @@ async def _grade(
             )
         except Exception as exc:  # a crashing grader is recorded, never fatal to the batch
             event = CriterionResult(**base, score=0.0, passed=False, error=f"{type(exc).__name__}: {exc}")
-        sink.write(event)
         results.append(event)
     return results
 

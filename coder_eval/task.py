@@ -17,6 +17,7 @@ for dataset tasks). Every problem is a ``TaskError`` naming the file, line and f
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -27,10 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from coder_eval.criteria import Criterion
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
+from coder_eval.simulation import SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 ROW_REF = re.compile(r"\$\{row\.([A-Za-z0-9_]+)\}")
+SAMPLE_SEED = 0
+"""Seed of every task sample (``--sample``, ``sample_per_stratum``): the same N gives the same tasks."""
+SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "macro_f1"]
 
 
 class _Strict(BaseModel):
@@ -143,6 +148,18 @@ class DatasetSpec(_Strict):
     rows: list[dict[str, Any]] | None = Field(default=None, description="Inline rows.")
     paths: list[str] = Field(default_factory=list, description="JSONL files, relative to the task file.")
     id_field: str = Field(default="id", description="Row field used in the task id.")
+    split: str | None = Field(default=None, description="Keep only rows whose split_field equals this.")
+    split_field: str = Field(default="split", description="Row field holding the split name.")
+    sample_per_stratum: int | None = Field(
+        default=None, ge=1, description="Keep this many rows per value of stratify_field (seed SAMPLE_SEED)."
+    )
+    stratify_field: str | None = Field(default=None, description="Row field whose values are the strata.")
+
+    @model_validator(mode="after")
+    def _stratum_pair(self) -> DatasetSpec:
+        if (self.sample_per_stratum is None) != (self.stratify_field is None):
+            raise ValueError("give both 'sample_per_stratum' and 'stratify_field', or neither")
+        return self
 
 
 class ReferenceFile(_Strict):
@@ -165,9 +182,14 @@ class TaskSpec(_Strict):
     pre_run: list[str] = Field(default_factory=list, description="Commands before the agent.")
     post_run: list[str] = Field(default_factory=list, description="Commands after the agent, before grading.")
     dataset: DatasetSpec | None = Field(default=None, description="Fan-out rows.")
+    suite_thresholds: dict[str, dict[SuiteMetric, Annotated[float, Field(ge=0, le=1)]]] = Field(
+        default_factory=dict,
+        description="Gates over all rows of this task, by criterion id or kind: {metric: minimum}.",
+    )
     reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
     scripted: dict[str, Any] | str | None = Field(default=None, description="Script for model 'scripted'.")
+    simulation: SimulationSpec | None = Field(default=None, description="A simulated user (dialog task).")
     source_path: Path | None = Field(default=None, description="The task file (set by the loader).")
     dataset_row: dict[str, Any] | None = Field(default=None, description="The row (set by fan-out).")
 
@@ -183,6 +205,20 @@ class TaskSpec(_Strict):
         ids = [c.id for c in self.success_criteria if c.id]
         if len(ids) != len(set(ids)):
             raise ValueError(f"criterion ids must be unique, got {ids}")
+        known = {*self.criterion_ids(), *(c.type for c in self.success_criteria)}
+        for key in self.suite_thresholds:
+            if key not in known:
+                raise ValueError(
+                    f"suite_thresholds: no criterion with id or kind {key!r}{did_you_mean(key, known)}; "
+                    f"criteria: {', '.join(sorted(known))}"
+                )
+        if self.agent.kind == "claude-code" and not self.sandbox.network and self.sandbox.driver != "tempdir":
+            raise ValueError(
+                "sandbox.network: false cuts the claude-code agent off from its model (the scripted server "
+                "on 127.0.0.1 too, which is outside the sandbox's network namespace); set network: true"
+            )
+        if self.simulation is not None and (problem := agent_problem(self.agent.kind)) is not None:
+            raise ValueError(problem)
         shims = {shim.name for shim in self.sandbox.shims}
         for criterion in self.success_criteria:
             wanted = getattr(criterion, "shim", None)
@@ -340,6 +376,9 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     update["sandbox"] = task.sandbox.model_copy(update={"template_sources": sources})
     if isinstance(task.scripted, str):
         update["scripted"] = existing(task.scripted, ("scripted",), want_dir=False)
+    if task.simulation is not None and isinstance(task.simulation.scripted, str):
+        user_script = existing(task.simulation.scripted, ("simulation", "scripted"), want_dir=False)
+        update["simulation"] = task.simulation.model_copy(update={"scripted": user_script})
     if problems:
         raise TaskError("\n".join(problems))
     return task.model_copy(update=update)
@@ -367,7 +406,32 @@ def _dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise TaskError(f"{doc.where(('dataset',))}: dataset: duplicate row ids {duplicates}")
-    return [{**row, "__id__": str(row[dataset.id_field])} for row in rows]
+    return _select_rows(doc, dataset, [{**row, "__id__": str(row[dataset.id_field])} for row in rows])
+
+
+def _select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of ``dataset.split``, then ``sample_per_stratum`` rows per stratum (seed SAMPLE_SEED)."""
+    where = doc.where(("dataset",))
+    if dataset.split is not None:
+        splits = sorted({str(r[dataset.split_field]) for r in rows if dataset.split_field in r})
+        rows = [r for r in rows if str(r.get(dataset.split_field)) == dataset.split]
+        if not rows:
+            raise TaskError(
+                f"{where}: dataset.split: no row has {dataset.split_field}={dataset.split!r}"
+                f"{did_you_mean(dataset.split, splits)}; splits present: {', '.join(splits) or 'none'}"
+            )
+    if dataset.stratify_field is None or dataset.sample_per_stratum is None:
+        return rows
+    strata: dict[str, list[str]] = {}
+    for row in rows:
+        if dataset.stratify_field not in row:
+            raise TaskError(f"{where}: dataset row {row['__id__']!r} has no {dataset.stratify_field!r}")
+        strata.setdefault(str(row[dataset.stratify_field]), []).append(row["__id__"])
+    keep: set[str] = set()
+    for value in sorted(strata):
+        ids = strata[value]
+        keep.update(random.Random(SAMPLE_SEED).sample(ids, min(dataset.sample_per_stratum, len(ids))))
+    return [r for r in rows if r["__id__"] in keep]
 
 
 def _read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
 def test_resume_refuses_a_different_plan(tmp_path: Path) -> None:
     minimal_task(tmp_path / "tasks", "a", extra="agent: {kind: oracle}\n")
     run = tmp_path / "runs" / "r"
-    assert coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path).returncode == 0
+    assert coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path).returncode == 0
     minimal_task(tmp_path / "tasks", "b", extra="agent: {kind: oracle}\n")
     result = coder_eval("run", "--resume", "--run-dir", str(run), cwd=tmp_path)
     assert result.returncode == 2
@@ -79,6 +79,6 @@ def test_resume_refuses_a_different_plan(tmp_path: Path) -> None:
 def test_run_without_resume_refuses_an_existing_run_dir(tmp_path: Path) -> None:
     minimal_task(tmp_path / "tasks", "a", extra="agent: {kind: oracle}\n")
     run = tmp_path / "runs" / "r"
-    assert coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path).returncode == 0
-    result = coder_eval("run", "tasks", "--run-dir", str(run), cwd=tmp_path)
+    assert coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path).returncode == 0
+    result = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
     assert result.returncode == 2 and "use --resume" in result.stderr

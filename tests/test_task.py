@@ -241,3 +241,9 @@ def test_cli_exit_code_2_before_any_sandbox(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "did you mean 'max_turns'?" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_claude_code_without_network_is_rejected(tmp_path: Path) -> None:
+    extra = "agent: {kind: claude-code}\nsandbox: {driver: bwrap, network: false}\n"
+    path = minimal_task(tmp_path, extra=extra)
+    assert "network: false cuts the claude-code agent off from its model" in load_error(path)

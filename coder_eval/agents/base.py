@@ -38,8 +38,32 @@ class ModelEndpoint:
 
 
 @dataclass(frozen=True)
+class AgentReply:
+    """The agent's answer to one user message of a dialog; ``turn`` counts replies from 1."""
+
+    turn: int
+    text: str
+
+
+class Conversation(Protocol):
+    """The user's side of a multi-turn dialog (a simulated user: ``coder_eval.simulation``)."""
+
+    async def next_message(self, reply: AgentReply, sink: EventSink) -> str | None:
+        """The next user message after ``reply``, or None to end the dialog.
+
+        Writes its own events (the simulated user message) to ``sink``; raises ``AgentError`` when the
+        dialog cannot go on (the episode is then invalid).
+        """
+        ...
+
+
+@dataclass(frozen=True)
 class AgentRequest:
-    """Everything an agent gets for one episode."""
+    """Everything an agent gets for one episode.
+
+    ``conversation`` is set for dialog tasks (a ``simulation`` block); only agents that keep their
+    session across user turns read it (``simulation.DIALOG_AGENTS``).
+    """
 
     prompt: str
     sandbox: Sandbox
@@ -47,6 +71,7 @@ class AgentRequest:
     episode_id: str
     seed: int
     endpoint: ModelEndpoint | None = None
+    conversation: Conversation | None = None
 
 
 @dataclass

@@ -9,7 +9,8 @@ Example::
 The CLI runs in ``sandbox.root`` with the environment ``environment.py`` builds, through the
 launcher (``launcher.py``) that keeps host variables out and lets a timeout kill everything the CLI
 started. Every message is written to ``sink`` as it streams (``recorder.py``); the end is mapped to
-a status honestly (``outcome.py``).
+a status honestly (``outcome.py``). A dialog task's follow-up user messages go to the same session
+(``dialog.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 import claude_agent_sdk
-from claude_agent_sdk import ClaudeAgentOptions, query
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
 from claude_agent_sdk.types import PermissionMode, SystemPromptPreset
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.claude_code.dialog import Dialog
 from coder_eval.agents.claude_code.environment import SDK_VARIABLES, bad_names, cli_env
 from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version
 from coder_eval.agents.claude_code.outcome import agent_result
@@ -90,7 +92,8 @@ class ClaudeCodeAgent:
         ) as launcher:
             options = make_options(request, {**env, **launcher.env}, launcher.path, stderr.append)
             budget = Budget(request.task.run_limits.max_total_tokens, request.task.run_limits.max_usd)
-            stream = asyncio.create_task(_stream(request.prompt, options, recorder, launcher, budget))
+            dialog = Dialog(request.prompt, request.conversation, sink)
+            stream = asyncio.create_task(_stream(dialog, options, recorder, launcher, budget))
             try:
                 end = await asyncio.shield(stream)
             finally:
@@ -98,6 +101,9 @@ class ClaudeCodeAgent:
                 await _settle(stream)
                 recorder.flush_all()
         result = agent_result(recorder, end.error, list(stderr), end.stopped)
+        if dialog.error is not None:
+            result.status, result.invalid = "infra_error", True
+            result.error = f"the dialog could not go on: {dialog.error}"
         result.versions = {
             "claude_code": recorder.version or cli_version(cli) or "unknown",
             "claude_agent_sdk": claude_agent_sdk.__version__,
@@ -159,15 +165,18 @@ def model_for(task: TaskSpec, *, scripted: bool) -> str | None:
 
 
 async def _stream(
-    prompt: str, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher, budget: Budget
+    dialog: Dialog, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher, budget: Budget
 ) -> _StreamEnd:
-    """Feed every SDK message to ``recorder``; stop early (killing the CLI) when over budget or
-    when the CLI is retrying an authentication failure."""
+    """Feed every SDK message to ``recorder`` (and each result to ``dialog``, which writes the next
+    user message); stop early (killing the CLI) when over budget or when the CLI is retrying an
+    authentication failure."""
     try:
-        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options))
+        messages = cast(AsyncGenerator[Any, None], query(prompt=dialog.prompts(), options=options))
         async with aclosing(messages):
             async for message in messages:
                 recorder.handle(message)
+                if isinstance(message, ResultMessage):
+                    dialog.on_result(message)
                 if recorder.hopeless:
                     launcher.kill()
                     return _StreamEnd()

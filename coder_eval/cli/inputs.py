@@ -1,0 +1,99 @@
+"""What selects a run's episodes: the options ``run`` and ``plan`` share, stored in the manifest.
+
+``--resume`` rebuilds the same plan from ``manifest.extra["inputs"]`` (paths and the experiment
+are stored absolute).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from coder_eval.experiment import CommandLine, Resolution, Selection, load_experiment, resolve
+
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Task files or folders of them.")]
+ExperimentOpt = Annotated[
+    Path | None,
+    typer.Option("--experiment", "-e", help="Experiment file (default experiments/default.yaml)."),
+]
+DefineOpt = Annotated[
+    list[str] | None, typer.Option("-D", "--define", help="Override a task field: -D path=value.")
+]
+ModelOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.model=M.")]
+AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.kind=KIND (oracle, none, ...).")]
+RepeatsOpt = Annotated[int | None, typer.Option(min=1, help="Repeats per task, every variant.")]
+TagsOpt = Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")]
+SampleOpt = Annotated[int | None, typer.Option(help="A fixed-seed (0) random sample of N tasks.")]
+SplitOpt = Annotated[str | None, typer.Option(help="Only dataset rows of this split.")]
+
+
+class RunInputs(BaseModel):
+    """The selection options of one invocation."""
+
+    model_config = ConfigDict(extra="ignore")
+    paths: list[str] = []
+    experiment: str | None = None
+    defines: list[str] = []
+    model: str | None = None
+    agent: str | None = None
+    repeats: int | None = None
+    tags: list[str] = []
+    sample: int | None = None
+    split: str | None = None
+
+    @field_validator("paths", "defines", "tags", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @classmethod
+    def of(
+        cls,
+        paths: list[Path] | None,
+        experiment: Path | None,
+        defines: list[str] | None,
+        model: str | None,
+        agent: str | None,
+        repeats: int | None,
+        tags: list[str] | None,
+        sample: int | None,
+        split: str | None,
+    ) -> RunInputs:
+        """From the command-line options, as typer gives them."""
+        return cls(
+            paths=[str(p) for p in paths or []],
+            experiment=str(experiment) if experiment else None,
+            defines=defines or [],
+            model=model,
+            agent=agent,
+            repeats=repeats,
+            tags=tags or [],
+            sample=sample,
+            split=split,
+        )
+
+    def over(self, stored: RunInputs) -> RunInputs:
+        """These inputs where given, else the stored ones (``--resume``)."""
+        given = {k: v for k, v in self.model_dump().items() if v not in (None, [])}
+        return stored.model_copy(update=given)
+
+    def resolve(self) -> Resolution:
+        """Load the experiment and resolve the episodes."""
+        experiment = load_experiment(Path(self.experiment) if self.experiment else None)
+        return resolve(
+            experiment,
+            [Path(p) for p in self.paths],
+            CommandLine(tuple(self.defines), self.model, self.agent, self.repeats),
+            Selection(tuple(self.tags), self.split, self.sample),
+        )
+
+    def stored(self, resolution: Resolution) -> dict[str, Any]:
+        """The JSON form kept in the manifest: paths and the experiment made absolute."""
+        path = resolution.experiment.path
+        absolute = [str(Path(p).resolve()) for p in self.paths]
+        return self.model_copy(
+            update={"paths": absolute, "experiment": str(path) if path else None}
+        ).model_dump()

@@ -1,0 +1,94 @@
+"""``coder-eval plan`` (what would run, and what would measure the wrong thing) and ``validate``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from coder_eval.cli.app import app, out, warn
+from coder_eval.cli.inputs import (
+    AgentOpt,
+    DefineOpt,
+    ExperimentOpt,
+    ModelOpt,
+    PathsArg,
+    RepeatsOpt,
+    RunInputs,
+    SampleOpt,
+    SplitOpt,
+    TagsOpt,
+)
+from coder_eval.errors import ExitCode
+from coder_eval.experiment import Resolution
+from coder_eval.experiment.checks import plan_warnings
+from coder_eval.task import load_tasks
+
+
+@app.command()
+def plan(
+    paths: PathsArg = None,
+    experiment: ExperimentOpt = None,
+    define: DefineOpt = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
+    repeats: RepeatsOpt = None,
+    tags: TagsOpt = None,
+    sample: SampleOpt = None,
+    split: SplitOpt = None,
+) -> None:
+    """Validate tasks and experiment and list the episodes that would run, without running them."""
+    inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)
+    resolution = inputs.resolve()
+    out.print(variant_table(resolution))
+    out.print(episode_table(resolution))
+    warn(plan_warnings(resolution))
+
+
+def variant_table(resolution: Resolution) -> Table:
+    """Variants × tasks × repeats, with the agent and model each variant resolves to."""
+    experiment = resolution.experiment
+    n_tasks = len(resolution.task_ids)
+    title = f"experiment {experiment.experiment_id}: {len(experiment.variants)} variants × {n_tasks} tasks"
+    table = Table("variant", "agent", "model", "tasks", "repeats", "episodes", "description", title=title)
+    for variant in experiment.variants:
+        plans = [p for p in resolution.plans if p.variant_id == variant.variant_id]
+        table.add_row(
+            variant.variant_id,
+            ", ".join(sorted({p.task.agent.kind for p in plans})),
+            ", ".join(sorted({p.task.agent.model or "default" for p in plans})),
+            str(n_tasks),
+            str(resolution.repeats[variant.variant_id]),
+            str(len(plans)),
+            variant.description,
+        )
+    return table
+
+
+def episode_table(resolution: Resolution) -> Table:
+    plans = resolution.plans
+    table = Table("episode", "task", "variant", "repeat", "agent", "model", title=f"{len(plans)} episodes")
+    for p in plans:
+        agent = p.task.agent
+        table.add_row(
+            p.episode_id, p.task.task_id, p.variant_id, str(p.repeat), agent.kind, agent.model or "-"
+        )
+    return table
+
+
+@app.command()
+def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or folders of them.")]) -> None:
+    """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
+    from coder_eval.validate import validate_tasks
+
+    report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
+    table = Table("task", "oracle", "none", "verdict", title="grader self-test")
+    for row in report:
+        style = "green" if row.ok else "red"
+        table.add_row(row.task_id, row.oracle, row.none, f"[{style}]{row.verdict}[/{style}]")
+    out.print(table)
+    if not all(row.ok for row in report):
+        raise typer.Exit(ExitCode.GATE_FAILED)

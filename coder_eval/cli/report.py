@@ -1,0 +1,90 @@
+"""``coder-eval report``, and the reports ``run`` renders after its episodes.
+
+After a run: ``run_report``; ``compare_report`` (baseline = first variant, candidate = second) when
+the experiment has two or more variants; ``classification_report`` for each criterion that recorded
+labels (in ``reports/<run_id>/<criterion_id>/`` when there are several).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NamedTuple
+
+import typer
+
+from coder_eval.cli.app import app, console, out
+from coder_eval.errors import ExitCode, ReportError
+
+
+class ReportJob(NamedTuple):
+    template: str
+    params: dict[str, str]
+    out_dir: Path | None = None
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/<run_id>, runs/latest).")],
+    template: Annotated[str, typer.Option("--template", "-t", help="Report template.")] = "run_report",
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Template parameter KEY=VALUE.")
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default reports/<run_id>).")
+    ] = None,
+) -> None:
+    """Render a report notebook to HTML for one or more runs."""
+    from coder_eval.report import parse_params, render_report
+
+    result = render_report(run_dirs, template, parse_params(param or []), out_dir)
+    if not result.ok:
+        console.print(f"report {template} failed: {result.error}\nthe error is shown in {result.html_path}")
+        raise typer.Exit(ExitCode.REPORT_FAILED)
+    out.print(f"report: {result.html_path}", highlight=False)
+
+
+def render_run_reports(run: Path, variants: list[str]) -> bool:
+    """Render the after-run reports, printing each path; False when any failed (the run is kept)."""
+    ok = True
+    for job in report_jobs(run, variants):
+        ok = _render(run, job) and ok
+    return ok
+
+
+def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
+    from coder_eval.report import REPORTS_DIR
+
+    jobs = [ReportJob("run_report", {})]
+    if len(variants) >= 2:
+        jobs.append(ReportJob("compare_report", {"baseline": variants[0], "candidate": variants[1]}))
+    labelled = labelled_criteria(run)
+    for criterion in labelled:
+        folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None
+        jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
+    return jobs
+
+
+def labelled_criteria(run: Path) -> list[str]:
+    """Criterion ids that recorded an expected or observed label in the run."""
+    from coder_eval.analysis import load_runs
+
+    criteria = load_runs(run).criteria
+    labelled = criteria[criteria["expected_label"].notna() | criteria["observed_label"].notna()]
+    return sorted(map(str, labelled["criterion_id"].unique()))
+
+
+def _render(run: Path, job: ReportJob) -> bool:
+    from coder_eval.report import render_report
+
+    try:
+        result = render_report([run], job.template, job.params, job.out_dir)
+    except (ReportError, ImportError) as exc:
+        console.print(f"[red]report {job.template} failed:[/red] {exc}", markup=True, highlight=False)
+        return False
+    if not result.ok:
+        console.print(
+            f"report {job.template} failed: {result.error}\nthe error is shown in {result.html_path}"
+        )
+        return False
+    out.print(f"report: {result.html_path}", highlight=False)
+    return True

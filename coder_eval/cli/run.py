@@ -1,0 +1,197 @@
+"""``coder-eval run``: resolve the experiment, run the episodes, then gates, JUnit and reports."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from coder_eval.cli.app import app, console, out, warn
+from coder_eval.cli.finish import AfterRun, finish
+from coder_eval.cli.inputs import (
+    AgentOpt,
+    DefineOpt,
+    ExperimentOpt,
+    ModelOpt,
+    PathsArg,
+    RepeatsOpt,
+    RunInputs,
+    SampleOpt,
+    SplitOpt,
+    TagsOpt,
+)
+from coder_eval.errors import ExitCode, InputError
+from coder_eval.experiment import Resolution
+from coder_eval.experiment.checks import plan_warnings
+from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
+from coder_eval.runner import BatchSummary, EpisodePlan, run_batch, versions
+from coder_eval.trajectory import EpisodeEnd
+
+
+@app.command()
+def run(
+    paths: PathsArg = None,
+    experiment: ExperimentOpt = None,
+    define: DefineOpt = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
+    repeats: RepeatsOpt = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Episodes run at once.")] = 1,
+    run_dir: Annotated[
+        Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Finish an interrupted run (default runs/latest).")] = False,
+    tags: TagsOpt = None,
+    sample: SampleOpt = None,
+    split: SplitOpt = None,
+    max_cost_usd: Annotated[float | None, typer.Option(help="Stop launching episodes once spent.")] = None,
+    min_pass_rate: Annotated[
+        float | None, typer.Option(min=0, max=1, help="Gate: each variant's pass rate at least X.")
+    ] = None,
+    junit_xml: Annotated[
+        Path | None, typer.Option(help="Write JUnit XML here (one case per episode).")
+    ] = None,
+    report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
+) -> None:
+    """Run tasks and write one trajectory per episode under runs/<run_id>/."""
+    inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)
+    after = AfterRun(min_pass_rate, junit_xml, report)
+    if resume:
+        opened, manifest = _reopen(run_dir or Path("runs/latest"))
+        resolution = inputs.over(RunInputs.model_validate(manifest.extra.get("inputs", {}))).resolve()
+        _check_same_plan(manifest, resolution.plans)
+    else:
+        resolution = inputs.resolve()
+        opened, manifest = _create(run_dir, resolution, inputs)
+    warn(plan_warnings(resolution))
+    summary = _execute(opened, manifest, resolution.plans, jobs, resume, max_cost_usd)
+    _print_summary(opened, summary, resume)
+    code = finish(opened, manifest, resolution, after)
+    if summary.budget_stopped:
+        console.print(f"budget of ${max_cost_usd} reached: {summary.not_started} episodes not started")
+        code = ExitCode.BUDGET_STOPPED
+    if code:
+        raise typer.Exit(code)
+
+
+def _print_summary(run: RunDir, summary: BatchSummary, resume: bool) -> None:
+    out.print(
+        f"run: {run.path}  pass {summary.outcomes['pass']}  fail {summary.outcomes['fail']}  "
+        f"invalid {summary.outcomes['invalid']}"
+        + (f"  (kept {summary.skipped_done} finished)" if resume else ""),
+        highlight=False,
+    )
+
+
+def _create(run_dir: Path | None, resolution: Resolution, inputs: RunInputs) -> tuple[RunDir, RunManifest]:
+    if run_dir is not None and run_dir.exists():
+        raise InputError(f"{run_dir} already exists; use --resume to finish it or choose another --run-dir")
+    experiment, plans = resolution.experiment, resolution.plans
+    manifest = RunManifest(
+        run_id=run_dir.name if run_dir else new_run_id(),
+        experiment_id=experiment.experiment_id,
+        description=experiment.description,
+        command=sys.argv,
+        variants=experiment.variant_ids,
+        tasks=resolution.task_ids,
+        repeats=max(resolution.repeats.values()),
+        episodes=[
+            PlannedEpisode(
+                episode_id=p.episode_id, task_id=p.task.task_id, variant_id=p.variant_id, repeat=p.repeat
+            )
+            for p in plans
+        ],
+        versions=versions(),
+        extra={"inputs": inputs.stored(resolution), "experiment": _experiment_record(resolution)},
+    )
+    root = run_dir.parent if run_dir else Path("runs")
+    return RunDir.create(root, manifest), manifest
+
+
+def _experiment_record(resolution: Resolution) -> dict[str, object]:
+    """The experiment file and, per variant, what it resolved to (agents and models over its tasks)."""
+    variants = []
+    for variant in resolution.experiment.variants:
+        tasks = [p.task for p in resolution.plans if p.variant_id == variant.variant_id]
+        variants.append(
+            {
+                "variant_id": variant.variant_id,
+                "description": variant.description,
+                "repeats": resolution.repeats[variant.variant_id],
+                "agents": sorted({t.agent.kind for t in tasks}),
+                "models": sorted({t.agent.model or "default" for t in tasks}),
+            }
+        )
+    path = resolution.experiment.path
+    return {"path": str(path) if path else None, "variants": variants}
+
+
+def _reopen(path: Path) -> tuple[RunDir, RunManifest]:
+    run = RunDir.open(path)
+    return run, run.read_manifest()
+
+
+def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
+    planned = {e.episode_id for e in manifest.episodes}
+    now = {p.episode_id for p in plans}
+    if planned != now:
+        extra = sorted(now - planned)[:3] or sorted(planned - now)[:3]
+        raise InputError(
+            f"--resume: the tasks differ from the run's plan (e.g. {extra}); resume with the same inputs"
+        )
+
+
+def _execute(
+    run: RunDir,
+    manifest: RunManifest,
+    plans: list[EpisodePlan],
+    jobs: int,
+    resume: bool,
+    max_cost: float | None,
+) -> BatchSummary:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("running", total=len(plans))
+        counts = {"pass": 0, "fail": 0, "invalid": 0}
+
+        def on_done(plan: EpisodePlan, end: EpisodeEnd) -> None:
+            counts[end.outcome] += 1
+            text = f"pass {counts['pass']} fail {counts['fail']} invalid {counts['invalid']}"
+            progress.update(bar, advance=1, description=text)
+
+        manifest.status = "running"
+        run.write_manifest(manifest)
+        batch = run_batch(
+            plans,
+            run,
+            run_id=manifest.run_id,
+            concurrency=jobs,
+            resume=resume,
+            max_cost_usd=max_cost,
+            on_done=on_done,
+        )
+        try:
+            summary = asyncio.run(batch)
+        except KeyboardInterrupt:
+            manifest.status = "interrupted"
+            run.write_manifest(manifest)
+            raise
+        progress.update(bar, completed=len(plans))
+    _record_status(run, manifest, summary, max_cost)
+    return summary
+
+
+def _record_status(run: RunDir, manifest: RunManifest, summary: BatchSummary, max_cost: float | None) -> None:
+    manifest.status = "budget_stopped" if summary.budget_stopped else "completed"
+    if max_cost is not None:
+        manifest.extra["budget"] = {
+            "max_cost_usd": max_cost,
+            "spent_usd": round(summary.cost_usd, 6),
+            "stopped": summary.budget_stopped,
+            "not_started": summary.not_started,
+        }
+    run.write_manifest(manifest)

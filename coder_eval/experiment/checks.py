@@ -1,0 +1,134 @@
+"""Warnings about a plan that would run but silently measure the wrong thing.
+
+- a variant's ``agent.plugins`` entry with no ``skills/<name>/SKILL.md`` in the sandbox's template
+  sources, or a template folder the variant adds with no SKILL.md while the agent has plugins;
+- two variants that resolve to the same configuration for every task (their difference is noise);
+- a criterion using ``${row.x}`` where ``x`` is empty in some rows (``expected`` / ``expected_skill``
+  of labelling criteria are exempt: there an empty value is the negative label ``none``);
+- ``agent.model: scripted`` with no ``scripted`` block (every episode would be invalid);
+- a prompt ``replace`` that matches no selected task's prompt.
+
+Example: ``for line in plan_warnings(resolution): print("warning:", line)``
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from coder_eval.experiment.resolve import Resolution, SourceFile
+from coder_eval.task import ROW_REF, StarterFile, TaskSpec, TemplateSource
+
+LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
+"""Criterion fields where an empty value means the label ``none`` on purpose."""
+
+
+def plan_warnings(resolution: Resolution) -> list[str]:
+    """Every warning, each once."""
+    found = [
+        *_skill_warnings(resolution),
+        *_identical_variants(resolution),
+        *(w for source in resolution.sources for w in _empty_row_fields(source)),
+        *_scripted_without_script(resolution),
+        *(
+            f"variant {variant!r}: prompt_mutations.replace {find!r} matches no selected task's prompt"
+            for variant, find in resolution.unmatched
+        ),
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _skill_warnings(resolution: Resolution) -> Iterator[str]:
+    for plan in resolution.plans:
+        task, variant = plan.task, plan.variant_id
+        if plan.repeat or not task.agent.plugins:
+            continue
+        for plugin in task.agent.plugins:
+            if not _has_skills(task.sandbox.template_sources, plugin):
+                yield (
+                    f"variant {variant!r}: agent.plugins entry {plugin!r} has no skills/<name>/SKILL.md "
+                    "in the sandbox's template sources: no skill would load"
+                )
+        for i, source in enumerate(task.sandbox.template_sources):
+            added = plan.provenance.get(f"sandbox.template_sources[{i}].template_dir") == f"variant:{variant}"
+            if added and source.template_dir and not _skill_files(source.template_dir):
+                yield f"variant {variant!r}: template folder {source.template_dir} has no skills/*/SKILL.md"
+
+
+@functools.cache
+def _skill_files(folder: str, nested: bool = True) -> bool:
+    pattern = "skills/*/SKILL.md"
+    found = Path(folder).rglob(pattern) if nested else Path(folder).glob(pattern)
+    return any(found)
+
+
+def _has_skills(sources: list[TemplateSource], plugin: str) -> bool:
+    """Would the sandbox hold ``<plugin>/skills/<name>/SKILL.md`` after the template sources are copied?"""
+    wanted = PurePosixPath(plugin)
+    for source in sources:
+        target = PurePosixPath(source.target)
+        if source.template_dir and not source.starter_files:
+            try:
+                inner = wanted.relative_to(target) if str(target) != "." else wanted
+            except ValueError:
+                continue
+            if _skill_files(str(Path(source.template_dir) / inner), nested=False):
+                return True
+        for starter in source.starter_files:
+            path = starter.path if isinstance(starter, StarterFile) else starter
+            if fnmatch.fnmatch(str(target / path), f"{wanted}/skills/*/SKILL.md"):
+                return True
+    return False
+
+
+def _identical_variants(resolution: Resolution) -> Iterator[str]:
+    configs: dict[str, dict[str, str]] = {}
+    for plan in resolution.plans:
+        task = plan.task.model_dump(mode="json", exclude={"source_path"})
+        configs.setdefault(plan.variant_id, {})[plan.task.task_id] = json.dumps(task, sort_keys=True)
+    ids = list(configs)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1 :]:
+            if configs[a] == configs[b] and resolution.repeats[a] == resolution.repeats[b]:
+                yield (
+                    f"variants {a!r} and {b!r} resolve to the same configuration for every task: "
+                    "comparing them measures only noise"
+                )
+
+
+def _empty_row_fields(source: SourceFile) -> Iterator[str]:
+    for i, criterion in enumerate(source.data.get("success_criteria") or []):
+        for name in sorted(_row_refs(criterion)):
+            empty = [t.task_id for t in source.tasks if _is_empty(t, name)]
+            if empty:
+                shown = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+                yield (
+                    f"{source.path}: success_criteria[{i}] uses ${{row.{name}}}, empty in "
+                    f"{len(empty)} of {len(source.tasks)} rows ({shown}): the criterion checks nothing there"
+                )
+
+
+def _row_refs(criterion: Any) -> set[str]:
+    if not isinstance(criterion, dict):
+        return set()
+    exempt = LABEL_FIELDS.get(str(criterion.get("type")))
+    text = json.dumps({k: v for k, v in criterion.items() if k != exempt})
+    return set(ROW_REF.findall(text))
+
+
+def _is_empty(task: TaskSpec, name: str) -> bool:
+    value = (task.dataset_row or {}).get(name)
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _scripted_without_script(resolution: Resolution) -> Iterator[str]:
+    for plan in resolution.plans:
+        if plan.task.agent.model == "scripted" and plan.task.scripted is None:
+            yield (
+                f"variant {plan.variant_id!r}: agent.model is 'scripted' but task {plan.task.task_id!r} has "
+                "no scripted block: its episodes would be invalid"
+            )

@@ -1,0 +1,131 @@
+"""Command-line overrides: ``-D path=value`` on any field of the resolved task.
+
+Values are YAML scalars or flow collections (``-D run_limits.max_turns=5``,
+``-D agent.allowed_tools=[Read,Edit]``, ``-D agent.env.DEBUG=1``). The path is checked against the
+task schema, with a did-you-mean; the value against the field's type. ``--model M`` is
+``-D agent.model=M`` and ``--agent KIND`` is ``-D agent.kind=KIND``.
+
+Example::
+
+    overrides_layer(["agent.model=claude-haiku-4-5", "run_limits.max_turns=5"])
+    # {"agent": {"model": "claude-haiku-4-5"}, "run_limits": {"max_turns": 5}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+from coder_eval.errors import ExperimentError, did_you_mean
+from coder_eval.task import AgentSpec, RunLimits, SandboxSpec, TaskSpec
+
+INTERNAL_FIELDS = frozenset({"source_path", "dataset_row"})
+BLOCKS: dict[str, type[BaseModel]] = {"agent": AgentSpec, "sandbox": SandboxSpec, "run_limits": RunLimits}
+
+
+def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
+    """``["a.b=1", ...]`` -> a nested partial task; every path and value checked. Later ones win."""
+    layer: dict[str, Any] = {}
+    for define in defines:
+        path, value = parse_define(define)
+        node = layer
+        *parents, leaf = path.split(".")
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[leaf] = value
+    _check_blocks(layer)
+    return layer
+
+
+def _check_blocks(layer: dict[str, Any]) -> None:
+    """Run each block's own validators (e.g. a known agent kind) on what the overrides set in it."""
+    for name, model in BLOCKS.items():
+        if isinstance(layer.get(name), dict):
+            try:
+                model.model_validate(layer[name])
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                where = ".".join([name, *map(str, error["loc"])])
+                raise ExperimentError(f"-D {where}: {error['msg'].removeprefix('Value error, ')}") from exc
+
+
+def parse_define(define: str) -> tuple[str, Any]:
+    """``"run_limits.max_turns=5"`` -> ``("run_limits.max_turns", 5)``, checked against the schema."""
+    path, sep, text = define.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ExperimentError(f"-D {define!r}: expected path=value, e.g. -D agent.model=claude-sonnet-4-5")
+    field = field_at(path)
+    try:
+        parsed = yaml.safe_load(text) if text.strip() else text
+    except yaml.YAMLError as exc:
+        raise ExperimentError(f"-D {path}: value {text!r} is not valid YAML: {exc}") from exc
+    return path, _checked(path, field, parsed, text)
+
+
+def field_at(path: str) -> Any:
+    """The type of the task field at dotted ``path``; ExperimentError with a did-you-mean if none."""
+    model: type[BaseModel] = TaskSpec
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        done = ".".join(parts[:i])
+        fields = {k: v for k, v in model.model_fields.items() if k not in INTERNAL_FIELDS}
+        if part not in fields:
+            valid = [f"{done}.{f}" if done else f for f in fields]
+            full = f"{done}.{part}" if done else part
+            raise ExperimentError(
+                f"-D {path}: unknown field {full}{did_you_mean(full, valid)}; valid: {', '.join(valid)}"
+            )
+        annotation = _annotated(fields[part])
+        rest = parts[i + 1 :]
+        if not rest:
+            return annotation
+        mapping = _mapping_value(fields[part].annotation)
+        if mapping is not None and len(rest) == 1:
+            return mapping
+        nested = _model_in(fields[part].annotation)
+        if nested is None:
+            raise ExperimentError(
+                f"-D {path}: {'.'.join(parts[: i + 1])} has no sub-fields; set it whole, "
+                f"e.g. -D {'.'.join(parts[: i + 1])}=[...]"
+            )
+        model = nested
+    return model
+
+
+def _checked(path: str, annotation: Any, parsed: Any, text: str) -> Any:
+    """The parsed value if the field accepts it, else the raw text if that fits (``-D env.X=1``)."""
+    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    try:
+        adapter.validate_python(parsed)
+        return parsed
+    except ValidationError as exc:
+        try:
+            adapter.validate_python(text)
+            return text
+        except ValidationError:
+            problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise ExperimentError(f"-D {path}={text}: {problem}") from exc
+
+
+def _annotated(field: FieldInfo) -> Any:
+    return Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+
+
+def _mapping_value(annotation: Any) -> Any | None:
+    for candidate in (annotation, *get_args(annotation)):
+        if get_origin(candidate) is dict:
+            return get_args(candidate)[1]
+    return None
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    candidates = [annotation, *get_args(annotation)]
+    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+    return models[0] if len(models) == 1 else None

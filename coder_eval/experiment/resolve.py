@@ -1,0 +1,281 @@
+"""From an experiment, task paths and command-line overrides to the episodes of a run.
+
+Every task file is merged once per variant (``merge.py``), fanned out and validated
+(``coder_eval.task.build_tasks``), its prompt mutated; then the tasks are selected once, on task ids,
+so every variant runs exactly the same tasks and pairs on them.
+
+Example::
+
+    resolution = resolve(load_experiment(None), [Path("tasks/examples")], CommandLine(agent="oracle"))
+    [p.episode_id for p in resolution.plans]
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from coder_eval.errors import ExperimentError, InputError, TaskError
+from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
+from coder_eval.experiment.mutations import mutate_prompt
+from coder_eval.experiment.overrides import overrides_layer
+from coder_eval.experiment.spec import Experiment, Variant
+from coder_eval.runner import EpisodePlan
+from coder_eval.task import SAMPLE_SEED, SuiteMetric, TaskSpec, build_tasks, discover
+from coder_eval.yaml_source import YamlDoc, read_yaml
+
+NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """The command line's layer: ``-D`` overrides and their shortcuts, and ``--repeats``."""
+
+    defines: tuple[str, ...] = ()
+    model: str | None = None
+    agent: str | None = None
+    repeats: int | None = None
+
+    def layer(self) -> dict[str, Any]:
+        shortcuts = [f"agent.kind={self.agent}"] if self.agent else []
+        shortcuts += [f"agent.model={self.model}"] if self.model else []
+        return overrides_layer([*self.defines, *shortcuts])
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which tasks run: ``--tags`` (any of), ``--split`` (dataset rows), ``--sample N`` (seed SAMPLE_SEED)."""
+
+    tags: tuple[str, ...] = ()
+    split: str | None = None
+    sample: int | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The rows of one dataset task, with the task's ``suite_thresholds``."""
+
+    name: str
+    thresholds: dict[str, dict[SuiteMetric, float]]
+    task_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A task file as merged for the first variant, and the selected tasks it produced."""
+
+    path: Path
+    data: dict[str, Any]
+    tasks: tuple[TaskSpec, ...]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a run will do: the episodes, repeats per variant, suites to gate, and notes for ``plan``."""
+
+    experiment: Experiment
+    plans: list[EpisodePlan]
+    repeats: dict[str, int]
+    suites: list[Suite] = field(default_factory=list)
+    sources: list[SourceFile] = field(default_factory=list)
+    unmatched: list[tuple[str, str]] = field(default_factory=list)
+    """(variant id, find) of prompt replacements that matched no selected task."""
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(dict.fromkeys(p.task.task_id for p in self.plans))
+
+
+class _Built(NamedTuple):
+    task: TaskSpec
+    provenance: dict[str, str]
+    unmatched: list[str]
+
+
+class _File(NamedTuple):
+    path: Path
+    data: dict[str, Any]
+    by_variant: dict[str, list[_Built]]
+
+
+def resolve(
+    experiment: Experiment,
+    paths: Sequence[Path],
+    command_line: CommandLine = CommandLine(),
+    selection: Selection = Selection(),
+) -> Resolution:
+    """Resolve every task for every variant, select tasks, and plan the episodes (task-major)."""
+    if not paths and not experiment.tasks:
+        raise ExperimentError("give task files or folders, or list them under 'tasks:' in the experiment")
+    cli = command_line.layer()
+    repeats = {v.variant_id: _repeats(experiment, v, command_line.repeats) for v in experiment.variants}
+    origins = {
+        v.variant_id: _repeats_origin(experiment, v, command_line.repeats) for v in experiment.variants
+    }
+    files = _build_files(discover(paths or experiment.tasks), experiment, cli, selection.split, origins)
+    first = experiment.variants[0].variant_id
+    keep = select([b.task for f in files for b in f.by_variant[first]], selection)
+    plans = []
+    for f in files:
+        for i, built in enumerate(f.by_variant[first]):
+            if built.task.task_id in keep:
+                plans += _plans(f, i, experiment, repeats)
+    return Resolution(
+        experiment,
+        plans,
+        repeats,
+        _suites(files, first, keep),
+        [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
+        _unmatched(files, keep),
+    )
+
+
+def _repeats(experiment: Experiment, variant: Variant, cli: int | None) -> int:
+    return cli or variant.repeats or experiment.repeats or 1
+
+
+def _repeats_origin(experiment: Experiment, variant: Variant, cli: int | None) -> str:
+    if cli:
+        return "cli"
+    if variant.repeats:
+        return f"variant:{variant.variant_id}"
+    return "experiment" if experiment.repeats else BUILTIN
+
+
+def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]) -> list[EpisodePlan]:
+    """One task's episodes, repeat by repeat and variant by variant, so a stopped run stays paired."""
+    plans = []
+    for r in range(max(repeats.values())):
+        for variant in experiment.variants:
+            if r < repeats[variant.variant_id]:
+                built = f.by_variant[variant.variant_id][index]
+                plans.append(EpisodePlan(built.task, variant.variant_id, r, built.provenance))
+    return plans
+
+
+def _build_files(
+    files: list[Path], experiment: Experiment, cli: dict[str, Any], split: str | None, origins: dict[str, str]
+) -> list[_File]:
+    built: list[_File] = []
+    errors: list[str] = []
+    for path in files:
+        try:
+            doc = read_yaml(path, kind=TaskError)
+            cli_here = _cli_for(doc, cli, split)
+            by_variant = {
+                v.variant_id: _build_variant(doc, experiment, v, cli_here, origins[v.variant_id])
+                for v in experiment.variants
+            }
+            merged = _merged(doc, experiment, experiment.variants[0], cli_here).data
+            built.append(_File(path, merged, by_variant))
+        except InputError as exc:
+            errors.append(str(exc))
+    first = experiment.variants[0].variant_id
+    errors += _duplicates([(b.task.task_id, f.path) for f in built for b in f.by_variant[first]])
+    if errors:
+        raise TaskError("\n".join(errors))
+    return built
+
+
+def _cli_for(doc: YamlDoc, cli: dict[str, Any], split: str | None) -> dict[str, Any]:
+    """The command-line layer for one file: dataset settings only reach tasks that have a dataset."""
+    if "dataset" not in doc.data:
+        return {k: v for k, v in cli.items() if k != "dataset"}
+    if split is None:
+        return cli
+    return {**cli, "dataset": {**cli.get("dataset", {}), "split": split}}
+
+
+def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
+    return merge_layers(
+        [
+            Layer("experiment", experiment.defaults),
+            Layer("task", doc.data),
+            Layer(f"variant:{variant.variant_id}", variant.layer),
+            Layer("cli", cli),
+        ]
+    )
+
+
+def _build_variant(
+    doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any], repeats_origin: str
+) -> list[_Built]:
+    merged = _merged(doc, experiment, variant, cli)
+    layer = f"variant:{variant.variant_id}"
+    out = []
+    for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}):
+        where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
+        mutated = mutate_prompt(task.prompt, variant.mutations, where)
+        set_by = dict(merged.set_by)
+        if mutated.prompt != task.prompt:
+            task = task.model_copy(update={"initial_prompt": mutated.prompt})
+            set_by["initial_prompt"] = layer
+        dump = task.model_dump(mode="json", exclude=NOT_IN_PROVENANCE)
+        prov = provenance(dump, set_by)
+        prov["repeats"] = repeats_origin
+        out.append(_Built(task, prov, mutated.unmatched))
+    return out
+
+
+def _kept(f: _File, variant_id: str, keep: set[str]) -> tuple[TaskSpec, ...]:
+    return tuple(b.task for b in f.by_variant[variant_id] if b.task.task_id in keep)
+
+
+def _duplicates(ids: list[tuple[str, Path]]) -> list[str]:
+    seen: dict[str, Path] = {}
+    errors = []
+    for task_id, path in ids:
+        if task_id in seen:
+            errors.append(f"{path}: task_id {task_id!r} is also used by {seen[task_id]}")
+        seen[task_id] = path
+    return errors
+
+
+def select(tasks: Sequence[TaskSpec], selection: Selection) -> set[str]:
+    """Task ids kept: not skipped, with any of the tags, then a seeded sample (ids sorted first).
+
+    Selecting no task at all is an ExperimentError naming what removed them.
+    """
+    steps = [f"{len(tasks)} loaded"]
+    kept = [t for t in tasks if not t.skip]
+    steps.append(f"{len(kept)} not skipped")
+    if selection.tags:
+        kept = [t for t in kept if set(selection.tags) & set(t.tags)]
+        steps.append(f"{len(kept)} tagged {', '.join(selection.tags)}")
+    if selection.sample is not None:
+        if selection.sample < 1:
+            raise ExperimentError("--sample must be at least 1")
+        ordered = sorted(kept, key=lambda t: t.task_id)
+        kept = random.Random(SAMPLE_SEED).sample(ordered, min(selection.sample, len(ordered)))
+    if not kept:
+        raise ExperimentError(
+            f"no task selected ({', '.join(steps)}): check the paths, --tags and skip flags"
+        )
+    return {t.task_id for t in kept}
+
+
+def _suites(files: list[_File], variant_id: str, keep: set[str]) -> list[Suite]:
+    suites = []
+    for f in files:
+        tasks = _kept(f, variant_id, keep)
+        if tasks and tasks[0].suite_thresholds:
+            name = str(f.data.get("task_id", f.path.stem))
+            suites.append(Suite(name, tasks[0].suite_thresholds, tuple(t.task_id for t in tasks)))
+    return suites
+
+
+def _unmatched(files: list[_File], keep: set[str]) -> list[tuple[str, str]]:
+    """(variant, find) of replacements that matched no selected task's prompt."""
+    tasks: Counter[str] = Counter()
+    misses: Counter[tuple[str, str]] = Counter()
+    for f in files:
+        for variant_id, built in f.by_variant.items():
+            for b in built:
+                if b.task.task_id in keep:
+                    tasks[variant_id] += 1
+                    misses.update((variant_id, find) for find in set(b.unmatched))
+    return [key for key, n in misses.items() if n == tasks[key[0]]]

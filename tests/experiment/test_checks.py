@@ -1,0 +1,97 @@
+"""Plan warnings: set-ups that would run but measure the wrong thing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coder_eval.experiment.checks import plan_warnings
+from tests.experiment.builders import resolved, two_tasks, word_dataset, write_experiment
+from tests.helpers import write_task
+
+SKILL_AB = """
+experiment_id: skills
+defaults: {agent: {kind: oracle}}
+variants:
+  - variant_id: base
+  - variant_id: skill
+    template_sources: [{template_dir: plugin, target: .plugins/p}]
+    agent: {plugins: [.plugins/p]}
+"""
+
+
+def warnings_for(tmp_path: Path, experiment: str, tasks: Path | None = None) -> list[str]:
+    return plan_warnings(resolved([tasks or two_tasks(tmp_path)], write_experiment(tmp_path, experiment)))
+
+
+def test_clean_experiment_has_no_warnings(tmp_path: Path) -> None:
+    (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
+    (tmp_path / "plugin" / "skills" / "deploy" / "SKILL.md").write_text("---\nname: deploy\n---\n")
+    assert warnings_for(tmp_path, SKILL_AB) == []
+
+
+def test_plugin_without_skill_md(tmp_path: Path) -> None:
+    (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
+    (tmp_path / "plugin" / "skills" / "deploy" / "skill.txt").write_text("misnamed")
+    found = warnings_for(tmp_path, SKILL_AB)
+    assert any("agent.plugins entry '.plugins/p' has no skills/<name>/SKILL.md" in w for w in found)
+    assert any("template folder" in w and "has no skills/*/SKILL.md" in w for w in found)
+
+
+def test_plugin_pointing_elsewhere_than_the_template(tmp_path: Path) -> None:
+    (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
+    (tmp_path / "plugin" / "skills" / "deploy" / "SKILL.md").write_text("x")
+    found = warnings_for(tmp_path, SKILL_AB.replace("plugins: [.plugins/p]", "plugins: [.plugins/q]"))
+    assert found == [
+        "variant 'skill': agent.plugins entry '.plugins/q' has no skills/<name>/SKILL.md in the sandbox's "
+        "template sources: no skill would load"
+    ]
+
+
+def test_identical_variants(tmp_path: Path) -> None:
+    experiment = "experiment_id: e\nvariants: [{variant_id: a}, {variant_id: b, agent: {model: null}}]\n"
+    (found,) = warnings_for(tmp_path, experiment)
+    assert "variants 'a' and 'b' resolve to the same configuration" in found
+
+
+def test_criteria_using_an_empty_row_field(tmp_path: Path) -> None:
+    path = word_dataset(tmp_path)
+    path.write_text(path.read_text().replace("word: w1,", "word: '',"))
+    found = plan_warnings(resolved([path]))
+    assert len(found) == 1
+    assert "success_criteria[0] uses ${row.word}, empty in 1 of 6 rows (words.r1)" in found[0]
+
+
+def test_empty_expected_label_is_a_negative_not_a_warning(tmp_path: Path) -> None:
+    path = write_task(
+        tmp_path,
+        """
+        task_id: skills
+        initial_prompt: "${row.prompt}"
+        dataset:
+          rows:
+            - {id: a, prompt: "fill the form", expected_skill: pdf}
+            - {id: b, prompt: "what is a pdf", expected_skill: ""}
+        success_criteria:
+          - {type: skill_triggered, expected_skill: "${row.expected_skill}"}
+        """,
+    )
+    assert plan_warnings(resolved([path])) == []
+
+
+def test_scripted_model_without_a_script(tmp_path: Path) -> None:
+    experiment = "experiment_id: e\nvariants: [{variant_id: s, agent: {kind: oracle, model: scripted}}]\n"
+    found = warnings_for(tmp_path, experiment)
+    message = (
+        "variant 's': agent.model is 'scripted' but task {!r} has no scripted block: its episodes would be"
+    )
+    assert found == [message.format("a") + " invalid", message.format("b") + " invalid"]
+
+
+def test_replacement_matching_no_prompt(tmp_path: Path) -> None:
+    experiment = (
+        "experiment_id: e\nvariants:\n  - variant_id: v\n"
+        "    prompt_mutations: {replace: [{find: 'write ok', replace: 'put ok'}, {find: typo, replace: x}]}\n"
+    )
+    assert warnings_for(tmp_path, experiment) == [
+        "variant 'v': prompt_mutations.replace 'typo' matches no selected task's prompt"
+    ]

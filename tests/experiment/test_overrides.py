@@ -1,0 +1,71 @@
+"""``-D path=value``: YAML values, schema-checked paths with did-you-mean, and the shortcuts."""
+
+from __future__ import annotations
+
+import pytest
+
+from coder_eval.errors import ExperimentError
+from coder_eval.experiment import CommandLine, overrides_layer, parse_define
+
+
+@pytest.mark.parametrize(
+    ("define", "expected"),
+    [
+        ("run_limits.max_turns=5", ("run_limits.max_turns", 5)),
+        ("run_limits.task_timeout=2.5", ("run_limits.task_timeout", 2.5)),
+        ("agent.allowed_tools=[Read, Edit]", ("agent.allowed_tools", ["Read", "Edit"])),
+        ("agent.env.DEBUG=1", ("agent.env.DEBUG", "1")),
+        ("agent.model=3.5", ("agent.model", "3.5")),
+        ("sandbox.network=false", ("sandbox.network", False)),
+        ("agent.system_prompt=", ("agent.system_prompt", "")),
+        ("tags=[smoke]", ("tags", ["smoke"])),
+    ],
+)
+def test_values_are_yaml_checked_against_the_field(define: str, expected: tuple[str, object]) -> None:
+    assert parse_define(define) == expected
+
+
+def test_layer_nests_paths_and_later_ones_win() -> None:
+    layer = overrides_layer(["agent.model=a", "run_limits.max_turns=3", "agent.model=b", "agent.env.X=y"])
+    assert layer == {"agent": {"model": "b", "env": {"X": "y"}}, "run_limits": {"max_turns": 3}}
+
+
+@pytest.mark.parametrize(
+    ("define", "message"),
+    [
+        ("agent.modle=x", "unknown field agent.modle (did you mean 'agent.model'?)"),
+        ("run_limit.max_turns=3", "unknown field run_limit (did you mean 'run_limits'?)"),
+        ("sandbox.templat_sources=[]", "did you mean 'sandbox.template_sources'?"),
+        ("source_path=/x", "unknown field source_path"),
+    ],
+)
+def test_unknown_paths_suggest(define: str, message: str) -> None:
+    with pytest.raises(ExperimentError, match="-D ") as caught:
+        parse_define(define)
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("define", "message"),
+    [
+        ("run_limits.task_timeout=soon", "-D run_limits.task_timeout=soon: Input should be a valid number"),
+        ("run_limits.max_turns=0", "greater than or equal to 1"),
+        ("agent.model.name=x", "agent.model has no sub-fields"),
+        ("agent.model", "expected path=value"),
+        ("sandbox.driver=podman", "Input should be 'tempdir', 'bwrap' or 'docker'"),
+    ],
+)
+def test_bad_values_and_shapes(define: str, message: str) -> None:
+    with pytest.raises(ExperimentError) as caught:
+        parse_define(define)
+    assert message in str(caught.value)
+
+
+def test_model_and_agent_shortcuts_win_over_defines() -> None:
+    layer = CommandLine(defines=("agent.model=x", "agent.kind=none"), model="m", agent="oracle").layer()
+    assert layer == {"agent": {"model": "m", "kind": "oracle"}}
+
+
+def test_unknown_agent_kind_is_rejected_with_a_suggestion() -> None:
+    with pytest.raises(ExperimentError, match="did you mean 'oracle'"):
+        CommandLine(agent="orcale").layer()
