@@ -18,8 +18,10 @@ setup: $(STAMP)
 system-deps:
 	@bash scripts/system-deps.sh
 
+# The offline skill A/B demo through the real Claude Code CLI and the scripted model server; with
+# ANTHROPIC_API_KEY set, `make run MODEL=<model>` runs the same experiment against a real model.
 run: $(STAMP)
-	$(VENV)/bin/coder-eval run tasks/examples --agent oracle --repeats 2
+	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 $(if $(MODEL),--model $(MODEL))
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q
