@@ -25,10 +25,12 @@ def test_exported_members() -> None:
     assert all(hasattr(coder_eval, name) for name in coder_eval.__all__)
 
 
-def test_importing_coder_eval_does_not_import_the_analysis_stack() -> None:
+def test_the_command_line_starts_without_the_slow_imports() -> None:
+    """pandas, the API client and jsonschema load only when an analysis, a judge or a schema needs them."""
     import subprocess
     import sys
 
-    code = "import sys, coder_eval; print('pandas' in sys.modules)"
+    slow = ["pandas", "anthropic", "jsonschema", "claude_agent_sdk", "scipy"]
+    code = f"import sys, coder_eval.cli; print([m for m in {slow!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"

@@ -26,11 +26,13 @@ import os
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import anthropic
-from anthropic.types import Message as ApiMessage
 from pydantic import Field, model_validator
+
+if TYPE_CHECKING:  # the client is imported when a judge runs: it is slow to import
+    import anthropic
+    from anthropic.types import Message as ApiMessage
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.errors import GraderError, TaskError
@@ -145,6 +147,8 @@ def endpoint_for(spec: JudgeSpec, ctx: GradingContext) -> Iterator[Endpoint]:
 
 async def run_panel(spec: JudgeSpec, ballot: Ballot, ctx: GradingContext) -> list[dict[str, Any]]:
     """Ask the judge ``spec.votes`` times, concurrently; every vote's record, in vote order."""
+    import anthropic
+
     with endpoint_for(spec, ctx) as endpoint:
         client = anthropic.AsyncAnthropic(
             base_url=endpoint.base_url,
@@ -185,6 +189,8 @@ async def _vote(
     client: anthropic.AsyncAnthropic, model: str, spec: JudgeSpec, ballot: Ballot, number: int
 ) -> dict[str, Any]:
     """One vote: call, read the forced tool call, retry a failure; GraderError when all attempts fail."""
+    import anthropic
+
     request = _request(model, spec, ballot, number)
     errors: list[str] = []
     usage = Usage()
@@ -225,6 +231,8 @@ def _request(model: str, spec: JudgeSpec, ballot: Ballot, number: int) -> dict[s
 
 
 def _transient(exc: anthropic.APIError) -> bool:
+    import anthropic
+
     if isinstance(exc, anthropic.APIStatusError):
         return exc.status_code >= 500 or exc.status_code in TRANSIENT_STATUS
     return True
