@@ -7,7 +7,8 @@ Example::
     await sandbox.exec("touch /etc/nope")   # exit 1: the rest of the host is read-only
 
 Inside, the host filesystem is mounted read-only, the sandbox directory (root, HOME, TMPDIR, shims)
-read-write at the same path, with a fresh ``/tmp``, ``/dev`` and ``/proc``, its own PID namespace
+read-write at the same path, with a fresh ``/tmp`` (the running Python stays visible when it is
+installed under ``/tmp``), ``/dev`` and ``/proc``, its own PID namespace
 (nothing outlives the command) and, with ``network: false``, its own empty network namespace.
 The host filesystem stays **readable**: this is a write boundary, not a confidentiality one.
 """
@@ -15,6 +16,7 @@ The host filesystem stays **readable**: this is a write boundary, not a confiden
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,10 +36,19 @@ def bwrap_argv(bwrap: str, writable: Path, cwd: Path, *, network: bool) -> list[
     """
     return [
         *(bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
+        *(arg for path in _kept_under_tmp() for arg in ("--ro-bind", path, path)),
         *("--bind", str(writable), str(writable), "--die-with-parent", "--unshare-pid"),
         *([] if network else ["--unshare-net"]),
         *("--chdir", str(cwd)),
     ]
+
+
+def _kept_under_tmp() -> list[str]:
+    """The running Python's installation, when it lives under ``/tmp`` (a checkout or CI clone there):
+    the fresh ``/tmp`` would hide the interpreter that shims and the project's tools run with."""
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, Path(sys.executable).parent)}
+    tmp = Path("/tmp").resolve()
+    return sorted(str(p) for p in prefixes if p.is_relative_to(tmp) and p != tmp)
 
 
 async def bwrap_problem() -> str | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -103,3 +104,23 @@ def test_missing_bwrap_is_a_clear_error_at_create(tmp_path: Path, monkeypatch: p
         run(BwrapSandbox.create(SandboxSpec(driver="bwrap"), base_dir=tmp_path))
 
     assert list(tmp_path.iterdir()) == []
+
+
+@needs_bwrap
+def test_a_python_installed_under_tmp_stays_visible(
+    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout (and its virtualenv) under /tmp must survive bwrap's fresh /tmp."""
+    prefix = Path(tempfile.mkdtemp(prefix="coder_eval-venv-", dir="/tmp"))
+    try:
+        (prefix / "marker").write_text("still here\n")
+        sandbox = make_sandbox(SandboxSpec(driver="bwrap"), driver=BwrapSandbox)
+        hidden = run(sandbox.exec(["cat", str(prefix / "marker")]))
+        monkeypatch.setattr(sys, "prefix", str(prefix))
+        shown = run(sandbox.exec(["cat", str(prefix / "marker")]))
+        written = run(sandbox.exec(["touch", str(prefix / "new")]))
+    finally:
+        shutil.rmtree(prefix)
+    assert hidden.exit_code != 0  # the fresh /tmp hides what is not the running Python
+    assert (shown.exit_code, shown.stdout) == (0, "still here\n")
+    assert written.exit_code != 0  # visible, read-only
