@@ -19,10 +19,9 @@ from typing import Any, NamedTuple
 from coder_eval.analysis.columns import TEXT_LIMIT
 from coder_eval.errors import TrajectoryError
 from coder_eval.trajectory import SCHEMA_VERSION, parse_line
+from coder_eval.transcript import input_summary
 
 EVENT_TYPES = frozenset({"episode_start", "message", "tool_call", "tool_result", "criterion", "episode_end"})
-SUMMARY_LIMIT = 200
-_SUMMARY_KEYS = ("command", "file_path", "notebook_path", "path", "pattern", "url", "query", "skill")
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 Row = tuple[Any, ...]
 
@@ -227,15 +226,6 @@ def tool_call_rows(keys: Row, calls: list[dict[str, Any]], results: list[dict[st
             )
         )
     return rows
-
-
-def input_summary(tool_input: dict[str, Any]) -> str:
-    """A short human summary of a tool input: ``{"command": "ls -la"}`` -> ``'ls -la'``."""
-    for key in _SUMMARY_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str):
-            return value[:SUMMARY_LIMIT]
-    return json.dumps(tool_input, sort_keys=True, default=str)[:SUMMARY_LIMIT]
 
 
 def message_rows(keys: Row, messages: list[dict[str, Any]]) -> list[Row]:

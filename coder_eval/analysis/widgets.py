@@ -27,29 +27,18 @@ from matplotlib.figure import Figure
 
 from coder_eval.analysis.compare import compare, comparisons_frame
 from coder_eval.analysis.flips import flips
-from coder_eval.analysis.frames import input_summary
 from coder_eval.analysis.intervals import N_RESAMPLES
 from coder_eval.analysis.load import load_runs
 from coder_eval.analysis.plots import forest_plot
 from coder_eval.errors import AnalysisError, ReportError
 from coder_eval.report import REPORT_METRICS, trajectory_links, variant_pair
 from coder_eval.run_dir import MANIFEST
-from coder_eval.trajectory import (
-    CriterionResult,
-    EpisodeEnd,
-    EpisodeStart,
-    Event,
-    Message,
-    ToolCall,
-    ToolResult,
-)
-from coder_eval.trajectory import read_trajectory as read_events
+from coder_eval.transcript import transcript_text
 
 ALL_TAGS = "(all tags)"
 ALL_METRICS = "(all metrics)"
 TABLE_CLASS = "explorer-comparison"
 TABLE_COLUMNS = ["metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "verdict", "method"]
-RESULT_PREVIEW = 400
 
 
 def discover_runs(paths: Sequence[str | Path]) -> tuple[dict[str, Path], list[str]]:
@@ -74,44 +63,6 @@ def discover_runs(paths: Sequence[str | Path]) -> tuple[dict[str, Path], list[st
     if not found:
         raise AnalysisError(f"no run directories (with {MANIFEST}) in {', '.join(map(str, paths))}")
     return found, list(dict.fromkeys(selected))
-
-
-def describe(event: Event) -> str:
-    """One event as a transcript line: ``describe(ToolCall(id="1", name="Bash", input={"command": "ls"}))``
-    -> ``'  → Bash: ls'``."""
-    if isinstance(event, EpisodeStart):
-        return (
-            f"# {event.episode_id} (task {event.task_id}, variant {event.variant_id}, repeat {event.repeat})"
-        )
-    if isinstance(event, Message):
-        text = "\n".join(b.get("text", "") for b in event.content if b.get("type") == "text")
-        return f"[{event.role}] {text}".rstrip()
-    if isinstance(event, ToolCall):
-        return f"  → {event.name}: {input_summary(event.input)}"
-    if isinstance(event, ToolResult):
-        flag = "error " if event.is_error else ""
-        return f"  ← {flag}{event.output[:RESULT_PREVIEW]}"
-    if isinstance(event, CriterionResult):
-        labels = (
-            f" observed {event.observed_label!r}, expected {event.expected_label!r}"
-            if event.expected_label
-            else ""
-        )
-        return f"criterion {event.criterion_id} ({event.kind}): {'pass' if event.passed else 'fail'}{labels}"
-    assert isinstance(event, EpisodeEnd)
-    cost = "unknown" if event.cost_usd is None else f"${event.cost_usd:.4f}"
-    error = f" error: {event.error}" if event.error else ""
-    return f"= {event.outcome} ({event.status}), {event.usage.total} tokens, cost {cost}{error}"
-
-
-def transcript_text(path: Path) -> str:
-    """A readable transcript of one trajectory, with any problem of the file noted at the end.
-
-    Example: ``print(transcript_text(Path("runs/latest/episodes/hello--default--r0.jsonl")))``
-    """
-    read = read_events(path)
-    lines = [describe(event) for event in read.events]
-    return "\n".join(lines + [f"! {problem}" for problem in read.problems])
 
 
 def html_output(markup: str) -> dict[str, Any]:

@@ -1,0 +1,46 @@
+"""Transcripts: a trajectory read top to bottom, from the library and from ``coder-eval show``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coder_eval.transcript import input_summary, transcript_text
+from coder_eval.trajectory import EpisodeStart, TrajectoryWriter
+from tests.helpers import coder_eval, minimal_task
+
+
+def test_oracle_run_reads_top_to_bottom(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "greet", extra="agent: {kind: oracle}\n")
+    assert coder_eval("run", "tasks", "--no-report", cwd=tmp_path).returncode == 0
+    result = coder_eval("show", "runs/latest", "greet--default--r0", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# greet--default--r0 (task greet, variant default, repeat 0)"
+    assert lines[1].startswith("  agent oracle, model default model, seed ")
+    assert lines[2:4] == ["  → Bash: echo ok > ok.txt", "  ← "]
+    assert "criterion 0-file_contains (file_contains): pass, score 1.00" in lines
+    assert lines[-1].startswith("= pass (completed), ")
+
+
+def test_show_lists_episodes_when_none_is_named_and_suggests_on_a_typo(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "greet", extra="agent: {kind: oracle}\n")
+    assert coder_eval("run", "tasks", "--no-report", cwd=tmp_path).returncode == 0
+    listing = coder_eval("show", "runs/latest", cwd=tmp_path)
+    assert listing.returncode == 2 and "greet--default--r0" in listing.stderr
+    typo = coder_eval("show", "runs/latest", "greet--default--r1", cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'greet--default--r0'" in typo.stderr
+
+
+def test_interrupted_trajectory_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    with TrajectoryWriter(path) as sink:
+        sink.write(EpisodeStart(run_id="r", episode_id="e", task_id="t", seed=1, scripted=True))
+    text = transcript_text(path)
+    assert "(scripted)" in text
+    assert text.endswith("! no episode_end (interrupted)")
+
+
+def test_input_summary_prefers_the_telling_field() -> None:
+    assert input_summary({"command": "ls -la", "description": "list"}) == "ls -la"
+    assert input_summary({"file_path": "a.py", "content": "x"}) == "a.py"
+    assert input_summary({"x": 1}) == '{"x": 1}'
