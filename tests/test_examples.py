@@ -31,3 +31,21 @@ def test_run_examples(suite: Path, agent: str, outcome: str) -> None:
     assert {t.end.outcome for t in trajectories if t.end} == {outcome}
     assert all(t.complete and not t.problems for t in trajectories)
     assert (run / "run.json").is_file()
+
+
+@pytest.mark.slow
+def test_scripted_claude_code_example_reads_top_to_bottom(suite: Path) -> None:
+    """The real Claude Code CLI against the scripted model: reproduce, read, edit, check, answer."""
+    result = coder_eval("run", "examples/scripted_fix.yaml", "--no-report", cwd=suite)
+    assert result.returncode == 0, result.stderr
+    shown = coder_eval("show", "runs/latest", "scripted-calc-fix--default--r0", cwd=suite).stdout
+    steps = [line.strip() for line in shown.splitlines() if line.startswith("  → ")]
+    assert steps == [
+        "→ Bash: python -c 'import calc; print(calc.add(2, 3))'",
+        "→ Read: calc/core.py",
+        "→ Edit: calc/core.py",
+        "→ Bash: python -c 'import calc; print(calc.add(2, 3))'",
+    ]
+    assert "  agent claude-code, model scripted (scripted)" in shown
+    assert "criterion hidden-tests (hidden_tests): pass" in shown
+    assert shown.splitlines()[-1].startswith("= pass (completed)")
