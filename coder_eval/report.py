@@ -101,6 +101,10 @@ class ReportResult:
     error: str | None
 
 
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+"""Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""
+
+
 def parse_params(pairs: Sequence[str]) -> dict[str, str]:
     """``["baseline=old", "metric=cost_usd"]`` -> ``{"baseline": "old", "metric": "cost_usd"}``.
 
@@ -222,6 +226,7 @@ def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: fl
                 cwd=output.parent,
                 progress_bar=False,
                 execution_timeout=max(1, math.ceil(timeout)),
+                extra_arguments=KERNEL_ARGUMENTS,
             )
         except papermill.PapermillExecutionError as exc:
             return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
