@@ -16,9 +16,6 @@ for dataset tasks). Every problem is a ``TaskError`` naming the file, line and f
 
 from __future__ import annotations
 
-import json
-import random
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,15 +23,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coder_eval.criteria import Criterion
+from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.simulation import SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-ROW_REF = re.compile(r"\$\{row\.([A-Za-z0-9_]+)\}")
-SAMPLE_SEED = 0
-"""Seed of every task sample (``--sample``, ``sample_per_stratum``): the same N gives the same tasks."""
 SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "macro_f1"]
 
 
@@ -140,26 +135,6 @@ class HiddenTests(_Strict):
 
     path: str = Field(description="Directory, relative to the task file.")
     mount_point: SandboxPath = Field(default="hidden_tests", description="Where graders get it.")
-
-
-class DatasetSpec(_Strict):
-    """Rows that fan one task out into many; ``${row.<field>}`` is substituted in prompt and criteria."""
-
-    rows: list[dict[str, Any]] | None = Field(default=None, description="Inline rows.")
-    paths: list[str] = Field(default_factory=list, description="JSONL files, relative to the task file.")
-    id_field: str = Field(default="id", description="Row field used in the task id.")
-    split: str | None = Field(default=None, description="Keep only rows whose split_field equals this.")
-    split_field: str = Field(default="split", description="Row field holding the split name.")
-    sample_per_stratum: int | None = Field(
-        default=None, ge=1, description="Keep this many rows per value of stratify_field (seed SAMPLE_SEED)."
-    )
-    stratify_field: str | None = Field(default=None, description="Row field whose values are the strata.")
-
-    @model_validator(mode="after")
-    def _stratum_pair(self) -> DatasetSpec:
-        if (self.sample_per_stratum is None) != (self.stratify_field is None):
-            raise ValueError("give both 'sample_per_stratum' and 'stratify_field', or neither")
-        return self
 
 
 class ReferenceFile(_Strict):
@@ -319,10 +294,10 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
 def build_tasks(doc: YamlDoc, overrides: Mapping[str, Any]) -> list[TaskSpec]:
     """One task file (with ``overrides`` merged over it) -> validated tasks, one per dataset row."""
     data = deep_merge(doc.data, overrides)
-    rows = _dataset_rows(doc, data.get("dataset"))
+    rows = dataset_rows(doc, data.get("dataset"))
     if rows is None:
         return [_validate(doc, data, None)]
-    return [_validate(doc, _substitute_row(doc, data, row), row) for row in rows]
+    return [_validate(doc, substitute_row(doc, data, row), row) for row in rows]
 
 
 def _validate(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any] | None) -> TaskSpec:
@@ -382,102 +357,6 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     if problems:
         raise TaskError("\n".join(problems))
     return task.model_copy(update=update)
-
-
-def _dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
-    if spec is None:
-        return None
-    try:
-        dataset = DatasetSpec.model_validate(spec)
-    except ValidationError as exc:
-        raise TaskError(explain(exc, doc, DatasetSpec, prefix=("dataset",))) from exc
-    rows = list(dataset.rows or [])
-    for i, relative in enumerate(dataset.paths):
-        rows.extend(_read_jsonl(doc, relative, ("dataset", "paths", i)))
-    if not rows:
-        raise TaskError(f"{doc.where(('dataset',))}: dataset: no rows; add 'rows' or 'paths' with JSONL rows")
-    for i, row in enumerate(rows):
-        if dataset.id_field not in row:
-            raise TaskError(
-                f"{doc.where(('dataset',))}: dataset row {i} has no {dataset.id_field!r} "
-                f"(id_field); its fields: {', '.join(row)}"
-            )
-    ids = [str(r[dataset.id_field]) for r in rows]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise TaskError(f"{doc.where(('dataset',))}: dataset: duplicate row ids {duplicates}")
-    return _select_rows(doc, dataset, [{**row, "__id__": str(row[dataset.id_field])} for row in rows])
-
-
-def _select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of ``dataset.split``, then ``sample_per_stratum`` rows per stratum (seed SAMPLE_SEED)."""
-    where = doc.where(("dataset",))
-    if dataset.split is not None:
-        splits = sorted({str(r[dataset.split_field]) for r in rows if dataset.split_field in r})
-        rows = [r for r in rows if str(r.get(dataset.split_field)) == dataset.split]
-        if not rows:
-            raise TaskError(
-                f"{where}: dataset.split: no row has {dataset.split_field}={dataset.split!r}"
-                f"{did_you_mean(dataset.split, splits)}; splits present: {', '.join(splits) or 'none'}"
-            )
-    if dataset.stratify_field is None or dataset.sample_per_stratum is None:
-        return rows
-    strata: dict[str, list[str]] = {}
-    for row in rows:
-        if dataset.stratify_field not in row:
-            raise TaskError(f"{where}: dataset row {row['__id__']!r} has no {dataset.stratify_field!r}")
-        strata.setdefault(str(row[dataset.stratify_field]), []).append(row["__id__"])
-    keep: set[str] = set()
-    for value in sorted(strata):
-        ids = strata[value]
-        keep.update(random.Random(SAMPLE_SEED).sample(ids, min(dataset.sample_per_stratum, len(ids))))
-    return [r for r in rows if r["__id__"] in keep]
-
-
-def _read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[dict[str, Any]]:
-    path = doc.path.resolve().parent / relative
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise TaskError(f"{doc.where(loc)}: dataset file {relative!r} not found ({path})") from exc
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise TaskError(f"{path}:{number}: invalid JSON in dataset: {exc.msg}") from exc
-    return rows
-
-
-def _substitute_row(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
-    """Fan-out: a per-row task id, and ``${row.x}`` replaced in the prompt and every criterion string."""
-    row_id = row.pop("__id__")
-    missing: set[str] = set()
-
-    def fill(value: Any) -> Any:
-        if isinstance(value, str):
-            for name in ROW_REF.findall(value):
-                if name not in row:
-                    missing.add(name)
-            return ROW_REF.sub(lambda m: str(row.get(m.group(1), m.group(0))), value)
-        if isinstance(value, list):
-            return [fill(v) for v in value]
-        if isinstance(value, dict):
-            return {k: fill(v) for k, v in value.items()}
-        return value
-
-    out = {k: v for k, v in data.items() if k != "dataset"}
-    out["task_id"] = f"{data.get('task_id', 'task')}.{row_id}"
-    for key in ("initial_prompt", "success_criteria", "description"):
-        if key in out:
-            out[key] = fill(out[key])
-    if missing:
-        raise TaskError(
-            f"{doc.where(('dataset',))}: the task references ${{row.{sorted(missing)[0]}}} but row "
-            f"{row_id!r} has no such field; its fields: {', '.join(k for k in row)}"
-        )
-    return out
 
 
 __all__ = [

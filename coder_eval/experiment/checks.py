@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.resolve import Resolution, SourceFile
-from coder_eval.task import ROW_REF, StarterFile, TaskSpec, TemplateSource
+from coder_eval.task import StarterFile, TaskSpec, TemplateSource
 
 LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
 """Criterion fields where an empty value means the label ``none`` on purpose."""

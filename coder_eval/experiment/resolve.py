@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from coder_eval.dataset import SAMPLE_SEED
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
-from coder_eval.task import SAMPLE_SEED, SuiteMetric, TaskSpec, build_tasks, discover
+from coder_eval.task import SuiteMetric, TaskSpec, build_tasks, discover
 from coder_eval.yaml_source import YamlDoc, read_yaml
 
 NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
