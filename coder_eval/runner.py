@@ -20,8 +20,8 @@ from typing import Any
 
 from coder_eval import __version__
 from coder_eval.agents import AgentRequest, AgentResult, ModelEndpoint, make_agent
-from coder_eval.criteria import GradingContext, HiddenMaterial
 from coder_eval.errors import CoderEvalError
+from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
 from coder_eval.pricing import cost_usd
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox import make_sandbox
@@ -33,8 +33,6 @@ from coder_eval.trajectory import (
     EpisodeEnd,
     EpisodeStart,
     Message,
-    Outcome,
-    Status,
     Timings,
     TrajectoryWriter,
     Usage,
@@ -222,60 +220,17 @@ async def _grade(
 async def _evaluate(
     plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], events: list[Any], final_message: str | None
 ) -> list[CriterionResult]:
-    """Every criterion's verdict on the sandbox as it is now; a crashing grader is recorded, not raised."""
-    task = plan.task
-    hidden = HiddenMaterial(
-        Path(task.hidden_tests.path) if task.hidden_tests else None,
-        task.hidden_tests.mount_point if task.hidden_tests else "hidden_tests",
-    )
-    shim_logs = {shim.name: shim.log_path for shim in task.sandbox.shims}
-    results = []
-    for criterion, criterion_id, state in zip(
-        task.success_criteria, task.criterion_ids(), prepared, strict=True
-    ):
-        ctx = GradingContext(
-            sandbox, events, task.source_dir, hidden, state, plan.seed, final_message, shim_logs
-        )
-        base = {
-            "criterion_id": criterion_id,
-            "kind": criterion.type,
-            "description": criterion.description,
-            "gating": criterion.is_gating,
-            "weight": criterion.weight,
-        }
-        try:
-            verdict = await criterion.evaluate(ctx)
-            score = min(1.0, max(0.0, verdict.score))
-            passed = verdict.passed if verdict.passed is not None else score >= criterion.pass_threshold
-            event = CriterionResult(
-                **base,
-                score=score,
-                passed=passed,
-                details=verdict.details,
-                observed_label=verdict.observed_label,
-                expected_label=verdict.expected_label,
-            )
-        except Exception as exc:  # a crashing grader is recorded, never fatal to the batch
-            event = CriterionResult(**base, score=0.0, passed=False, error=f"{type(exc).__name__}: {exc}")
-        results.append(event)
-    return results
+    return await evaluate_criteria(plan.task, sandbox, prepared, events, final_message, plan.seed)
 
 
 def _end_event(
     task: TaskSpec, result: AgentResult, results: list[CriterionResult], timings: Timings
 ) -> EpisodeEnd:
-    outcome, status, error = _outcome(result, results)
-    weights = [r.weight for r in results]
-    total = sum(weights)
-    score = (
-        sum(r.score * r.weight for r in results) / total
-        if total
-        else (sum(r.score for r in results) / len(results) if results else 0.0)
-    )
+    outcome, status, error = episode_outcome(result, results)
     return EpisodeEnd(
         outcome=outcome,
         status=status,
-        score=score,
+        score=episode_score(results),
         timings=timings,
         usage=result.usage,
         cost_usd=result.cost_usd,
@@ -284,23 +239,6 @@ def _end_event(
         error=error,
         agent_versions=result.versions,
     )
-
-
-def _outcome(result: AgentResult, results: list[CriterionResult]) -> tuple[Outcome, Status, str | None]:
-    """Three-valued outcome: invalid (not measured), else pass iff every gating criterion passed."""
-    if result.invalid:
-        return "invalid", result.status if result.status != "completed" else "agent_error", result.error
-    broken = [r for r in results if r.gating and r.error]
-    if broken:
-        return (
-            "invalid",
-            "grader_error",
-            f"gating criterion {broken[0].criterion_id!r} failed: {broken[0].error}",
-        )
-    if result.status in ("timeout", "budget_exceeded"):
-        return "fail", result.status, result.error
-    passed = all(r.passed for r in results if r.gating)
-    return ("pass" if passed else "fail"), result.status, result.error
 
 
 class _Clock:
