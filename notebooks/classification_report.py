@@ -31,7 +31,7 @@ from IPython.display import HTML, Markdown, display
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
 from coder_eval.errors import AnalysisError, unknown_name
-from coder_eval.report import load_report_runs, trajectory_links, write_summary
+from coder_eval.analysis.notebook import load_report_runs, trajectory_links, write_summary
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dir)

@@ -34,7 +34,7 @@ from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
-from coder_eval.report import REPORT_METRICS, load_report_runs, trajectory_links, variant_pair, write_summary
+from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, trajectory_links, variant_pair, write_summary
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dirs)

@@ -35,7 +35,7 @@ from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
-from coder_eval.report import REPORT_METRICS, load_report_runs, write_summary
+from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, write_summary
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)

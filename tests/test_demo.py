@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.report import REPORT_METRICS, jsonable, render_report
+from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
+from coder_eval.report import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import REPO, coder_eval

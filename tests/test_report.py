@@ -19,8 +19,9 @@ from papermill.translators import PythonTranslator
 
 import coder_eval.analysis as ca
 from coder_eval import report
+from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
 from coder_eval.errors import ReportError
-from coder_eval.report import REPORT_METRICS, TEMPLATES, ReportResult, jsonable, parse_params, render_report
+from coder_eval.report import TEMPLATES, ReportResult, parse_params, render_report
 from tests.helpers import REPO
 
 RUNS = REPO / "tests" / "fixtures" / "runs"

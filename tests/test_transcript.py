@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coder_eval.transcript import input_summary, transcript_text
 from coder_eval.trajectory import EpisodeStart, TrajectoryWriter
+from coder_eval.transcript import input_summary, transcript_text
 from tests.helpers import coder_eval, minimal_task
 
 

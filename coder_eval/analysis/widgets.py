@@ -29,9 +29,9 @@ from coder_eval.analysis.compare import compare, comparisons_frame
 from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import N_RESAMPLES
 from coder_eval.analysis.load import load_runs
+from coder_eval.analysis.notebook import REPORT_METRICS, trajectory_links, variant_pair
 from coder_eval.analysis.plots import forest_plot
 from coder_eval.errors import AnalysisError, ReportError
-from coder_eval.report import REPORT_METRICS, trajectory_links, variant_pair
 from coder_eval.run_dir import MANIFEST
 from coder_eval.transcript import transcript_text
 
