@@ -76,7 +76,9 @@ overview.to_frame()
 outcomes = pd.crosstab(episodes.variant_id, episodes.outcome, margins=True, margins_name="total")
 display(outcomes)
 display(pd.crosstab(episodes.variant_id, episodes.status))
-invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "status", "error"]].reset_index(drop=True)
+invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "status", "error"]].reset_index(
+    drop=True
+)
 display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below."))
 invalid if len(invalid) else None
 
@@ -210,20 +212,37 @@ plt.show()
 # ## Slowest and most expensive episodes
 
 # %%
-columns = ["episode_id", "outcome", "status", "duration_s", "cost_usd", "total_tokens", "num_turns", "n_tool_calls"]
+columns = [
+    "episode_id",
+    "outcome",
+    "status",
+    "duration_s",
+    "cost_usd",
+    "total_tokens",
+    "num_turns",
+    "n_tool_calls",
+]
 display(episodes.nlargest(top_n, "duration_s")[columns].reset_index(drop=True))
 episodes.nlargest(top_n, "cost_usd")[columns].reset_index(drop=True)
 
 # %% [markdown]
 # ## Judges
 #
-# When a criterion asks a panel of model judges, each judge's vote is recorded. Agreement is the share
-# of items where every judge voted the same, and Krippendorff's α (nominal; 1 is perfect agreement, 0 is
-# chance). Evaluation cost is what the judges' calls cost, on top of the agent's cost.
+# When a criterion asks a panel of model judges, each judge's vote is recorded: the first table lists
+# the votes (the panel passes by majority), split panels first. Agreement is the share of items where
+# every judge voted the same, and Krippendorff's α (nominal; 1 is perfect agreement, 0 is chance).
+# Evaluation cost is what the judges' calls cost, on top of the agent's cost.
 
 # %%
 has_votes = criteria.details.map(lambda d: isinstance(d, dict) and bool(d.get("votes"))).any()
 if has_votes:
+    votes = ca.judge_votes(criteria)
+    split = votes.groupby(["episode_id", "criterion_id"]).passed.transform("nunique") > 1
+    display(
+        votes.assign(split=split)
+        .sort_values(["split", "episode_id"], ascending=[False, True])
+        .head(top_n * 4)
+    )
     agreement, judge_cost = ca.judge_agreement(criteria), ca.evaluation_cost(criteria)
     display(agreement)
     display(judge_cost)

@@ -11,7 +11,7 @@ Example::
     compare(runs.episodes, "candidate", "baseline").verdict
 """
 
-from coder_eval.analysis.agreement import evaluation_cost, judge_agreement
+from coder_eval.analysis.agreement import evaluation_cost, judge_agreement, judge_votes
 from coder_eval.analysis.classification import Classification, classification
 from coder_eval.analysis.compare import Comparison, compare, compare_all, comparisons_frame
 from coder_eval.analysis.cost import cost_per_resolved
@@ -41,6 +41,7 @@ __all__ = [
     "frequent_errors",
     "higher_is_better",
     "judge_agreement",
+    "judge_votes",
     "load_runs",
     "mde",
     "pass_at_k",

@@ -6,6 +6,7 @@ A criterion that asks several judges stores ``details["votes"]``: a list of
 
 Example::
 
+    judge_votes(runs.criteria)         # one row per vote: who said what, with tokens and cost
     judge_agreement(runs.criteria)     # criterion_id, n_items, n_votes, share_unanimous, alpha
     evaluation_cost(runs.criteria)     # variant_id, n_votes, input_tokens, output_tokens, cost_usd
 """
@@ -40,6 +41,31 @@ def voted(criteria: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         raise AnalysisError("no criterion has details['votes']; judge agreement needs a judge panel")
     return frame
+
+
+def judge_votes(criteria: pd.DataFrame, rationale_chars: int = 160) -> pd.DataFrame:
+    """One row per vote: the episode, criterion, vote number, passed, score, the start of the rationale,
+    tokens and cost — what each judge said, next to the panel's verdict (``panel_passed``).
+
+    Example: ``judge_votes(runs.criteria).query("not panel_passed")``
+    """
+    frame = voted(criteria)
+    rows = [
+        {
+            "episode_id": row["episode_id"],
+            "variant_id": row["variant_id"],
+            "criterion_id": row["criterion_id"],
+            "panel_passed": bool(row["passed"]),
+            "vote": number,
+            "passed": bool(vote.get("passed")),
+            "score": vote.get("score"),
+            "rationale": str(vote.get("rationale", ""))[:rationale_chars],
+            **{key: vote.get(key) for key in VOTE_TOKENS},
+        }
+        for _, row in frame.iterrows()
+        for number, vote in enumerate(row["votes"], start=1)
+    ]
+    return pd.DataFrame(rows)
 
 
 def judge_agreement(criteria: pd.DataFrame) -> pd.DataFrame:

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from coder_eval.analysis import evaluation_cost, judge_agreement
+from coder_eval.analysis import evaluation_cost, judge_agreement, judge_votes
 from coder_eval.errors import AnalysisError
 
 VOTES = [[True, True, True], [True, False, True], [False, False, False], [True, True, False]]
@@ -13,8 +13,10 @@ def criteria(votes: list[list[bool]]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
+                "episode_id": f"t{i}--v--r0",
                 "criterion_id": "judge",
                 "variant_id": "v",
+                "passed": sum(vs) * 2 > len(vs),
                 "details": {
                     "votes": [
                         {
@@ -29,7 +31,7 @@ def criteria(votes: list[list[bool]]) -> pd.DataFrame:
                     ]
                 },
             }
-            for vs in votes
+            for i, vs in enumerate(votes)
         ]
     )
 
@@ -56,3 +58,12 @@ def test_evaluation_cost_sums_the_votes() -> None:
 def test_no_votes_is_an_analysis_error() -> None:
     with pytest.raises(AnalysisError, match="votes"):
         judge_agreement(pd.DataFrame({"criterion_id": ["x"], "details": [{}]}))
+
+
+def test_judge_votes_lists_every_vote_beside_the_panel_verdict() -> None:
+    votes = judge_votes(criteria(VOTES))
+    assert len(votes) == 12
+    second = votes[votes["episode_id"] == "t1--v--r0"]
+    assert second["vote"].tolist() == [1, 2, 3]
+    assert second["passed"].tolist() == [True, False, True] and second["panel_passed"].all()
+    assert votes["cost_usd"].sum() == pytest.approx(0.12)

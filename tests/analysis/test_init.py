@@ -17,6 +17,7 @@ EXPORTED = [
     "frequent_errors",
     "higher_is_better",
     "judge_agreement",
+    "judge_votes",
     "load_runs",
     "mde",
     "pass_at_k",
