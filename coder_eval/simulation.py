@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # the client is imported when a simulator runs: it is slow to
     from anthropic.types import MessageParam
 
 from coder_eval.agents.base import AgentReply, EventSink
-from coder_eval.errors import AgentError, TaskError
+from coder_eval.errors import AgentError
+from coder_eval.scripted.script import ScriptRef
 from coder_eval.trajectory import CriterionResult, Message, Usage
 
 DIALOG_AGENTS = ("claude-code",)
@@ -61,7 +62,7 @@ class SimulationSpec(BaseModel):
     stop_token: str = Field(default="###STOP###", min_length=1, description="Written to end the dialog.")
     max_turns: int = Field(default=5, ge=1, description="User turns after the initial prompt.")
     model: str = Field(default=DEFAULT_MODEL, description="Simulator model id, or 'scripted'.")
-    scripted: dict[str, Any] | str | None = Field(
+    scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file relative to the task."
     )
     max_tokens: int = Field(default=1024, ge=1, description="max_tokens of each simulator call.")
@@ -80,13 +81,6 @@ class SimulationSpec(BaseModel):
             raise ValueError(f"a 'scripted' block needs model: scripted (model is {self.model!r})")
         if self.stop_when_criteria_pass and self.check_criteria != "every_turn":
             raise ValueError("stop_when_criteria_pass: true needs check_criteria: every_turn")
-        if isinstance(self.scripted, dict):
-            from coder_eval.scripted import load_script
-
-            try:
-                load_script(self.scripted)
-            except TaskError as exc:
-                raise ValueError(f"scripted: {exc}") from exc
         return self
 
 

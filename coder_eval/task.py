@@ -26,6 +26,7 @@ from coder_eval.criteria import Criterion
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
+from coder_eval.scripted.script import ScriptRef, load_script
 from coder_eval.simulation import SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
@@ -163,7 +164,7 @@ class TaskSpec(_Strict):
     )
     reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
-    scripted: dict[str, Any] | str | None = Field(default=None, description="Script for model 'scripted'.")
+    scripted: ScriptRef = Field(default=None, description="Script for model 'scripted' (inline or a file).")
     simulation: SimulationSpec | None = Field(default=None, description="A simulated user (dialog task).")
     source_path: Path | None = Field(default=None, description="The task file (set by the loader).")
     dataset_row: dict[str, Any] | None = Field(default=None, description="The row (set by fan-out).")
@@ -351,6 +352,11 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     update["sandbox"] = task.sandbox.model_copy(update={"template_sources": sources})
     if isinstance(task.scripted, str):
         update["scripted"] = existing(task.scripted, ("scripted",), want_dir=False)
+        if Path(update["scripted"]).is_file():
+            try:
+                load_script(update["scripted"])
+            except TaskError as exc:
+                problems.append(f"{doc.where(('scripted',))}: scripted: {exc}")
     if task.simulation is not None and isinstance(task.simulation.scripted, str):
         user_script = existing(task.simulation.scripted, ("simulation", "scripted"), want_dir=False)
         update["simulation"] = task.simulation.model_copy(update={"scripted": user_script})

@@ -247,3 +247,16 @@ def test_claude_code_without_network_is_rejected(tmp_path: Path) -> None:
     extra = "agent: {kind: claude-code}\nsandbox: {driver: bwrap, network: false}\n"
     path = minimal_task(tmp_path, extra=extra)
     assert "network: false cuts the claude-code agent off from its model" in load_error(path)
+
+
+def test_bad_inline_script_is_rejected_at_load(tmp_path: Path) -> None:
+    path = minimal_task(tmp_path, extra="scripted: {turns: [{blokcs: []}]}\n")
+    message = load_error(path)
+    assert "scripted" in message and "did you mean 'blocks'" in message
+
+
+def test_bad_script_file_is_rejected_at_load_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "script.yaml").write_text("turns:\n  - blocks: []\n  - erorr: {kind: overloaded}\n")
+    path = minimal_task(tmp_path, extra="scripted: script.yaml\n")
+    message = load_error(path)
+    assert "script.yaml:3" in message and "did you mean 'error'" in message

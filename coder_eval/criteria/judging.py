@@ -35,8 +35,9 @@ if TYPE_CHECKING:  # the client is imported when a judge runs: it is slow to imp
     from anthropic.types import Message as ApiMessage
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
-from coder_eval.errors import GraderError, TaskError
+from coder_eval.errors import GraderError
 from coder_eval.pricing import cost_usd
+from coder_eval.scripted.script import ScriptRef
 from coder_eval.trajectory import Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -55,7 +56,7 @@ class PanelSpec(CriterionSpec):
     """Fields every judge panel has, whatever runs the judge; ``pass_threshold`` is not used."""
 
     model: str = Field(default=DEFAULT_MODEL, description="Judge model id, or 'scripted' (needs 'scripted').")
-    scripted: dict[str, Any] | str | None = Field(
+    scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file relative to the task."
     )
     votes: int = Field(default=3, ge=1, le=25, description="Independent judge calls.")
@@ -70,13 +71,6 @@ class PanelSpec(CriterionSpec):
             raise ValueError(f"min_pass_votes ({self.min_pass_votes}) exceeds votes ({self.votes})")
         if (self.model == SCRIPTED) != (self.scripted is not None):
             raise ValueError("give 'scripted' exactly when model is 'scripted'")
-        if isinstance(self.scripted, dict):
-            from coder_eval.scripted import load_script
-
-            try:
-                load_script(self.scripted)
-            except TaskError as exc:
-                raise ValueError(f"scripted: {exc}") from exc
         return self
 
     @property

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from coder_eval.criteria.base import check_regex
 from coder_eval.errors import ExperimentError
+from coder_eval.scripted.script import ScriptRef
 from coder_eval.task import TASK_ID, AgentSpec, RunLimits, SandboxSpec, TemplateSource
 from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
 
@@ -75,7 +76,7 @@ class DefaultsSpec(_Strict):
     tags: list[str] | None = Field(default=None, description="Tags added to every task.")
     pre_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
     post_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
-    scripted: dict[str, Any] | str | None = Field(default=None, description="Script for model 'scripted'.")
+    scripted: ScriptRef = Field(default=None, description="Script for model 'scripted'.")
 
 
 class VariantSpec(_Strict):
@@ -90,7 +91,7 @@ class VariantSpec(_Strict):
         default_factory=list, description="Appended to sandbox.template_sources (paths: experiment file)."
     )
     prompt_mutations: PromptMutations = Field(default_factory=PromptMutations, description="Prompt edits.")
-    scripted: dict[str, Any] | str | None = Field(
+    scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file (experiment file)."
     )
     gated: bool = Field(

@@ -14,7 +14,18 @@ See docs/scripted.md for the script format and how turns are selected.
 """
 
 from coder_eval.scripted.request_log import RecordedRequest
-from coder_eval.scripted.script import Block, Choice, ErrorSpec, Script, ToolUse, Turn, When, load_script
+from coder_eval.scripted.script import (
+    Block,
+    Choice,
+    ErrorSpec,
+    Script,
+    ScriptRef,
+    ToolUse,
+    Turn,
+    When,
+    check_inline_script,
+    load_script,
+)
 from coder_eval.scripted.server import ScriptedServer
 
 __all__ = [
@@ -23,9 +34,11 @@ __all__ = [
     "ErrorSpec",
     "RecordedRequest",
     "Script",
+    "ScriptRef",
     "ScriptedServer",
     "ToolUse",
     "Turn",
     "When",
+    "check_inline_script",
     "load_script",
 ]

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coder_eval.errors import TaskError, did_you_mean
 
@@ -237,3 +237,20 @@ def _line(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 _FIELD_NAMES = sorted(
     {name for model in (Script, Turn, Choice, ErrorSpec, When, Block, ToolUse) for name in model.model_fields}
 )
+
+
+def check_inline_script(value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
+    """Validate an inline script where it is declared, so a bad one fails at load time.
+
+    A file reference (a string) is checked where it is resolved, relative to its declaring file.
+    """
+    if isinstance(value, dict):
+        try:
+            load_script(value)
+        except TaskError as exc:
+            raise ValueError(f"scripted: {exc}") from exc
+    return value
+
+
+ScriptRef = Annotated[dict[str, Any] | str | None, AfterValidator(check_inline_script)]
+"""A ``scripted`` field: an inline script (validated on load) or a script file's path."""

@@ -50,10 +50,12 @@ def test_public_api_is_stable() -> None:
         "ErrorSpec",
         "RecordedRequest",
         "Script",
+        "ScriptRef",
         "ScriptedServer",
         "ToolUse",
         "Turn",
         "When",
+        "check_inline_script",
         "load_script",
     ]
 
