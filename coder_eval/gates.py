@@ -128,7 +128,8 @@ def _metric_gates(rows: pd.DataFrame, criterion_id: str, base: GateResult) -> li
     except AnalysisError as exc:
         return [replace(base, note=str(exc))]
     if base.metric == "accuracy":
-        return [_judged(base, cls.accuracy, cls.accuracy_low, cls.accuracy_high, f"Wilson; n={cls.n}")]
+        note = f"{cls.accuracy_method}; n={cls.n}"
+        return [_judged(base, cls.accuracy, cls.accuracy_low, cls.accuracy_high, note)]
     if base.metric == "macro_f1":
         return [_judged(base, cls.macro_f1, NAN, NAN, f"mean of per-label F1; n={cls.n}")]
     positive = cls.per_label[(cls.per_label["label"] != NONE_LABEL) & (cls.per_label["support"] > 0)]

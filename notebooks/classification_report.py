@@ -59,7 +59,8 @@ display(
 # %% [markdown]
 # ## Confusion matrix
 #
-# Rows are the expected label, columns the observed one; the diagonal is correct.
+# Rows are the expected label, columns the observed one; the diagonal is correct. With several
+# variants this matrix pools them; the per-variant section below splits them.
 
 # %%
 fig, ax = plt.subplots(figsize=(1.2 * len(result.confusion) + 2, 1.0 * len(result.confusion) + 1.5))
@@ -74,35 +75,44 @@ result.confusion
 # the items that expected it, the share observed as it. *F1* is their harmonic mean; *macro F1* the mean
 # F1 over labels. Intervals are 95 %: Wilson for accuracy, precision and recall when each task has one
 # item, a cluster bootstrap over tasks when tasks have several (repeats or variants), and always a
-# cluster bootstrap for F1 (the `method` column says which).
+# cluster bootstrap for F1 (the `method` column, and the text beside the accuracy, say which).
 
 # %%
 display(
     Markdown(
         f"**Accuracy {result.accuracy:.1%}** (95% CI {result.accuracy_low:.1%}–{result.accuracy_high:.1%}, "
-        f"Wilson, n = {result.n}); **macro F1 {result.macro_f1:.3f}**."
+        f"{result.accuracy_method}, n = {result.n}); **macro F1 {result.macro_f1:.3f}**."
     )
 )
 result.per_label.set_index("label")
 
 # %% [markdown]
 # ## Per variant
+#
+# The sections above pool every selected variant. In an A/B run the question is usually how each arm
+# classifies: here each variant gets its own confusion matrix and per-label precision and recall (same
+# methods as above).
 
 # %%
+by_variant = {v: ca.classification(chosen[chosen.variant_id == v], result.criterion_id) for v in sorted(items.variant_id.unique())}
 per_variant = pd.DataFrame(
     [
-        {
-            "variant_id": v,
-            "n": (r := ca.classification(chosen[chosen.variant_id == v], result.criterion_id)).n,
-            "accuracy": r.accuracy,
-            "accuracy_low": r.accuracy_low,
-            "accuracy_high": r.accuracy_high,
-            "macro_f1": r.macro_f1,
-        }
-        for v in sorted(items.variant_id.unique())
+        {"variant_id": v, "n": r.n, "accuracy": r.accuracy, "accuracy_low": r.accuracy_low,
+         "accuracy_high": r.accuracy_high, "macro_f1": r.macro_f1}
+        for v, r in by_variant.items()
     ]
 )
-per_variant.set_index("variant_id")
+display(per_variant.set_index("variant_id"))
+if len(by_variant) > 1:
+    size = 1.2 * len(result.confusion) + 2
+    fig, axes = plt.subplots(1, len(by_variant), figsize=(size * len(by_variant), size - 0.5), squeeze=False)
+    for ax, (v, r) in zip(axes[0], by_variant.items()):
+        plots.confusion_plot(r, ax)
+        ax.set_title(f"{v}: accuracy {r.accuracy:.0%} (n={r.n})")
+    plt.tight_layout()
+    plt.show()
+    label_columns = ["support", "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "f1"]
+    display(pd.concat({v: r.per_label.set_index("label")[label_columns] for v, r in by_variant.items()}, names=["variant_id"]))
 
 # %% [markdown]
 # ## Misclassified items

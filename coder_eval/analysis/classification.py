@@ -62,6 +62,8 @@ class Classification:
     n: int
     rows: pd.DataFrame
     """The items, with ``expected``, ``observed`` and ``correct`` columns."""
+    accuracy_method: str = "Wilson"
+    """Wilson with one item per task; a cluster bootstrap over tasks when tasks have several."""
 
     @property
     def misclassified(self) -> pd.DataFrame:
@@ -91,19 +93,33 @@ def classification(
         [label_scores(items, label, one_run, confidence, n_resamples, seed) for label in labels],
         columns=LABEL_COLUMNS,
     )
-    n, correct = len(items), int(items["correct"].sum())
-    low, high = wilson_interval(correct, n, confidence)
+    accuracy, low, high, method = accuracy_estimate(items, one_run, confidence, n_resamples, seed)
     return Classification(
         str(items["criterion_id"].iloc[0]),
         confusion,
         per_label,
-        correct / n,
+        accuracy,
         low,
         high,
         float(per_label["f1"].mean()),
-        n,
+        len(items),
         items,
+        method,
     )
+
+
+def accuracy_estimate(
+    items: pd.DataFrame, one_run: bool, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float, float, str]:
+    """Share of correct items: Wilson with one item per task, else a cluster bootstrap over tasks
+    (repeats and variants of a task are not independent items)."""
+    n, correct = len(items), int(items["correct"].sum())
+    if one_run:
+        return (correct / n, *wilson_interval(correct, n, confidence), "Wilson")
+    per_task = items.groupby("task_id")["correct"].agg(["sum", "count"]).astype(float)
+    hits, sizes = per_task["sum"].to_numpy(float), per_task["count"].to_numpy(float)
+    ci, method = bootstrap_interval((hits, sizes), ratio_of_sums, confidence, n_resamples, seed)
+    return correct / n, ci.low, ci.high, method
 
 
 def labelled_items(criteria: pd.DataFrame, criterion: str | None) -> pd.DataFrame:

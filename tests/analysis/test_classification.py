@@ -51,3 +51,20 @@ def test_several_labelled_criteria_need_a_choice() -> None:
     assert classification(both, criterion="tool", n_resamples=199).criterion_id == "tool"
     with pytest.raises(AnalysisError, match="did you mean 'tool'"):
         classification(both, criterion="tol")
+
+
+def test_accuracy_is_wilson_with_one_item_per_task() -> None:
+    cls = classification(criteria(PAIRS), n_resamples=499)
+    wilson = stats.binomtest(5, 8).proportion_ci(method="wilson")
+    assert cls.accuracy_method == "Wilson"
+    assert (cls.accuracy_low, cls.accuracy_high) == pytest.approx((wilson.low, wilson.high))
+
+
+def test_accuracy_with_repeats_resamples_whole_tasks() -> None:
+    """Three repeats per task are not three independent items: the interval is a cluster bootstrap."""
+    repeated = pd.concat([criteria(PAIRS)] * 3, ignore_index=True)
+    cls = classification(repeated, n_resamples=999)
+    assert cls.accuracy == pytest.approx(5 / 8) and cls.n == 24
+    assert cls.accuracy_method.startswith("cluster bootstrap")
+    naive = stats.binomtest(15, 24).proportion_ci(method="wilson")
+    assert cls.accuracy_high - cls.accuracy_low > naive.high - naive.low  # honest: wider than 24 iid items
