@@ -33,7 +33,7 @@ from claude_agent_sdk.types import McpSdkServerConfig
 
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.agents.claude_code.environment import SDK_VARIABLES, cli_env
-from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli
+from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, settle
 from coder_eval.agents.claude_code.outcome import agent_result
 from coder_eval.agents.claude_code.recorder import Recorder
 from coder_eval.criteria.agent_judge import SERVER, VERDICT_TOOL_NAME
@@ -58,7 +58,6 @@ DISALLOWED_TOOLS = (
     "WebSearch",
 )
 """Refused even if a setting offered them."""
-SETTLE_S = 10.0
 """Seconds allowed for the SDK to wind down once the CLI has been killed."""
 
 
@@ -212,7 +211,7 @@ async def _drive(
         return _Ended(None, timed_out=True)
     finally:
         launcher.kill()
-        await _settle(stream)
+        await settle(stream)
         recorder.flush_all()
 
 
@@ -230,11 +229,3 @@ async def _stream(
     except Exception as exc:  # a CLI that died or an SDK error is an outcome, mapped by agent_result
         return exc
     return None
-
-
-async def _settle(stream: asyncio.Task[BaseException | None]) -> None:
-    if not stream.done():
-        stream.cancel()
-    await asyncio.wait({stream}, timeout=SETTLE_S)
-    if stream.done() and not stream.cancelled():
-        stream.exception()

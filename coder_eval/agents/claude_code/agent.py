@@ -31,7 +31,7 @@ from claude_agent_sdk.types import PermissionMode, SystemPromptPreset
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.claude_code.dialog import Dialog
 from coder_eval.agents.claude_code.environment import SDK_VARIABLES, bad_names, cli_env
-from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version
+from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version, settle
 from coder_eval.agents.claude_code.outcome import agent_result
 from coder_eval.agents.claude_code.recorder import Recorder
 from coder_eval.pricing import cost_usd, rates_for
@@ -39,7 +39,6 @@ from coder_eval.sandbox.base import inside
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import Message
 
-SETTLE_S = 10.0
 """Seconds allowed for the SDK to wind down once the CLI has been killed."""
 
 
@@ -98,7 +97,7 @@ class ClaudeCodeAgent:
                 end = await asyncio.shield(stream)
             finally:
                 launcher.kill()
-                await _settle(stream)
+                await settle(stream)
                 recorder.flush_all()
         result = agent_result(recorder, end.error, list(stderr), end.stopped)
         if dialog.error is not None:
@@ -187,12 +186,3 @@ async def _stream(
     except Exception as exc:  # the SDK's errors and a CLI that died are outcomes, mapped later
         return _StreamEnd(error=exc)
     return _StreamEnd()
-
-
-async def _settle(stream: asyncio.Task[_StreamEnd]) -> None:
-    """Let the SDK wind down after the kill (it waits on a process that is gone by now)."""
-    if not stream.done():
-        stream.cancel()
-    await asyncio.wait({stream}, timeout=SETTLE_S)
-    if stream.done() and not stream.cancelled():
-        stream.exception()

@@ -18,6 +18,7 @@ e.g. bubblewrap) confines the CLI the same way.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shlex
@@ -28,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import claude_agent_sdk
 
@@ -184,3 +186,17 @@ def cli_version(cli: Path) -> str | None:
     except OSError:
         return None
     return text.split()[0] if text.split() else None
+
+
+SETTLE_S = 10.0
+"""Seconds the SDK gets to wind down once its CLI has been killed."""
+
+
+async def settle(stream: asyncio.Task[Any]) -> None:
+    """Let the SDK wind down after the kill (it waits on a process that is gone by now); the task's
+    own exception, if any, is retrieved so that it is not reported as never retrieved."""
+    if not stream.done():
+        stream.cancel()
+    await asyncio.wait({stream}, timeout=SETTLE_S)
+    if stream.done() and not stream.cancelled():
+        stream.exception()
