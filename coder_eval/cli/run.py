@@ -155,7 +155,8 @@ def _execute(
 ) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("running", total=len(plans))
+        done = len(run.completed_episode_ids() & {p.episode_id for p in plans}) if resume else 0
+        bar = progress.add_task("running", total=len(plans), completed=done)
         counts = {"pass": 0, "fail": 0, "invalid": 0}
 
         def on_done(plan: EpisodePlan, end: EpisodeEnd) -> None:
