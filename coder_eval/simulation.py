@@ -10,7 +10,7 @@ Example (task YAML)::
       constraints: [Never write code yourself., Answer in at most two sentences.]
       stop_token: "###STOP###"        # the simulator ends the dialog by writing it
       max_turns: 5                    # user turns after the initial prompt
-      model: claude-sonnet-4-5        # or scripted, with a `scripted:` block (offline)
+      model: claude-sonnet-4-6        # or scripted, with a `scripted:` block (offline)
       check_criteria: end_of_dialog   # or every_turn: criteria checked after each agent reply
       stop_when_criteria_pass: false  # true (needs every_turn): end once every gating criterion passes
 
@@ -44,7 +44,7 @@ DIALOG_AGENTS = ("claude-code",)
 GRADER_CHECK_AGENTS = ("oracle", "none")
 """Agent kinds that never converse (grader checks: ``coder-eval validate``); they ignore the block."""
 SCRIPTED = "scripted"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 """The simulator model when none is given; also the name a scripted simulator answers as."""
 REQUEST_TIMEOUT_S = 120.0
 
