@@ -72,12 +72,31 @@ pd.crosstab(pair.variant_id, pair.outcome, margins=True, margins_name="total")
 # number of tasks; `correlation` between the arms' task means shows how much pairing helped.
 
 # %%
-shown = table.assign(verdict=table.verdict.map(verdicts)).set_index("metric")
-shown = shown.rename(columns={"mean_a": candidate, "mean_b": baseline})[
-    [candidate, baseline, "diff", "ci_low", "ci_high", "verdict", "p_value", "test", "ratio", "ratio_ci_low",
-     "ratio_ci_high", "correlation", "mde", "method"]
-]
-shown
+def p_text(p: float) -> str:
+    return "n/a" if pd.isna(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def ratio_text(row: pd.Series) -> str:
+    if pd.isna(row.ratio):
+        return ""
+    return f"{row.ratio:.2f} [{row.ratio_ci_low:.2f}, {row.ratio_ci_high:.2f}]"
+
+
+shown = pd.DataFrame(
+    {
+        "metric": table.metric,
+        candidate: table.mean_a.map("{:.3g}".format),
+        baseline: table.mean_b.map("{:.3g}".format),
+        "diff [95% CI]": [f"{d:+.3g} [{lo:.3g}, {hi:.3g}]" for d, lo, hi in zip(table["diff"], table.ci_low, table.ci_high)],
+        "ratio [95% CI]": table.apply(ratio_text, axis=1),
+        "p": table.p_value.map(p_text),
+        "verdict": table.verdict.map(verdicts),
+        "mde": table.mde.map("{:.3g}".format),
+    }
+).set_index("metric")
+display(shown)
+display(Markdown("How each number was computed (the paired test, the interval's method, and the correlation of the arms' task means):"))
+table.set_index("metric")[["test", "method", "correlation", "n_tasks", "n_repeats"]]
 
 # %%
 fig, axes = plt.subplots(len(table), 1, figsize=(8, 1.15 * len(table) + 0.5))

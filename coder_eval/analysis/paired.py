@@ -16,7 +16,15 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, FloatArray, bootstrap_interval, t_interval
+from coder_eval.analysis.intervals import (
+    N_RESAMPLES,
+    NAN,
+    SEED,
+    SMALL_T,
+    FloatArray,
+    bootstrap_interval,
+    t_interval,
+)
 from coder_eval.analysis.metrics import MetricKind
 
 EXACT_MAX_TASKS = 20
@@ -136,6 +144,8 @@ def paired_test(
     p_t = paired_t_p(d)
     if kind == "amount":
         ci, method = bootstrap_interval((d,), np.mean, confidence, n_resamples, seed)
+        if len(d) < SMALL_T:  # heavy-tailed amounts: every interval under-covers with few tasks
+            method += f"; approximate (T={len(d)} < {SMALL_T})"
         return PairedResult(
             diff, ci.low, ci.high, bootstrap_p(d, n_resamples, seed), "paired bootstrap", method, p_t
         )
