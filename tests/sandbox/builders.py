@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,8 +31,16 @@ def create(driver: type[TempdirSandbox], spec: SandboxSpec, base_dir: Path, **kw
     return run(driver.create(spec, base_dir=base_dir, **kwargs))
 
 
-def alive(pattern: str) -> list[int]:
-    """Pids of live (non-zombie) processes whose command line contains ``pattern``."""
+def alive(pattern: str, within: float = 2.0) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line contains ``pattern``, once those that
+    were already killed have had ``within`` seconds to die (a loaded machine schedules them late)."""
+    deadline = time.monotonic() + within
+    while (pids := _alive_now(pattern)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids
+
+
+def _alive_now(pattern: str) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
