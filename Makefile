@@ -3,7 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
-MODEL ?=
+# With ANTHROPIC_API_KEY set, `make run` uses a real model (MODEL, default below) under a spending cap
+# (MAX_COST_USD); without a key it runs the offline demo against the scripted model server.
+DEFAULT_MODEL := claude-sonnet-4-6
+MODEL ?= $(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),)
+MAX_COST_USD ?= 5
 
 .PHONY: setup system-deps run test check lint format lab schema clean
 
@@ -18,10 +22,10 @@ setup: $(STAMP)
 system-deps:
 	@bash scripts/system-deps.sh
 
-# The offline skill A/B demo through the real Claude Code CLI and the scripted model server; with
-# ANTHROPIC_API_KEY set, `make run MODEL=<model>` runs the same experiment against a real model.
+# The skill A/B demo through the real Claude Code CLI: offline (scripted model) without an API key.
 run: $(STAMP)
-	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 $(if $(MODEL),--model $(MODEL))
+	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 \
+	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q
