@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import coder_eval.scripted
 from coder_eval.agents.base import AgentReply
 from coder_eval.analysis import load_runs
 from coder_eval.errors import AgentError, TaskError
@@ -66,20 +64,6 @@ def shape(events: list[Any]) -> list[str]:
         elif isinstance(e, CriterionResult):
             words.append("criterion")
     return words
-
-
-@pytest.fixture
-def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ScriptedServer]]:
-    """Every scripted server started during the test (the agent's and the simulator's)."""
-    made: list[ScriptedServer] = []
-
-    class Recording(ScriptedServer):
-        def start(self) -> ScriptedServer:
-            made.append(self)
-            return super().start()
-
-    monkeypatch.setattr(coder_eval.scripted, "ScriptedServer", Recording)
-    yield made
 
 
 class Sink:

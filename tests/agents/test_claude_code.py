@@ -8,13 +8,11 @@ import asyncio
 import json
 import textwrap
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import coder_eval.scripted
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.scripted.handler import Handler
@@ -75,20 +73,6 @@ def survivors(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
-
-
-@pytest.fixture
-def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ScriptedServer]]:
-    """Every scripted server the runner starts, to read the requests it received."""
-    made: list[ScriptedServer] = []
-
-    class Recording(ScriptedServer):
-        def start(self) -> ScriptedServer:
-            made.append(self)
-            return super().start()
-
-    monkeypatch.setattr(coder_eval.scripted, "ScriptedServer", Recording)
-    yield made
 
 
 EDIT = "{file_path: notes.txt, old_string: hello, new_string: bye}"
