@@ -88,7 +88,8 @@ def classification(
         index=labels, columns=labels, fill_value=0
     )
     confusion.index.name, confusion.columns.name = "expected", "observed"
-    one_run = not items.duplicated(["variant_id", "task_id"]).any()
+    # one item per task: pooled variants (or repeats) put several items on a task, which are not independent
+    one_run = not items.duplicated(["task_id"]).any()
     per_label = pd.DataFrame(
         [label_scores(items, label, one_run, confidence, n_resamples, seed) for label in labels],
         columns=LABEL_COLUMNS,

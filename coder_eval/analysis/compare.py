@@ -101,7 +101,7 @@ def compare(
     wide = paired_means(episodes, a, b, metric)
     both = wide.dropna()
     xa, xb = both[("mean", a)].to_numpy(float), both[("mean", b)].to_numpy(float)
-    repeats = int(np.nanmax(wide["n"].to_numpy(float))) if len(wide) else 0
+    repeats = int(np.nanmax(both["n"].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
     result = paired_test(xa, xb, kind, repeats, confidence, n_resamples, seed)
     ratio = (
         ratio_of_means(xa, xb, confidence, n_resamples, seed)

@@ -68,3 +68,10 @@ def test_accuracy_with_repeats_resamples_whole_tasks() -> None:
     assert cls.accuracy_method.startswith("cluster bootstrap")
     naive = stats.binomtest(15, 24).proportion_ci(method="wilson")
     assert cls.accuracy_high - cls.accuracy_low > naive.high - naive.low  # honest: wider than 24 iid items
+
+
+def test_pooled_variants_are_not_counted_as_independent_items() -> None:
+    """Two variants on the same tasks: 20 items but only 10 tasks, so the accuracy is task-clustered."""
+    pooled = pd.concat([criteria(PAIRS).assign(variant_id=v) for v in ("a", "b")], ignore_index=True)
+    cls = classification(pooled, n_resamples=999)
+    assert cls.n == 16 and cls.accuracy_method.startswith("cluster bootstrap")

@@ -142,3 +142,11 @@ def test_comparisons_frame_has_one_row_per_comparison() -> None:
     df = binary_frame([1, 0, 1], [0, 0, 1])
     frame = comparisons_frame([compare(df, "a", "b"), compare(df, "b", "a")])
     assert len(frame) == 2 and {"diff", "verdict", "mde", "ratio"} <= set(frame.columns)
+
+
+def test_repeats_and_test_come_from_the_paired_tasks_only() -> None:
+    """A task only one variant ran (with repeats) is excluded, and must not decide K or the test."""
+    outcomes = {v: {f"t{i}": ["pass" if (i + (v == "b")) % 3 else "fail"] for i in range(10)} for v in "ab"}
+    outcomes["a"]["extra"] = ["pass", "pass", "fail"]
+    c = compare(episodes_frame(outcomes), "a", "b")
+    assert (c.n_tasks, c.n_repeats, c.n_excluded_tasks, c.test) == (10, 1, 1, "exact McNemar")
