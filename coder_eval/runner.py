@@ -79,6 +79,7 @@ async def run_episode(plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
             sandbox, prepared = await _set_up(plan.task)
             clock.lap("setup")
             result = await _run_agent(plan, sandbox, prepared, sink)
+            await sandbox.stop_processes()  # nothing the agent started may run on while graders read
             clock.lap("agent")
             results = [] if result.invalid else await _grade(plan, sandbox, prepared, sink, result)
             clock.lap("grade")

@@ -111,12 +111,16 @@ class CriterionSpec(BaseModel):
         raise NotImplementedError
 
 
+def file_glob(pattern: str) -> str:
+    """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories)."""
+    return pattern + "/*" if pattern == "**" or pattern.endswith("/**") else pattern
+
+
 def matching_files(root: Path, pattern: str) -> list[Path]:
     """Files under the sandbox ``root`` matching a relative glob, sorted; ``dir/**`` means every file
     below ``dir`` (pathlib alone would match only directories)."""
     resolved = root.resolve()
-    if pattern == "**" or pattern.endswith("/**"):
-        pattern += "/*"
+    pattern = file_glob(pattern)
     return sorted(p for p in resolved.glob(pattern) if p.is_file() and p.resolve().is_relative_to(resolved))
 
 

@@ -1,7 +1,8 @@
 """``file_unchanged``: protected files are byte-identical after the agent ran (the tamper check).
 
 The sha256 of every file matching ``paths`` is taken before the agent starts and compared after:
-an edit, a deletion, a rename, or a new file matching the globs fails the check.
+an edit, a deletion, a rename, or a new file matching the globs fails the check. Links are compared
+by their target, never followed.
 
 Example::
 
@@ -17,18 +18,26 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, matching_files
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, file_glob
 from coder_eval.sandbox.base import Sandbox, SandboxPath
 
 
 def fingerprint(root: Path, patterns: list[str], ignore: list[str]) -> dict[str, str]:
-    """``{relative path: sha256}`` of every file under ``root`` matching the globs, less ``ignore``."""
+    """``{relative path: sha256}`` of every file under ``root`` matching the globs, less ``ignore``.
+
+    A symbolic link is recorded as its target (``link:<target>``), never followed: a protected file
+    swapped for a link (to a file outside the sandbox, say) is a change, and a new link is an addition.
+    """
     resolved = root.resolve()
     hashes: dict[str, str] = {}
     for pattern in patterns:
-        for path in matching_files(resolved, pattern):
+        for path in sorted(resolved.glob(file_glob(pattern))):
             relative = path.relative_to(resolved)
-            if not any(relative.match(skip) for skip in ignore):
+            if any(relative.match(skip) for skip in ignore):
+                continue
+            if path.is_symlink():
+                hashes[str(relative)] = f"link:{path.readlink()}"
+            elif path.is_file():
                 hashes[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return hashes
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
-from coder_eval.errors import GraderError
+from coder_eval.errors import GraderError, SandboxError
 from coder_eval.sandbox.shims import ShimCall, read_calls
 
 
@@ -63,7 +63,12 @@ class RecordedCalls(CriterionSpec):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if self.shim not in ctx.shim_logs:
             raise GraderError(f"no shim named {self.shim!r}; declared: {', '.join(ctx.shim_logs) or 'none'}")
-        calls = read_calls(ctx.sandbox.root, ctx.shim_logs[self.shim])
+        try:
+            calls = read_calls(ctx.sandbox.root, ctx.shim_logs[self.shim])
+        except SandboxError as exc:  # the agent can write to its sandbox, the log included: its failure
+            return Verdict(
+                score=0.0, details={"error": f"the call log is damaged or was tampered with: {exc}"}
+            )
         checks: dict[str, bool] = {}
         cursor = 0
         for i, pattern in enumerate(self.expect):

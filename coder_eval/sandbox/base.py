@@ -53,6 +53,10 @@ class Sandbox(Protocol):
         """Run ``cmd`` (a shell string or argv) inside the sandbox; kill its process group on timeout."""
         ...
 
+    async def stop_processes(self) -> None:
+        """Kill every process the sandbox's commands left running (called before grading)."""
+        ...
+
     async def close(self) -> None:
         """Remove the sandbox (idempotent)."""
         ...

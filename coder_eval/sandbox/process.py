@@ -18,7 +18,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -123,3 +123,73 @@ def _read(handle: IO[bytes]) -> str:
     total = handle.seek(0, os.SEEK_END)
     kept = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
     return f"{kept}\n[coder_eval: output cut at {MAX_OUTPUT_BYTES} of {total} bytes]"
+
+
+def kill_tree(leaders: Iterable[int], marker: str | None = None) -> None:
+    """Stop, then SIGKILL, ``leaders`` and every process they led to, however it detached.
+
+    Example: ``kill_tree([pid], "CODER_EVAL_SANDBOX=3f2a...")``. Caught: the leaders' descendants,
+    every process in a session one of them leads (a backgrounded job there is re-parented to init),
+    and, with ``marker``, every process whose environment holds that ``NAME=value`` entry (even one
+    that called ``setsid`` itself). Processes are frozen with SIGSTOP until no new one appears, then
+    all get SIGKILL.
+    """
+    found: set[int] = set()
+    for _ in range(20):
+        new = _members(set(leaders), marker, found) - found
+        if not new:
+            break
+        for pid in new:
+            _signal(pid, signal.SIGSTOP)
+        found |= new
+    for pid in found:
+        _signal(pid, signal.SIGKILL)
+
+
+def _members(leaders: set[int], marker: str | None, known: set[int]) -> set[int]:
+    """The closure of ``leaders | known | marker holders`` under children and session members."""
+    table = _process_table()
+    spared = {os.getpid(), 1}
+    members = (leaders | known | _marker_holders(table, marker)) & set(table) - spared
+    while True:
+        sessions = {table[pid][1] for pid in members} - {os.getsid(0), 0, 1}
+        grown = {pid for pid, (ppid, sid) in table.items() if ppid in members or sid in sessions}
+        grown = (grown | members) - spared
+        if grown == members:
+            return members
+        members = grown
+
+
+def _marker_holders(table: dict[int, tuple[int, int]], marker: str | None) -> set[int]:
+    if marker is None:
+        return set()
+    needle = b"\0" + marker.encode() + b"\0"
+    holders = set()
+    for pid in table:
+        try:
+            if needle in b"\0" + Path(f"/proc/{pid}/environ").read_bytes():
+                holders.add(pid)
+        except OSError:
+            continue
+    return holders
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id), read from ``/proc`` (empty where there is none)."""
+    table: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) > 3:
+            table[int(entry.name)] = (int(fields[1]), int(fields[3]))
+    return table
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)

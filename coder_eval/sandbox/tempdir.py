@@ -27,6 +27,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Self
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult, inside
-from coder_eval.sandbox.process import kill_group, run_in_group
+from coder_eval.sandbox.process import kill_group, kill_tree, run_in_group
 from coder_eval.sandbox.seed import apply_template, prepare_mock_dirs
 from coder_eval.sandbox.shims import install_shims
 
@@ -111,6 +112,10 @@ def sandbox_env(
     return {**env, **spec_env, **extra}
 
 
+MARKER_VARIABLE = "CODER_EVAL_SANDBOX"
+"""Set in every sandbox command's environment to a per-sandbox value, so leftovers can be found."""
+
+
 class TempdirSandbox:
     """A sandbox in a fresh temporary directory (see the module docstring for its layout)."""
 
@@ -120,6 +125,7 @@ class TempdirSandbox:
         self.root: Path = layout.root
         self.home: Path = layout.home
         self.env: dict[str, str] = {}
+        self.marker = f"{MARKER_VARIABLE}={uuid.uuid4().hex}"
         self._groups: set[int] = set()
         self._closed = False
 
@@ -164,7 +170,8 @@ class TempdirSandbox:
             install_shims(spec.shims, root=self.root, bin_dir=self.layout.bin)
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {self.root}: {exc}") from exc
-        self.env = sandbox_env(self.layout, spec.env, mock_dirs, extra_env)
+        name, _, value = self.marker.partition("=")
+        self.env = {**sandbox_env(self.layout, spec.env, mock_dirs, extra_env), name: value}
 
     async def exec(
         self,
@@ -203,12 +210,20 @@ class TempdirSandbox:
         """
         return list(argv)
 
+    async def stop_processes(self) -> None:
+        """Kill every process the sandbox's commands left behind: their process groups, and any
+        process carrying the sandbox's marker in its environment (one that detached with ``setsid``
+        or a double fork too). The runner calls it when the agent is done, before grading, so nothing
+        the agent started can touch the sandbox while the graders read it."""
+        groups, self._groups = set(self._groups), set()
+        for group in groups:
+            kill_group(group, signal.SIGKILL)
+        await asyncio.to_thread(kill_tree, groups, self.marker)
+
     async def close(self) -> None:
         """Kill what commands left running, then remove the directory (idempotent; retry on error)."""
         self._closed = True
-        for group in self._groups:
-            kill_group(group, signal.SIGKILL)
-        self._groups.clear()
+        await self.stop_processes()
         await asyncio.to_thread(_remove_tree, self.layout.base)
 
 

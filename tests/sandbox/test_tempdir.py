@@ -112,6 +112,7 @@ def test_host_secrets_are_not_visible(make_sandbox: MakeSandbox, monkeypatch: py
         "LC_CTYPE",
         "TZ",
         "TERM",
+        "CODER_EVAL_SANDBOX",  # this sandbox's marker, to find what its commands left running
     } | {f"XDG_{kind}_HOME" for kind in ("CONFIG", "CACHE", "DATA", "STATE")}
 
 
@@ -234,3 +235,17 @@ def test_each_sandbox_is_a_fresh_directory(make_sandbox: MakeSandbox) -> None:
     first, second = make_sandbox(), make_sandbox()
 
     assert first.root != second.root and list(second.root.iterdir()) == []
+
+
+def test_stop_processes_kills_leftovers_even_detached_ones(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox()
+    run(sandbox.exec("(sleep 106.25 &) ; setsid sleep 107.25 > /dev/null 2>&1 < /dev/null &"))
+    deadline = time.monotonic() + 5  # started in the background: give them a moment to exec
+    while not (alive("sleep 106.25", within=0) and alive("sleep 107.25", within=0)):
+        assert time.monotonic() < deadline, "the background sleeps never started"
+        time.sleep(0.05)
+
+    run(sandbox.stop_processes())
+
+    assert alive("sleep 106.25") == [] and alive("sleep 107.25") == []
+    assert run(sandbox.exec("echo still usable")).stdout == "still usable\n"

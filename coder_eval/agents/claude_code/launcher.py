@@ -19,11 +19,8 @@ e.g. bubblewrap) confines the CLI the same way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import shlex
 import shutil
-import signal
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -32,6 +29,8 @@ from types import TracebackType
 from typing import Any
 
 import claude_agent_sdk
+
+from coder_eval.sandbox import process
 
 Wrap = Callable[..., list[str]]
 
@@ -107,73 +106,12 @@ class Launcher:
 
 
 def kill_tree(leader: int, token: str | None = None) -> None:
-    """Stop, then SIGKILL, ``leader`` and every process it led to, however it detached.
+    """Stop, then SIGKILL, ``leader`` and every process it led to, and with ``token`` every process
+    whose environment carries ``TOKEN_VARIABLE=token`` (see ``coder_eval.sandbox.process.kill_tree``).
 
-    Example: ``kill_tree(launcher.pid, launcher.token)``. Caught: ``leader``'s descendants, every
-    process in a session one of them leads (Claude Code starts each Bash tool in a session of its
-    own, and a backgrounded job there is re-parented to init), and, with ``token``, every process
-    whose environment carries ``TOKEN_VARIABLE=token`` (even one that called ``setsid`` itself).
-    Processes are frozen with SIGSTOP until no new one appears, then all get SIGKILL.
+    Example: ``kill_tree(launcher.pid, launcher.token)``.
     """
-    found: set[int] = set()
-    for _ in range(20):
-        new = _members(leader, token, found) - found
-        if not new:
-            break
-        for pid in new:
-            _signal(pid, signal.SIGSTOP)
-        found |= new
-    for pid in found:
-        _signal(pid, signal.SIGKILL)
-
-
-def _members(leader: int, token: str | None, known: set[int]) -> set[int]:
-    """The closure of ``{leader} | known | token holders`` under children and session members."""
-    table = _process_table()
-    spared = {os.getpid(), 1}
-    members = ({leader} | known | _token_holders(table, token)) & set(table) - spared
-    while True:
-        sessions = {table[pid][1] for pid in members} - {os.getsid(0), 0, 1}
-        grown = {pid for pid, (ppid, sid) in table.items() if ppid in members or sid in sessions}
-        grown = (grown | members) - spared
-        if grown == members:
-            return members
-        members = grown
-
-
-def _token_holders(table: dict[int, tuple[int, int]], token: str | None) -> set[int]:
-    if token is None:
-        return set()
-    needle = f"{TOKEN_VARIABLE}={token}".encode()
-    holders = set()
-    for pid in table:
-        try:
-            if needle in Path(f"/proc/{pid}/environ").read_bytes():
-                holders.add(pid)
-        except OSError:
-            continue
-    return holders
-
-
-def _process_table() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, session id), read from ``/proc`` (empty where there is none)."""
-    table: dict[int, tuple[int, int]] = {}
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 3:
-            table[int(entry.name)] = (int(fields[1]), int(fields[3]))
-    return table
-
-
-def _signal(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
+    process.kill_tree([leader], f"{TOKEN_VARIABLE}={token}" if token else None)
 
 
 def cli_version(cli: Path) -> str | None:
