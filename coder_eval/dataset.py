@@ -27,6 +27,8 @@ from coder_eval.errors import TaskError, did_you_mean
 from coder_eval.yaml_source import YamlDoc, explain
 
 ROW_REF = re.compile(r"\$\{row\.([A-Za-z0-9_]+)\}")
+ROW_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,78}[A-Za-z0-9])?")
+"""A row id: it becomes the end of the task id ``<task_id>.<row id>``."""
 SAMPLE_SEED = 0
 """Seed of every task sample (``--sample``, ``sample_per_stratum``): the same N gives the same tasks."""
 
@@ -70,6 +72,12 @@ def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
             raise TaskError(
                 f"{doc.where(('dataset',))}: dataset row {i} has no {dataset.id_field!r} "
                 f"(id_field); its fields: {', '.join(row)}"
+            )
+        if not ROW_ID.fullmatch(str(row[dataset.id_field])):
+            raise TaskError(
+                f"{doc.where(('dataset',))}: dataset row {i}: {dataset.id_field} {row[dataset.id_field]!r} "
+                "cannot be part of a task id: use letters, digits, '.', '_' and '-', starting and ending "
+                "with a letter or digit, at most 80 characters"
             )
     ids = [str(r[dataset.id_field]) for r in rows]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

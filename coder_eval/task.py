@@ -16,11 +16,20 @@ for dataset tasks). Every problem is a ``TaskError`` naming the file, line and f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from coder_eval.criteria import Criterion
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
@@ -30,7 +39,23 @@ from coder_eval.scripted.script import ScriptRef, load_script
 from coder_eval.simulation import SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
-TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
+"""Ids (task, variant, experiment): letters, digits, '.', '_', '-'; a letter or digit at both ends;
+at most 200 characters. They name files, so two different ids never share one."""
+
+
+def check_id(value: str) -> str:
+    """Validate an id against ``TASK_ID`` with a message that says what an id may hold."""
+    if not re.fullmatch(TASK_ID, value):
+        raise ValueError(
+            f"{value!r} is not a valid id: use letters, digits, '.', '_' and '-', start and end with a "
+            "letter or digit, at most 200 characters"
+        )
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(check_id)]
+"""A task, variant or experiment id (see ``TASK_ID``)."""
 SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "macro_f1"]
 
 
@@ -145,7 +170,7 @@ class ReferenceFile(_Strict):
 class TaskSpec(_Strict):
     """One task, fully resolved (dataset rows substituted, files read)."""
 
-    task_id: Annotated[str, Field(pattern=TASK_ID)] = Field(description="Unique id.")
+    task_id: Identifier = Field(description="Unique id.")
     description: str = Field(default="", description="What the task is about.")
     initial_prompt: str | None = Field(default=None, description="The prompt given to the agent.")
     initial_prompt_file: str | None = Field(default=None, description="A file holding the prompt.")
@@ -178,7 +203,7 @@ class TaskSpec(_Strict):
     def _one_prompt(self) -> TaskSpec:
         if (self.initial_prompt is None) == (self.initial_prompt_file is None):
             raise ValueError("give exactly one of 'initial_prompt' or 'initial_prompt_file'")
-        ids = [c.id for c in self.success_criteria if c.id]
+        ids = self.criterion_ids()  # explicit ids and the '<index>-<type>' defaults alike
         if len(ids) != len(set(ids)):
             raise ValueError(f"criterion ids must be unique, got {ids}")
         known = {*self.criterion_ids(), *(c.type for c in self.success_criteria)}

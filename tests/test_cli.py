@@ -335,3 +335,12 @@ def test_ungated_reference_arm_does_not_fail_the_run(invoke: Any, tmp_path: Path
     verdicts = {(g["variant_id"], g["metric"]): g["verdict"] for g in gates}
     assert verdicts[("lazy", "recall")] == "not gated"
     assert verdicts[("guesser", "recall")] == "pass"
+
+
+def test_two_episodes_that_would_share_a_file_are_rejected(invoke: Any, tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "x--y")
+    minimal_task(tmp_path / "tasks", "x")
+    write_experiment(tmp_path, "experiment_id: e\nvariants: [{variant_id: z}, {variant_id: y--z}]\n")
+    result = invoke("plan", "tasks", "--experiment", "experiment.yaml")
+    assert result.returncode == 2
+    assert "would share the episode id 'x--y--z--r0'" in result.stderr

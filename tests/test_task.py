@@ -260,3 +260,37 @@ def test_bad_script_file_is_rejected_at_load_with_its_line(tmp_path: Path) -> No
     path = minimal_task(tmp_path, extra="scripted: script.yaml\n")
     message = load_error(path)
     assert "script.yaml:3" in message and "did you mean 'error'" in message
+
+
+@pytest.mark.parametrize("bad", ["a-", "a.", "x" * 201])
+def test_ids_that_would_collide_as_file_names_or_overflow_are_rejected(tmp_path: Path, bad: str) -> None:
+    path = minimal_task(tmp_path, "ok")
+    path.write_text(path.read_text().replace("task_id: ok", f"task_id: {bad}"))
+    assert "is not a valid id" in load_error(path)
+
+
+def test_a_default_criterion_id_cannot_be_taken_by_another(tmp_path: Path) -> None:
+    path = write_task(
+        tmp_path,
+        """
+        task_id: t
+        initial_prompt: p
+        success_criteria:
+          - {type: file_exists, path: a}
+          - {type: file_exists, path: b, id: 0-file_exists}
+        """,
+    )
+    assert "criterion ids must be unique" in load_error(path)
+
+
+def test_a_row_id_that_cannot_name_a_task_says_which_row(tmp_path: Path) -> None:
+    path = write_task(
+        tmp_path,
+        """
+        task_id: ds
+        initial_prompt: "${row.word}"
+        dataset: {rows: [{id: ok, word: a}, {id: "row 1", word: b}]}
+        success_criteria: [{type: file_exists, path: x}]
+        """,
+    )
+    assert "dataset row 1: id 'row 1' cannot be part of a task id" in load_error(path)

@@ -125,6 +125,7 @@ def resolve(
         for i, built in enumerate(f.by_variant[first]):
             if built.task.task_id in keep:
                 plans += _plans(f, i, experiment, repeats)
+    _check_unique_episodes(plans)
     return Resolution(
         experiment,
         plans,
@@ -133,6 +134,18 @@ def resolve(
         [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
         _unmatched(files, keep),
     )
+
+
+def _check_unique_episodes(plans: Sequence[EpisodePlan]) -> None:
+    """Two episodes must never share a trajectory file (ids like ``a--b`` + ``c`` vs ``a`` + ``b--c``)."""
+    seen: dict[str, EpisodePlan] = {}
+    for plan in plans:
+        other = seen.setdefault(plan.episode_id, plan)
+        if other is not plan:
+            raise ExperimentError(
+                f"tasks {other.task.task_id!r} (variant {other.variant_id!r}) and {plan.task.task_id!r} "
+                f"(variant {plan.variant_id!r}) would share the episode id {plan.episode_id!r}; rename one"
+            )
 
 
 def _repeats(experiment: Experiment, variant: Variant, cli: int | None) -> int:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from coder_eval.criteria.base import check_regex
 from coder_eval.errors import ExperimentError
 from coder_eval.scripted.script import ScriptRef
-from coder_eval.task import TASK_ID, AgentSpec, RunLimits, SandboxSpec, TemplateSource
+from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec, TemplateSource
 from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")
@@ -82,7 +82,7 @@ class DefaultsSpec(_Strict):
 class VariantSpec(_Strict):
     """One arm of the experiment: what differs from the defaults and the task."""
 
-    variant_id: str = Field(pattern=TASK_ID, description="Unique id (episode ids and reports use it).")
+    variant_id: Identifier = Field(description="Unique id (episode ids and reports use it).")
     description: str = Field(default="", description="What this arm changes.")
     agent: AgentSpec | None = Field(default=None, description="Agent fields (deep-merged).")
     run_limits: RunLimits | None = Field(default=None, description="Per-episode limits.")
@@ -104,7 +104,7 @@ class VariantSpec(_Strict):
 class ExperimentSpec(_Strict):
     """An experiment file."""
 
-    experiment_id: str = Field(pattern=TASK_ID, description="Unique id, recorded in the run manifest.")
+    experiment_id: Identifier = Field(description="Unique id, recorded in the run manifest.")
     description: str = Field(default="", description="What the experiment asks.")
     defaults: DefaultsSpec = Field(default_factory=DefaultsSpec, description="A partial task for all.")
     variants: list[VariantSpec] = Field(min_length=1, description="The arms, baseline first.")
