@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -82,3 +83,26 @@ def test_run_without_resume_refuses_an_existing_run_dir(tmp_path: Path) -> None:
     assert coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path).returncode == 0
     result = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
     assert result.returncode == 2 and "use --resume" in result.stderr
+
+
+def test_sigterm_interrupts_cleanly(tmp_path: Path) -> None:
+    """CI cancels with SIGTERM: the run stops like Ctrl-C, kills the agent and says 'interrupted'."""
+    minimal_task(tmp_path / "tasks", "slow", extra='agent: {kind: command, command: "sleep 108.25"}\n')
+    run = tmp_path / "runs" / "terminated"
+    args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", str(run), "--no-report"]
+    process = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    wait_for(lambda: any((run / "episodes").glob("*.jsonl")) if run.exists() else False, timeout=60)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+
+    assert process.returncode == 130, stderr
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    deadline = time.monotonic() + 5
+    while any(
+        b"sleep\x00108.25" in p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()
+    ):
+        assert time.monotonic() < deadline, "the agent's process survived SIGTERM"
+        time.sleep(0.1)

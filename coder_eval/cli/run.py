@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -176,7 +179,8 @@ def _execute(
             on_done=on_done,
         )
         try:
-            summary = asyncio.run(batch)
+            with _sigterm_as_interrupt():
+                summary = asyncio.run(batch)
         except KeyboardInterrupt:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
@@ -184,6 +188,17 @@ def _execute(
         progress.update(bar, completed=len(plans))
     _record_status(run, manifest, summary, max_cost)
     return summary
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (how CI systems cancel a job) stops the run the way Ctrl-C does: running episodes are
+    cancelled and their processes killed, the manifest says ``interrupted``, and ``--resume`` goes on."""
+    previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _record_status(run: RunDir, manifest: RunManifest, summary: BatchSummary, max_cost: float | None) -> None:
