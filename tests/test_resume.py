@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -101,8 +102,14 @@ def test_sigterm_interrupts_cleanly(tmp_path: Path) -> None:
     assert process.returncode == 130, stderr
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     deadline = time.monotonic() + 5
-    while any(
-        b"sleep\x00108.25" in p.read_bytes() for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()
-    ):
+    while running(b"sleep\x00108.25"):
         assert time.monotonic() < deadline, "the agent's process survived SIGTERM"
         time.sleep(0.1)
+
+
+def running(cmdline: bytes) -> bool:
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if cmdline in entry.read_bytes():
+                return True
+    return False
