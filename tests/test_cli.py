@@ -344,3 +344,14 @@ def test_two_episodes_that_would_share_a_file_are_rejected(invoke: Any, tmp_path
     result = invoke("plan", "tasks", "--experiment", "experiment.yaml")
     assert result.returncode == 2
     assert "would share the episode id 'x--y--z--r0'" in result.stderr
+
+
+def test_resume_refuses_options_that_change_the_run(invoke: Any, tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "a")
+    run = tmp_path / "runs" / "r"
+    assert invoke("run", "tasks", "--agent", "oracle", "--run-dir", str(run), "--no-report").returncode == 0
+    changed = invoke("run", "--resume", "--run-dir", str(run), "--agent", "none", "--no-report")
+    assert changed.returncode == 2
+    assert "with the inputs it started with (agent='oracle')" in changed.stderr
+    same = invoke("run", "tasks", "--resume", "--run-dir", str(run), "--agent", "oracle", "--no-report")
+    assert same.returncode == 0, same.stderr

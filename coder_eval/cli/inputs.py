@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from coder_eval.errors import InputError
 from coder_eval.experiment import CommandLine, Resolution, Selection, load_experiment, resolve
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Task files or folders of them.")]
@@ -76,9 +77,22 @@ class RunInputs(BaseModel):
         )
 
     def over(self, stored: RunInputs) -> RunInputs:
-        """These inputs where given, else the stored ones (``--resume``)."""
+        """The stored inputs (``--resume``); an option given again must agree with them, since a run
+        whose episodes ran under two configurations would no longer pair its variants honestly."""
         given = {k: v for k, v in self.model_dump().items() if v not in (None, [])}
-        return stored.model_copy(update=given)
+        if "paths" in given:
+            given["paths"] = [str(Path(p).resolve()) for p in given["paths"]]
+        if "experiment" in given:
+            given["experiment"] = str(Path(given["experiment"]).resolve())
+        before = stored.model_dump()
+        changed = sorted(name for name, value in given.items() if before.get(name) != value)
+        if changed:
+            was = ", ".join(f"{name}={before.get(name)!r}" for name in changed)
+            raise InputError(
+                f"--resume finishes the run with the inputs it started with ({was}); drop "
+                f"{', '.join('--' + name.rstrip('s') for name in changed)} or start a new run"
+            )
+        return stored
 
     def resolve(self) -> Resolution:
         """Load the experiment and resolve the episodes."""
