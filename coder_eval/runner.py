@@ -36,6 +36,7 @@ from coder_eval.trajectory import (
     Timings,
     TrajectoryWriter,
     Usage,
+    read_trajectory,
 )
 
 
@@ -275,6 +276,11 @@ class BatchSummary:
     not_started: int = 0
 
 
+def _cost_of(path: Path) -> float:
+    end = read_trajectory(path).end
+    return (end.cost_usd or 0.0) if end else 0.0
+
+
 async def run_batch(
     plans: Sequence[EpisodePlan],
     run: RunDir,
@@ -290,7 +296,11 @@ async def run_batch(
     todo = list(plans)
     if resume:
         done = run.completed_episode_ids()
-        summary.skipped_done = sum(p.episode_id in done for p in todo)
+        kept = [p for p in todo if p.episode_id in done]
+        summary.skipped_done = len(kept)
+        summary.cost_usd = sum(
+            _cost_of(run.episode_path(p.episode_id)) for p in kept
+        )  # the budget is the run's
         todo = [p for p in todo if p.episode_id not in done]
         for plan in todo:
             run.set_aside(plan.episode_id)

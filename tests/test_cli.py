@@ -171,6 +171,11 @@ def test_budget_stops_launching_and_keeps_a_readable_partial_run(tmp_path: Path)
     assert summarize(episodes)["mean"].tolist() == [1.0]
     assert ET.parse(tmp_path / "junit.xml").getroot().get("skipped") == "2"
 
+    again = coder_eval("run", "--resume", "--max-cost-usd", "1.5", "--no-report", cwd=tmp_path)
+    assert again.returncode == 3, again.stderr  # the $2.0 already spent counts: nothing more starts
+    assert manifest(run)["extra"]["budget"]["spent_usd"] == 2.0
+    assert len(load_runs(run).episodes) == 2
+
 
 def test_min_pass_rate_gate_fails_with_exit_1_and_is_recorded(tmp_path: Path) -> None:
     two_tasks(tmp_path)
