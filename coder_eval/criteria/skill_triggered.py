@@ -4,8 +4,13 @@ A skill counts as engaged by either of:
 
 - a ``Skill`` tool call naming it (input ``{"skill": "pdf"}``, or ``"my-plugin:pdf"``, or
   ``{"command": "pdf"}`` as older Claude Code versions write it);
-- a call of one of ``path_tools`` (Read, Bash, Grep, Glob) whose input holds a path with
-  ``skills/<name>/`` in it, e.g. reading ``.claude/skills/pdf/SKILL.md``.
+- a call of one of ``path_tools`` (Read, Bash, Grep, Glob) whose input holds a path into a skill
+  folder, e.g. reading ``.claude/skills/pdf/SKILL.md`` or running ``.claude/skills/pdf/fill.py``.
+  A path ``.../skills/<name>/...`` is a skill folder's when ``.../skills/<name>/SKILL.md`` exists
+  (relative paths are resolved against the sandbox root, ``~/`` against the sandbox's ``HOME``,
+  absolute ones taken as they are) or, for a skill folder gone by grading time, when the path
+  itself names ``skills/<name>/SKILL.md``. So ``src/skills/parser/core.py`` engages nothing unless
+  ``src/skills/parser/SKILL.md`` exists.
 
 ``observed_label`` is the first skill engaged (``"none"`` if none was); all of them are listed in the
 details. With ``skill`` set, only that skill is looked for, so the labels are ``skill`` or ``"none"``
@@ -14,7 +19,7 @@ the prompt should trigger: empty or ``none`` in any case (what ``${row.expected_
 null row value) means no skill should; null or left out means ``skill`` (so, without ``skill``, none).
 The criterion passes when the labels are equal, so a dataset of prompts yields a confusion matrix
 (``coder_eval.analysis.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
-dropped from both labels.
+dropped from both labels, and both are lower-cased: skill names compare case-insensitively.
 
 Example: one prompt per row, the rows with an empty ``expected_skill`` are negatives::
 
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, model_validator
@@ -45,8 +51,13 @@ from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 
-SKILL_PATH = re.compile(r"(?:^|[^\w.-])skills/([A-Za-z0-9_][\w.-]*)(?:/|$)")
-"""``skills/<name>/`` inside a path or command; ``<name>`` stops at the next slash."""
+PATH_BREAK = re.compile(r"[\s'\"`=:;,|&<>()]+")
+"""What separates the paths in a command or an input value."""
+
+SKILL_DIR = re.compile(r"(?:^|(?<=/))skills/([A-Za-z0-9_][\w.-]*)/")
+"""``skills/<name>/`` inside one path, as a whole segment followed by a slash."""
+
+SKILL_FILE = "SKILL.md"
 
 SKILL_INPUT_KEYS = ("skill", "command", "name")
 """Keys of a ``Skill`` call's input that name the skill, in order of preference."""
@@ -64,6 +75,34 @@ def skill_name(value: str) -> str:
     return value.strip().lstrip("/").rsplit(":", 1)[-1].strip()
 
 
+def skill_label(value: str | None) -> str:
+    """A skill reference as a label: ``"/my-plugin:PDF"`` -> ``"pdf"``; ``""`` -> ``"none"``."""
+    return as_label(skill_name(value or "")).lower()
+
+
+def skills_in_path(path: str, root: Path, home: Path | None = None) -> Iterator[str]:
+    """Skills whose folder ``path`` points into: ``.claude/skills/pdf/fill.py`` -> ``"pdf"``.
+
+    ``.../skills/<name>/`` counts when ``.../skills/<name>/SKILL.md`` exists (a relative ``path`` is
+    resolved against ``root``, ``~/...`` against ``home``) or, failing that, when ``path`` itself
+    names that ``SKILL.md``.
+    """
+    base = root
+    if home is not None and path.startswith("~/"):
+        base, path = home, path[2:]
+    for found in SKILL_DIR.finditer(path):
+        names_skill_file = path[found.end() :].split("/", 1)[0] == SKILL_FILE
+        if names_skill_file or _is_file(base / path[: found.end()] / SKILL_FILE):
+            yield found.group(1)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 class SkillTriggered(CriterionSpec):
     type: Literal["skill_triggered"] = "skill_triggered"
     skill: str | None = Field(default=None, description="Look for this skill only (null: any skill).")
@@ -74,7 +113,7 @@ class SkillTriggered(CriterionSpec):
     skill_tool: str = Field(default="Skill", description="Name of the tool that invokes a skill.")
     path_tools: list[str] = Field(
         default_factory=lambda: ["Read", "Bash", "Grep", "Glob"],
-        description="Tools whose inputs count as engaging a skill when they touch skills/<name>/.",
+        description="Tools whose inputs count as engaging a skill when they point into its folder.",
     )
 
     @model_validator(mode="after")
@@ -84,19 +123,20 @@ class SkillTriggered(CriterionSpec):
         return self
 
     def _expected(self) -> str:
-        wanted = self.skill if self.expected_skill is None else self.expected_skill
-        expected = as_label(skill_name(wanted or ""))
-        if self.skill and expected != skill_name(self.skill):
+        expected = skill_label(self.skill if self.expected_skill is None else self.expected_skill)
+        if self.skill and expected != skill_label(self.skill):
             return NONE_LABEL
         return expected
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         evidence: dict[str, str] = {}
-        for engagement in self._engagements(tool_steps(ctx.events)):
+        home = ctx.sandbox.env.get("HOME")
+        steps = tool_steps(ctx.events)
+        for engagement in self._engagements(steps, ctx.sandbox.root, Path(home) if home else None):
             evidence.setdefault(engagement.skill, engagement.step.describe())
         engaged = list(evidence)
         if self.skill:
-            engaged = [name for name in engaged if name == skill_name(self.skill)]
+            engaged = [name for name in engaged if name == skill_label(self.skill)]
         observed = engaged[0] if engaged else NONE_LABEL
         expected = self._expected()
         details: dict[str, Any] = {
@@ -111,17 +151,18 @@ class SkillTriggered(CriterionSpec):
             expected_label=expected,
         )
 
-    def _engagements(self, steps: list[ToolStep]) -> Iterator[Engagement]:
+    def _engagements(self, steps: list[ToolStep], root: Path, home: Path | None) -> Iterator[Engagement]:
         """Every call that engages a skill, in call order."""
         for step in steps:
             if step.name == self.skill_tool:
                 named = next((step.call.input[k] for k in SKILL_INPUT_KEYS if step.call.input.get(k)), None)
                 if isinstance(named, str) and skill_name(named):
-                    yield Engagement(skill_name(named), step)
+                    yield Engagement(skill_label(named), step)
             elif step.name in self.path_tools:
                 for value in _strings(step.call.input):
-                    for found in SKILL_PATH.finditer(value):
-                        yield Engagement(found.group(1), step)
+                    for path in PATH_BREAK.split(value):
+                        for name in skills_in_path(path, root, home):
+                            yield Engagement(skill_label(name), step)
 
 
 def _strings(value: Any) -> Iterator[str]:

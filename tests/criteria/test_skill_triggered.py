@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.criteria import CriterionSpec
+from coder_eval.criteria import CriterionSpec, GradingContext
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.task import load_tasks
-from tests.criteria.builders import Transcript, context, evaluate, grade, load_error
+from tests.criteria.builders import RootOnly, Transcript, context, evaluate, grade, load_error
 from tests.helpers import write_task
 
 PDF_BY_TOOL = Transcript().tool("Skill", {"skill": "docs-plugin:pdf"}).bash("python fill.py").events
@@ -36,6 +36,63 @@ def test_first_engaged_skill_is_observed_and_all_are_listed() -> None:
         'pdf (#1 Read: {"file_path": "/home/u/.claude/skills/pdf/SKILL.md"})',
         "deploy (#2 Bash: cat .claude/skills/deploy/SKILL.md)",
     ]
+
+
+def skill_folder(root: Path, relative: str = ".claude/skills/pdf") -> Path:
+    """A skill folder (with its SKILL.md and a script) under ``root``."""
+    folder = root / relative
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: pdf\n---\n", encoding="utf-8")
+    (folder / "scripts" / "fill.py").write_text("", encoding="utf-8")
+    return folder
+
+
+def test_paths_through_folders_that_are_not_skills_engage_nothing(tmp_path: Path) -> None:
+    for relative in ("src/skills/parser", "game/skills/fireball", "docs/skills"):
+        (tmp_path / relative).mkdir(parents=True)
+    (tmp_path / "docs/skills/README.md").write_text("", encoding="utf-8")
+    events = (
+        Transcript()
+        .read("src/skills/parser/core.py")
+        .bash("grep -rn TODO game/skills/fireball/")
+        .tool("Grep", {"pattern": "TODO", "path": "docs/skills/README.md"})
+        .events
+    )
+
+    verdict = grade({"type": "skill_triggered", "expected_skill": ""}, context(events, root=tmp_path))
+
+    assert (verdict.score, verdict.observed_label, verdict.details["engaged"]) == (1.0, "none", [])
+
+
+def test_any_path_into_a_real_skill_folder_engages_it(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path)
+    spec = {"type": "skill_triggered", "skill": "pdf"}
+    relative = Transcript().bash("cd /tmp && python .claude/skills/pdf/scripts/fill.py form.pdf").events
+    absolute = Transcript().read(str(folder / "scripts" / "fill.py")).events
+
+    assert grade(spec, context(relative, root=tmp_path)).observed_label == "pdf"
+    assert grade(spec, context(absolute)).observed_label == "pdf"
+
+
+def test_a_home_path_is_resolved_in_the_sandbox_home(tmp_path: Path) -> None:
+    skill_folder(tmp_path / "home", ".claude/skills/pdf")
+    events = Transcript().bash("python ~/.claude/skills/pdf/scripts/fill.py").events
+    ctx = GradingContext(
+        sandbox=RootOnly(tmp_path / "work", env={"HOME": str(tmp_path / "home")}),
+        events=events,
+        task_dir=tmp_path,
+    )
+
+    assert grade({"type": "skill_triggered", "skill": "pdf"}, ctx).observed_label == "pdf"
+
+
+def test_skill_names_compare_case_insensitively() -> None:
+    events = Transcript().tool("Skill", {"skill": "PDF"}).events
+
+    verdict = grade({"type": "skill_triggered", "skill": "pdf"}, context(events))
+
+    assert (verdict.score, verdict.observed_label, verdict.expected_label) == (1.0, "pdf", "pdf")
+    assert grade({"type": "skill_triggered", "expected_skill": "Pdf"}, context(events)).score == 1.0
 
 
 @pytest.mark.parametrize("negative", ["", None, "none", "None"])
