@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -54,15 +54,68 @@ def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> None:
             _walk(item, (*loc, index), lines)
 
 
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A key written twice in one mapping: ``line`` repeats the key first written at ``first_line``."""
+
+    def __init__(self, key: Any, first: yaml.Node, again: yaml.Node) -> None:
+        super().__init__(problem=f"duplicate key {key!r}", problem_mark=again.start_mark)
+        self.key = key
+        self.line = again.start_mark.line + 1
+        self.first_line = first.start_mark.line + 1
+
+    def explain(self, path: Path) -> str:
+        """``"tasks/t.yaml:7: duplicate key 'x' (first at line 3); remove one"``."""
+        return f"{path}:{self.line}: duplicate key {self.key!r} (first at line {self.first_line}); remove one"
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that raises :class:`DuplicateKeyError` instead of letting the last key win.
+
+    Keys brought in by a ``<<`` merge may still be overridden, as YAML intends.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: the base constructor reports it
+                continue
+            if first is not key_node:
+                raise DuplicateKeyError(key, first, key_node)
+        return super().construct_mapping(node, deep=deep)
+
+
+class ParsedYaml(NamedTuple):
+    """A YAML document as a node tree (for line numbers) and as Python data."""
+
+    node: yaml.Node | None
+    data: Any
+
+
+def parse_yaml(text: str) -> ParsedYaml:
+    """Parse one YAML document with :class:`UniqueKeyLoader`; raises ``yaml.YAMLError``."""
+    loader = UniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        return ParsedYaml(node, loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: Path, *, kind: type[InputError] = InputError) -> YamlDoc:
-    """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error."""
+    """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error or duplicate key."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise kind(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = parse_yaml(text)
+    except DuplicateKeyError as exc:
+        raise kind(exc.explain(path)) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)

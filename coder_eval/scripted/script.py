@@ -27,6 +27,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coder_eval.errors import TaskError, did_you_mean
+from coder_eval.yaml_source import DuplicateKeyError, parse_yaml
 
 ErrorKind = Literal["auth", "rate_limit", "server", "overloaded", "cut_stream", "hang"]
 
@@ -188,8 +189,9 @@ def load_script(spec: Script | dict[str, Any] | str | Path, base_dir: Path | Non
     except OSError as exc:
         raise TaskError(f"{path}: cannot read script: {exc.strerror or exc}") from exc
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+        node, data = parse_yaml(text)
+    except DuplicateKeyError as exc:
+        raise TaskError(exc.explain(path)) from exc
     except yaml.YAMLError as exc:
         raise TaskError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(data, dict):
