@@ -85,12 +85,7 @@ class RunDir:
         run = cls(runs_root / manifest.run_id)
         (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
         run.write_manifest(manifest)
-        link = runs_root / "latest"
-        tmp = runs_root / f".latest-{os.getpid()}"
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        tmp.symlink_to(manifest.run_id)
-        tmp.replace(link)
+        _point_latest(runs_root, manifest.run_id)
         return run
 
     @classmethod
@@ -138,3 +133,23 @@ class RunDir:
         dest = dest_dir / f"{episode_id}.{n}.jsonl"
         src.replace(dest)
         return dest
+
+
+def _point_latest(runs_root: Path, run_id: str) -> None:
+    """Point ``<runs_root>/latest`` at ``run_id``, best effort.
+
+    A ``latest`` that is not a symlink (say ``--run-dir out/latest`` made it a run directory) is left
+    alone; a failure to link never fails the run, and the temporary link never outlives the call.
+    """
+    link = runs_root / "latest"
+    if link.exists() and not link.is_symlink():
+        return
+    tmp = runs_root / f".latest-{os.getpid()}"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(run_id)
+        tmp.replace(link)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
