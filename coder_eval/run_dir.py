@@ -129,8 +129,9 @@ class RunDir:
             return None
         dest_dir = self.path / PARTIAL
         dest_dir.mkdir(exist_ok=True)
-        n = len(list(dest_dir.glob(f"{episode_id}.*.jsonl")))
-        dest = dest_dir / f"{episode_id}.{n}.jsonl"
+        n = 0
+        while (dest := dest_dir / f"{episode_id}.{n}.jsonl").exists():  # never overwrite an earlier one
+            n += 1
         src.replace(dest)
         return dest
 

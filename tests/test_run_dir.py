@@ -48,3 +48,15 @@ def test_a_failing_link_neither_fails_the_run_nor_leaves_a_temporary_link(
 
     assert (run.path / MANIFEST).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["next"]
+
+
+def test_set_aside_never_overwrites_an_earlier_partial_trajectory(tmp_path: Path) -> None:
+    run = RunDir.create(tmp_path / "runs", RunManifest(run_id="r"))
+    for attempt in ("first", "second", "third"):
+        run.episode_path("e").write_text(attempt)
+        run.set_aside("e")
+    (run.path / "partial" / "e.1.jsonl").unlink()  # someone tidied by hand
+    run.episode_path("e").write_text("fourth")
+    run.set_aside("e")
+    kept = sorted(p.read_text() for p in (run.path / "partial").glob("e.*.jsonl"))
+    assert kept == ["first", "fourth", "third"]
