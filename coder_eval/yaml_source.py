@@ -106,12 +106,15 @@ def parse_yaml(text: str) -> ParsedYaml:
         loader.dispose()
 
 
-def read_yaml(path: Path, *, kind: type[InputError] = InputError) -> YamlDoc:
-    """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error or duplicate key."""
+def read_yaml(path: Path, *, kind: type[InputError] = InputError, what: str = "") -> YamlDoc:
+    """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error or duplicate key.
+
+    ``what`` names the file's role in messages: ``read_yaml(p, what="script")`` -> "cannot read script".
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise kind(f"{path}: cannot read: {exc.strerror}") from exc
+        raise kind(f"{path}: cannot read{' ' + what if what else ''}: {exc.strerror or exc}") from exc
     try:
         node, data = parse_yaml(text)
     except DuplicateKeyError as exc:
@@ -121,7 +124,10 @@ def read_yaml(path: Path, *, kind: type[InputError] = InputError) -> YamlDoc:
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise kind(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
     if not isinstance(data, dict):
-        raise kind(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
+        raise kind(
+            f"{path}: a {what or 'YAML file'} must be a mapping of fields at the top level, "
+            f"got {type(data).__name__}"
+        )
     lines: dict[Loc, int] = {}
     if node is not None:
         _walk(node, (), lines)

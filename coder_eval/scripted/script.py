@@ -23,11 +23,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from coder_eval.errors import TaskError, did_you_mean
-from coder_eval.yaml_source import DuplicateKeyError, parse_yaml
+from coder_eval.errors import TaskError
+from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 ErrorKind = Literal["auth", "rate_limit", "server", "overloaded", "cut_stream", "hang"]
 
@@ -182,63 +181,17 @@ def load_script(spec: Script | dict[str, Any] | str | Path, base_dir: Path | Non
     if isinstance(spec, Script):
         return spec
     if isinstance(spec, dict):
-        return _validate(spec, "<inline script>", None)
+        return _validate(YamlDoc(Path("<inline script>"), spec))
     path = Path(spec) if base_dir is None else base_dir / spec
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskError(f"{path}: cannot read script: {exc.strerror or exc}") from exc
-    try:
-        node, data = parse_yaml(text)
-    except DuplicateKeyError as exc:
-        raise TaskError(exc.explain(path)) from exc
-    except yaml.YAMLError as exc:
-        raise TaskError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise TaskError(f"{path}: a script must be a mapping with 'turns'")
-    return _validate(data, str(path), node)
+    doc = read_yaml(path, kind=TaskError, what="script")
+    return _validate(doc)
 
 
-def _validate(data: dict[str, Any], source: str, node: yaml.Node | None) -> Script:
+def _validate(doc: YamlDoc) -> Script:
     try:
-        return Script.model_validate(data)
+        return Script.model_validate(doc.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = first["loc"]
-        line = _line(node, loc) if node is not None else None
-        where = f"{source}:{line}" if line else source
-        message = first["msg"]
-        if first["type"] == "extra_forbidden" and loc:
-            message = f"unknown field{did_you_mean(str(loc[-1]), _FIELD_NAMES)}"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise TaskError(f"{where}: {_dotted(loc) or 'script'}: {message}{more}") from exc
-
-
-def _dotted(loc: tuple[int | str, ...]) -> str:
-    """``("turns", 0, "blocks")`` -> ``"turns[0].blocks"``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _line(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """The 1-based line of the YAML node at ``loc`` (or of its deepest existing parent)."""
-    for part in loc:
-        child: yaml.Node | None = None
-        if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            break
-        node = child
-    return node.start_mark.line + 1 if node is not None else None
-
-
-_FIELD_NAMES = sorted(
-    {name for model in (Script, Turn, Choice, ErrorSpec, When, Block, ToolUse) for name in model.model_fields}
-)
+        raise TaskError(explain(exc, doc, Script)) from exc
 
 
 def check_inline_script(value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
