@@ -4,7 +4,7 @@ Example::
 
     run = RunDir.create(Path("runs"), manifest)
     run.episode_path("hello--default--r0")   # runs/<run_id>/episodes/hello--default--r0.jsonl
-    RunDir.open(Path("runs/latest")).completed_episode_ids()
+    RunDir.open(Path("runs/latest")).finished_episodes()
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.errors import InputError
-from coder_eval.trajectory import SCHEMA_VERSION, now, read_trajectory
+from coder_eval.trajectory import SCHEMA_VERSION, EpisodeEnd, now, read_trajectory
 
 MANIFEST = "run.json"
 EPISODES = "episodes"
@@ -118,9 +118,14 @@ class RunDir:
     def trajectory_paths(self) -> list[Path]:
         return sorted(self.episodes_dir.glob("*.jsonl"))
 
-    def completed_episode_ids(self) -> set[str]:
-        """Episodes whose trajectory ends with ``episode_end``."""
-        return {p.stem for p in self.trajectory_paths() if read_trajectory(p).complete}
+    def finished_episodes(self) -> dict[str, EpisodeEnd]:
+        """The ``episode_end`` of every episode whose trajectory is complete, by episode id."""
+        finished = {}
+        for path in self.trajectory_paths():
+            trajectory = read_trajectory(path)
+            if trajectory.complete and trajectory.end is not None:
+                finished[path.stem] = trajectory.end
+        return finished
 
     def set_aside(self, episode_id: str) -> Path | None:
         """Move an incomplete trajectory to ``partial/`` (kept, never deleted) before a re-run."""

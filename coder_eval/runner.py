@@ -36,7 +36,6 @@ from coder_eval.trajectory import (
     Timings,
     TrajectoryWriter,
     Usage,
-    read_trajectory,
 )
 
 
@@ -276,11 +275,6 @@ class BatchSummary:
     not_started: int = 0
 
 
-def _cost_of(path: Path) -> float:
-    end = read_trajectory(path).end
-    return (end.cost_usd or 0.0) if end else 0.0
-
-
 async def run_batch(
     plans: Sequence[EpisodePlan],
     run: RunDir,
@@ -295,12 +289,11 @@ async def run_batch(
     summary = BatchSummary()
     todo = list(plans)
     if resume:
-        done = run.completed_episode_ids()
-        kept = [p for p in todo if p.episode_id in done]
+        done = run.finished_episodes()
+        kept = [done[p.episode_id] for p in todo if p.episode_id in done]
         summary.skipped_done = len(kept)
-        summary.cost_usd = sum(
-            _cost_of(run.episode_path(p.episode_id)) for p in kept
-        )  # the budget is the run's
+        # a budget caps the run, not one session of it: what the kept episodes cost counts
+        summary.cost_usd = sum(end.cost_usd or 0.0 for end in kept)
         todo = [p for p in todo if p.episode_id not in done]
         for plan in todo:
             run.set_aside(plan.episode_id)

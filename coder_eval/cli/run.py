@@ -158,7 +158,7 @@ def _execute(
 ) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        done = len(run.completed_episode_ids() & {p.episode_id for p in plans}) if resume else 0
+        done = len(run.finished_episodes().keys() & {p.episode_id for p in plans}) if resume else 0
         bar = progress.add_task("running", total=len(plans), completed=done)
         counts = {"pass": 0, "fail": 0, "invalid": 0}
 
