@@ -25,6 +25,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from coder_eval.criteria.classification_match import NONE_LABEL
 from coder_eval.errors import AnalysisError
 from coder_eval.experiment.resolve import Suite
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 NAN = float("nan")
 LABEL_METRICS = ("recall", "precision", "f1")
-NONE_LABEL = "none"
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder_eval.criteria.classification_match import NONE_LABEL
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
-
-NONE_LABEL = "none"
 
 
 @dataclass(frozen=True)
