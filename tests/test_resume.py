@@ -113,3 +113,36 @@ def running(cmdline: bytes) -> bool:
             if cmdline in entry.read_bytes():
                 return True
     return False
+
+
+ORPHAN_AGENT = """
+sandbox: {driver: tempdir}
+agent: {kind: command, command: "setsid env -i /bin/sleep 321.75 > /dev/null 2>&1 < /dev/null & sleep 30"}
+"""
+
+
+def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_path: Path) -> None:
+    from tests.sandbox.builders import alive
+
+    minimal_task(tmp_path / "tasks", "orphan", extra=ORPHAN_AGENT)
+    run = tmp_path / "runs" / "killed"
+    args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", str(run), "--no-report"]
+    process = subprocess.Popen(
+        args, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: bool(alive("sleep 321.75", within=0)), timeout=60)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    logged = [json.loads(line) for line in (run / "sandboxes.jsonl").read_text().splitlines()]
+    assert alive("sleep 321.75", within=0) and all(Path(r["base"]).exists() for r in logged)
+
+    (tmp_path / "tasks" / "orphan.yaml").write_text(
+        (tmp_path / "tasks" / "orphan.yaml").read_text().replace("& sleep 30", "& true")
+    )
+    result = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+
+    assert "left by a harness that is no longer running" in result.stderr
+    assert alive("sleep 321.75") == []
+    assert not any(Path(r["base"]).exists() for r in logged)

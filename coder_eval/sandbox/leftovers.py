@@ -1,0 +1,151 @@
+"""Sandboxes a crashed or killed harness left behind: found, their processes killed, removed later.
+
+Example::
+
+    with recording_sandboxes(run.path / "sandboxes.jsonl"):   # every sandbox made is listed there
+        ...
+    reap_logged(run.path / "sandboxes.jsonl")   # --resume: the dead session's sandboxes and processes
+    reap_dead(Path(tempfile.gettempdir()))      # any run: leftovers of harnesses that are gone
+
+Each sandbox folder holds ``owner.json`` (the harness's pid, its start time, the sandbox's token). A
+sandbox whose owner is no longer running (``kill -9`` of coder-eval, a crash, a power cut) is reaped:
+every process whose environment carries its token or whose working directory is inside it is killed,
+its control group too, and the folder is removed (clearing ``chattr +i`` flags where it can). What
+still cannot be removed is reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.cgroups import ROOT, V1_CONTROLLERS
+from coder_eval.sandbox.layout import remove_tree
+from coder_eval.sandbox.process import kill_tree
+
+OWNER_FILE = "owner.json"
+MARKER_VARIABLE = "CODER_EVAL_SANDBOX"
+"""Set in every command's environment to the sandbox's token, so its processes can be found."""
+
+SANDBOX_LOG: ContextVar[Path | None] = ContextVar("coder_eval_sandbox_log", default=None)
+"""Where the running batch lists the sandboxes it makes (``runs/<id>/sandboxes.jsonl``)."""
+
+
+def owner(token: str) -> dict[str, Any]:
+    """This process as the owner of a sandbox with ``token``."""
+    return {"pid": os.getpid(), "started": _start_time(os.getpid()), "token": token}
+
+
+def register(base: Path, token: str) -> None:
+    """Write ``owner.json`` into a new sandbox and list it in the batch's log, if there is one."""
+    record = {**owner(token), "base": str(base)}
+    (base / OWNER_FILE).write_text(json.dumps(record), encoding="utf-8")
+    log = SANDBOX_LOG.get()
+    if log is not None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+
+@contextlib.contextmanager
+def recording_sandboxes(log: Path) -> Iterator[None]:
+    """List every sandbox made inside the block in ``log`` (one JSON line each)."""
+    token = SANDBOX_LOG.set(log)
+    try:
+        yield
+    finally:
+        SANDBOX_LOG.reset(token)
+
+
+def is_dead(record: dict[str, Any]) -> bool:
+    """The harness that made a sandbox is gone (or its pid now belongs to another process)."""
+    pid = int(record.get("pid", 0))
+    return pid != os.getpid() and _start_time(pid) != record.get("started")
+
+
+def reap(base: Path, token: str | None) -> str | None:
+    """Kill what a sandbox left running and remove it; the problem when it cannot be removed."""
+    marker = f"{MARKER_VARIABLE}={token}" if token else None
+    kill_tree([], marker, base)
+    if token:
+        _remove_cgroups(token)
+    try:
+        remove_tree(base)
+    except SandboxError:
+        subprocess.run(["chattr", "-R", "-i", str(base)], capture_output=True, check=False)
+        try:
+            remove_tree(base)
+        except SandboxError as exc:
+            return str(exc)
+    return None
+
+
+def reap_dead(root: Path) -> tuple[int, list[str]]:
+    """Reap every ``coder_eval-*`` sandbox under ``root`` whose owner is gone: (reaped, problems)."""
+    reaped, problems = 0, []
+    for base in sorted(root.glob("coder_eval-*")):
+        record = _owner_of(base)
+        if record is None or not is_dead(record):
+            continue
+        problem = reap(base, record.get("token"))
+        reaped += problem is None
+        problems += [problem] if problem else []
+    return reaped, problems
+
+
+def reap_logged(log: Path) -> tuple[int, list[str]]:
+    """Reap the sandboxes listed in a batch's log whose owner is gone (``--resume`` after a crash)."""
+    if not log.is_file():
+        return 0, []
+    reaped, problems = 0, []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        base = Path(record.get("base", ""))
+        if not record.get("base") or not is_dead(record) or not os.path.lexists(base):
+            continue
+        problem = reap(base, record.get("token"))
+        reaped += problem is None
+        problems += [problem] if problem else []
+    return reaped, problems
+
+
+def _owner_of(base: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads((base / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _remove_cgroups(token: str) -> None:
+    for controller in V1_CONTROLLERS:
+        folder = ROOT / controller / "coder_eval" / token
+        if folder.is_dir():
+            with contextlib.suppress(OSError, ValueError):
+                for pid in (folder / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), 9)
+            if controller == "freezer":
+                with contextlib.suppress(OSError):
+                    (folder / "freezer.state").write_text("THAWED")
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (field 22 of ``/proc/<pid>/stat``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[19]) if len(fields) > 19 else None
