@@ -2,43 +2,71 @@
 
 Example::
 
-    results = await evaluate_criteria(task, sandbox, prepared, events, final_message, seed)
+    results = await evaluate_criteria(task, verifier, prepared, events, final_message, seed)
     episode_score(results)                  # weighted mean of criterion scores
     episode_outcome(agent_result, results)  # ("pass", "completed", None)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from coder_eval.agents import AgentResult
 from coder_eval.criteria import CriterionSpec, GradingContext, HiddenMaterial
-from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.base import WorkspaceFileError
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, Outcome, Status
+from coder_eval.verifier import Verifier
+
+
+def grading_context(
+    task: TaskSpec,
+    verifier: Verifier,
+    events: Sequence[Event],
+    final_message: str | None,
+    seed: int,
+    agent_paths: Mapping[str, str],
+) -> GradingContext:
+    """What every criterion of ``task`` sees (its own ``prepared`` state is added per criterion)."""
+    hidden = HiddenMaterial(
+        Path(task.hidden_tests.path) if task.hidden_tests else None,
+        task.hidden_tests.mount_point if task.hidden_tests else "hidden_tests",
+        Path(task.reference.directory) if task.reference else None,
+    )
+    return GradingContext(
+        sandbox=verifier.sandbox,
+        events=events,
+        task_dir=task.source_dir,
+        hidden=hidden,
+        seed=seed,
+        final_message=final_message,
+        recorders={r.name: r.log for r in task.sandbox.recorders},
+        pytest_reports=verifier.pytest_reports,
+        agent_paths=agent_paths,
+        dropped=[d.name for d in verifier.dropped],
+    )
 
 
 async def evaluate_criteria(
     task: TaskSpec,
-    sandbox: Sandbox,
+    verifier: Verifier,
     prepared: Sequence[Any],
     events: Sequence[Event],
     final_message: str | None,
     seed: int,
+    agent_paths: Mapping[str, str] | None = None,
 ) -> list[CriterionResult]:
-    """Every criterion's verdict on the sandbox as it is now; a crashing grader is recorded, not raised."""
-    hidden = HiddenMaterial(
-        Path(task.hidden_tests.path) if task.hidden_tests else None,
-        task.hidden_tests.mount_point if task.hidden_tests else "hidden_tests",
-    )
-    shim_logs = {shim.name: shim.log_path for shim in task.sandbox.shims}
+    """Every criterion's verdict on the verifier's workspace; a crashing grader is recorded, not raised."""
+    base = grading_context(task, verifier, events, final_message, seed, agent_paths or {})
     results = []
     for criterion, criterion_id, state in zip(
         task.success_criteria, task.criterion_ids(), prepared, strict=True
     ):
-        ctx = GradingContext(sandbox, events, task.source_dir, hidden, state, seed, final_message, shim_logs)
+        await verifier.clear_reports()
+        ctx = dataclasses.replace(base, prepared=state)
         results.append(await _verdict(criterion, criterion_id, ctx))
     return results
 
@@ -53,6 +81,13 @@ async def _verdict(criterion: CriterionSpec, criterion_id: str, ctx: GradingCont
     }
     try:
         verdict = await criterion.evaluate(ctx)
+    except (WorkspaceFileError, RecursionError) as exc:  # what the agent wrote broke the check: its failure
+        why = (
+            str(exc)
+            if isinstance(exc, WorkspaceFileError)
+            else "a workspace file is nested too deep to check"
+        )
+        return CriterionResult(**base, score=0.0, passed=False, details={"error": why})
     except Exception as exc:  # a crashing grader is recorded, never fatal to the batch
         return CriterionResult(**base, score=0.0, passed=False, error=f"{type(exc).__name__}: {exc}")
     score = min(1.0, max(0.0, verdict.score))

@@ -78,6 +78,7 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.tampered: list[str] = []
 
     @classmethod
     def create(cls, runs_root: Path, manifest: RunManifest) -> RunDir:
@@ -119,11 +120,18 @@ class RunDir:
         return sorted(self.episodes_dir.glob("*.jsonl"))
 
     def finished_episodes(self) -> dict[str, EpisodeEnd]:
-        """The ``episode_end`` of every episode whose trajectory is complete, by episode id."""
+        """The ``episode_end`` of every episode whose trajectory is complete, by episode id.
+
+        A trajectory written to after its end (a second ``episode_end``, or events after it) is not
+        finished: its id is listed in ``self.tampered``, and ``--resume`` sets it aside and runs it again.
+        """
         finished = {}
+        self.tampered = []
         for path in self.trajectory_paths():
             trajectory = read_trajectory(path)
-            if trajectory.complete and trajectory.end is not None:
+            if trajectory.tampered:
+                self.tampered.append(path.stem)
+            elif trajectory.complete and trajectory.end is not None:
                 finished[path.stem] = trajectory.end
         return finished
 

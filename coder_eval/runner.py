@@ -11,32 +11,39 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import platform
+import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coder_eval import __version__
-from coder_eval.agents import AgentRequest, AgentResult, ModelEndpoint, make_agent
+from coder_eval.agents import AgentRequest, AgentResult, make_agent
 from coder_eval.errors import CoderEvalError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
 from coder_eval.pricing import cost_usd
 from coder_eval.run_dir import RunDir, episode_id
-from coder_eval.sandbox import make_sandbox
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
+from coder_eval.stage import Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
     EpisodeStart,
     Message,
+    Phase,
+    PhaseEvent,
     Timings,
     TrajectoryWriter,
     Usage,
 )
+from coder_eval.verifier import open_verifier
+
+POST_RUN_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -69,31 +76,90 @@ def versions() -> dict[str, str]:
     return {"coder_eval": __version__, "python": platform.python_version()}
 
 
-async def run_episode(plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
-    """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults."""
+async def run_episode(
+    plan: EpisodePlan, run_id: str, path: Path, *, sandbox_root: Path | None = None
+) -> EpisodeEnd:
+    """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
+
+    Phases: ``setup`` (the agent's sandbox) -> ``agent`` -> ``stop`` (everything the agent started is
+    killed; the workspace is snapshotted) -> ``verify`` (a fresh sandbox from the snapshot, graders)
+    -> ``end`` (sandboxes removed). Each is marked in the trajectory and timed in ``episode_end``.
+    """
     with TrajectoryWriter(path) as sink:
         sink.write(_start_event(plan, run_id))
-        clock = _Clock()
-        sandbox: Sandbox | None = None
-        try:
-            sandbox, prepared = await _set_up(plan.task)
-            clock.lap("setup")
-            result = await _run_agent(plan, sandbox, prepared, sink)
-            await sandbox.stop_processes()  # nothing the agent started may run on while graders read
-            clock.lap("agent")
-            results = [] if result.invalid else await _grade(plan, sandbox, prepared, sink, result)
-            clock.lap("grade")
-            end = _end_event(plan.task, result, results, clock.timings())
-        except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
-            clock.lap("setup" if sandbox is None else "grade")
-            error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
-            end = EpisodeEnd(outcome="invalid", status="infra_error", error=error, timings=clock.timings())
-        finally:
-            if sandbox is not None:
-                await sandbox.close()
-        end.timings.total_s = clock.elapsed()  # sandbox removal included
+        phases = _Phases(sink)
+        notes: list[str] = []
+        async with AsyncExitStack() as stack:
+            scratch = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="coder_eval-snap-", dir=sandbox_root))
+            )
+            try:
+                end = await _phases(plan, sink, stack, phases, scratch, notes)
+            except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
+                error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
+                end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
+            phases.enter("end")
+        end.notes = [*notes, *phases.leftovers]
+        end.timings = phases.timings()
         sink.write(end)
     return end
+
+
+async def _phases(
+    plan: EpisodePlan,
+    sink: TrajectoryWriter,
+    stack: AsyncExitStack,
+    phases: _Phases,
+    scratch: Path,
+    notes: list[str],
+) -> EpisodeEnd:
+    phases.enter("setup")
+    stage = await open_stage(plan.task, plan.seed, sink, stack)
+    phases.leftovers = stage.leftovers
+    phases.enter("agent", stage.paths)
+    result = await _run_agent(plan, stage, sink, scratch)
+    phases.enter("stop")
+    await stage.sandbox.stop()
+    if stage.sandbox.oom_killed():
+        result = _out_of_memory(result, plan.task)
+    snapshot = await take_snapshot(stage.sandbox, scratch / "workspace.tar")
+    phases.enter("verify")
+    results: list[CriterionResult] = []
+    if not result.invalid:
+        results = await verify(plan, stage, snapshot, list(sink.events), result.final_message, notes)
+        for event in results:
+            sink.write(event)
+    return _end_event(result, results)
+
+
+async def take_snapshot(sandbox: Sandbox, target: Path) -> Path:
+    """The workspace as a tar file at ``target`` (every file: the verifier needs them all)."""
+    with target.open("wb") as out:
+        await sandbox.snapshot(out)
+    return target
+
+
+async def verify(
+    plan: EpisodePlan,
+    stage: Stage,
+    snapshot: Path,
+    events: list[Any],
+    final_message: str | None,
+    notes: list[str],
+) -> list[CriterionResult]:
+    """Grade in a fresh verifier seeded from ``snapshot``; post_run runs there first."""
+    task = plan.task
+    verifier = await open_verifier(task, snapshot, pytest_config=stage.pytest_config)
+    try:
+        if verifier.dropped:
+            notes.append(f"left out of the workspace snapshot: {', '.join(map(str, verifier.dropped[:10]))}")
+        for command in task.post_run:
+            await verifier.sandbox.exec(command, timeout=POST_RUN_TIMEOUT_S)
+        return await evaluate_criteria(
+            task, verifier, stage.prepared, events, final_message, plan.seed, stage.paths
+        )
+    finally:
+        await close_quietly(verifier.sandbox, stage.leftovers)
 
 
 def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
@@ -107,7 +173,7 @@ def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         seed=plan.seed,
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
-        task=task.model_dump(mode="json", exclude={"reference_solution", "hidden_tests"}),
+        task=task.model_dump(mode="json", exclude={"reference_solution", "hidden_tests", "reference"}),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),
@@ -115,36 +181,30 @@ def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
     )
 
 
-async def _set_up(task: TaskSpec) -> tuple[Sandbox, list[Any]]:
-    sandbox = await make_sandbox(task.sandbox)
-    try:
-        for command in task.pre_run:
-            result = await sandbox.exec(command, timeout=600)
-            if result.exit_code != 0:
-                raise CoderEvalError(f"pre_run {command!r} exited {result.exit_code}: {result.output[-500:]}")
-        prepared = [await criterion.prepare(sandbox) for criterion in task.success_criteria]
-    except BaseException:
-        await sandbox.close()
-        raise
-    return sandbox, prepared
-
-
-async def _run_agent(
-    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter
-) -> AgentResult:
-    """The agent under the task timeout; a scripted model (and a simulated user, for a dialog task)
-    is served for the episode's lifetime."""
+async def _run_agent(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch: Path) -> AgentResult:
+    """The agent under the task timeout; a simulated user (for a dialog task) for the episode's lifetime."""
     task = plan.task
     with ExitStack() as stack:
-        endpoint = _scripted_endpoint(task, plan.seed, stack)
-        conversation = _simulated_user(plan, sandbox, prepared, sink, stack)
-        request = AgentRequest(task.prompt, sandbox, task, plan.episode_id, plan.seed, endpoint, conversation)
+        conversation = _simulated_user(plan, stage, sink, stack, scratch)
+        request = AgentRequest(
+            task.prompt, stage.sandbox, task, plan.episode_id, plan.seed, stage.endpoint, conversation
+        )
         agent = make_agent(task.agent.kind)
         try:
             result = await asyncio.wait_for(agent.run(request, sink), timeout=task.run_limits.task_timeout)
         except TimeoutError:
             return _timed_out(task, sink)
     return _apply_budgets(task, result)
+
+
+def _out_of_memory(result: AgentResult, task: TaskSpec) -> AgentResult:
+    """The memory limit killed one of the agent's processes: its failure, never a harness fault."""
+    limit = task.sandbox.limits.max_memory_mb
+    result.status, result.invalid = "resource_limit", False
+    result.error = f"a process was killed at the memory limit ({limit} MB)" + (
+        f"; {result.error}" if result.error else ""
+    )
+    return result
 
 
 def _timed_out(task: TaskSpec, sink: TrajectoryWriter) -> AgentResult:
@@ -157,30 +217,21 @@ def _timed_out(task: TaskSpec, sink: TrajectoryWriter) -> AgentResult:
     return AgentResult(status="timeout", error=error, usage=usage, cost_usd=cost, num_turns=len(messages))
 
 
-def _scripted_endpoint(task: TaskSpec, seed: int, stack: ExitStack) -> ModelEndpoint | None:
-    if task.agent.model != "scripted":
-        return None
-    from coder_eval.scripted import ScriptedServer, load_script
-
-    if task.scripted is None:
-        raise CoderEvalError(
-            f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block"
-        )
-    script = load_script(task.scripted, base_dir=task.source_dir)
-    server = stack.enter_context(ScriptedServer(script, seed=seed))
-    return ModelEndpoint(server.base_url)
-
-
 def _simulated_user(
-    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter, stack: ExitStack
+    plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, stack: ExitStack, scratch: Path
 ) -> Simulator | None:
-    """The task's simulated user; with ``every_turn`` it checks the criteria after each agent reply."""
+    """The task's simulated user; with ``every_turn`` it checks the criteria after each agent reply,
+    in a verifier made from the workspace as it is at that moment."""
     spec = plan.task.simulation
     if spec is None or plan.task.agent.kind not in DIALOG_AGENTS:
         return None
 
     async def check(reply: str) -> list[CriterionResult]:
-        return await _evaluate(plan, sandbox, prepared, list(sink.events), reply)
+        snapshot = await take_snapshot(stage.sandbox, scratch / f"turn-{uuid.uuid4().hex}.tar")
+        try:
+            return await verify(plan, stage, snapshot, list(sink.events), reply, [])
+        finally:
+            snapshot.unlink(missing_ok=True)
 
     every_turn = spec.check_criteria == "every_turn"
     return open_simulation(
@@ -207,32 +258,12 @@ def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
     return result
 
 
-async def _grade(
-    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], sink: TrajectoryWriter, result: AgentResult
-) -> list[CriterionResult]:
-    for command in plan.task.post_run:
-        await sandbox.exec(command, timeout=600)
-    results = await _evaluate(plan, sandbox, prepared, list(sink.events), result.final_message)
-    for event in results:
-        sink.write(event)
-    return results
-
-
-async def _evaluate(
-    plan: EpisodePlan, sandbox: Sandbox, prepared: list[Any], events: list[Any], final_message: str | None
-) -> list[CriterionResult]:
-    return await evaluate_criteria(plan.task, sandbox, prepared, events, final_message, plan.seed)
-
-
-def _end_event(
-    task: TaskSpec, result: AgentResult, results: list[CriterionResult], timings: Timings
-) -> EpisodeEnd:
+def _end_event(result: AgentResult, results: list[CriterionResult]) -> EpisodeEnd:
     outcome, status, error = episode_outcome(result, results)
     return EpisodeEnd(
         outcome=outcome,
         status=status,
         score=episode_score(results),
-        timings=timings,
         usage=result.usage,
         cost_usd=result.cost_usd,
         num_turns=result.num_turns,
@@ -242,24 +273,37 @@ def _end_event(
     )
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.start = self.mark = time.monotonic()
-        self.laps: dict[str, float] = {}
+class _Phases:
+    """Marks each phase in the trajectory as it begins and times it."""
 
-    def lap(self, name: str) -> None:
+    def __init__(self, sink: TrajectoryWriter) -> None:
+        self.sink = sink
+        self.start = self.mark = time.monotonic()
+        self.current: str | None = None
+        self.laps: dict[str, float] = {}
+        self.leftovers: list[str] = []
+
+    def enter(self, name: Phase, details: dict[str, Any] | None = None) -> None:
+        self._lap()
+        self.current = name
+        self.sink.write(PhaseEvent(name=name, details=details or {}))
+
+    def _lap(self) -> None:
         now = time.monotonic()
-        self.laps[name] = self.laps.get(name, 0.0) + now - self.mark
+        if self.current is not None:
+            self.laps[self.current] = self.laps.get(self.current, 0.0) + now - self.mark
         self.mark = now
 
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
     def timings(self) -> Timings:
+        self._lap()
+        verify_s = self.laps.get("verify", 0.0)
         return Timings(
             setup_s=self.laps.get("setup", 0.0),
             agent_s=self.laps.get("agent", 0.0),
-            grade_s=self.laps.get("grade", 0.0),
+            stop_s=self.laps.get("stop", 0.0),
+            verify_s=verify_s,
+            grade_s=verify_s,
+            end_s=self.laps.get("end", 0.0),
             total_s=time.monotonic() - self.start,
         )
 

@@ -34,7 +34,9 @@ from pydantic import (
 from coder_eval.criteria import Criterion
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
+from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
+from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import ScriptRef, load_script
 from coder_eval.simulation import SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
@@ -61,60 +63,6 @@ SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "mac
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StarterFile(_Strict):
-    """A file written into the sandbox: inline ``content``, or ``source`` (relative to the task file)."""
-
-    path: SandboxPath = Field(description="Where the file goes, relative to the sandbox root.")
-    content: str | None = Field(default=None, description="Inline content.")
-    source: str | None = Field(default=None, description="A file to copy, relative to the task file.")
-    executable: bool = Field(default=False, description="chmod +x after writing.")
-
-    @model_validator(mode="after")
-    def _one_origin(self) -> StarterFile:
-        if (self.content is None) == (self.source is None):
-            raise ValueError("give exactly one of 'content' or 'source'")
-        return self
-
-
-class TemplateSource(_Strict):
-    """Files that seed the sandbox before the agent runs."""
-
-    template_dir: str | None = Field(default=None, description="Directory copied in (relative to the task).")
-    target: SandboxPath = Field(default=".", description="Where in the sandbox to copy it.")
-    starter_files: list[StarterFile | SandboxPath] = Field(
-        default_factory=list,
-        description="Inline files, or paths inside template_dir to copy (then only those are copied).",
-    )
-
-
-class Shim(_Strict):
-    """A command on PATH that logs every call (argv, cwd, exit code) as JSONL, then runs ``target``."""
-
-    name: str = Field(pattern=r"^[A-Za-z0-9._-]+$", description="Command name the agent calls.")
-    target: SandboxPath = Field(description="The real program, relative to the sandbox root.")
-    log: SandboxPath | None = Field(
-        default=None, description="Log path (default .coder_eval/calls/<name>.jsonl)."
-    )
-
-    @property
-    def log_path(self) -> str:
-        return self.log or f".coder_eval/calls/{self.name}.jsonl"
-
-
-class SandboxSpec(_Strict):
-    """Where the episode runs."""
-
-    driver: Literal["tempdir", "bwrap", "docker"] = Field(default="tempdir", description="Sandbox driver.")
-    template_sources: list[TemplateSource] = Field(default_factory=list, description="Seed files.")
-    mock_path_dirs: list[SandboxPath] = Field(
-        default_factory=list, description="Sandbox dirs made executable and put first on PATH."
-    )
-    shims: list[Shim] = Field(default_factory=list, description="Recording shims for fake CLIs.")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
-    network: bool = Field(default=True, description="Allow network access (bwrap, docker).")
-    image: str | None = Field(default=None, description="Docker image (docker driver).")
 
 
 class RunLimits(_Strict):
@@ -167,6 +115,12 @@ class ReferenceFile(_Strict):
     file: str = Field(description="Shell script, relative to the task file.")
 
 
+class Reference(_Strict):
+    """A reference solution folder: never visible to the agent; graders see it as ``$REFERENCE_DIR``."""
+
+    directory: str = Field(description="Folder, relative to the task file.")
+
+
 class TaskSpec(_Strict):
     """One task, fully resolved (dataset rows substituted, files read)."""
 
@@ -177,7 +131,7 @@ class TaskSpec(_Strict):
     tags: list[str] = Field(default_factory=list, description="Free tags for filtering and analysis.")
     skip: bool | str = Field(default=False, description="Skip the task (a string gives the reason).")
     agent: AgentSpec = Field(default_factory=AgentSpec, description="The agent block.")
-    sandbox: SandboxSpec = Field(default_factory=SandboxSpec, description="The sandbox block.")
+    sandbox: SandboxSpec = Field(default_factory=lambda: AutoSpec(), description="The sandbox block.")
     run_limits: RunLimits = Field(default_factory=RunLimits, description="Limits.")
     success_criteria: list[Criterion] = Field(min_length=1, description="Graders; at least one.")
     pre_run: list[str] = Field(default_factory=list, description="Commands before the agent.")
@@ -189,6 +143,7 @@ class TaskSpec(_Strict):
     )
     reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
+    reference: Reference | None = Field(default=None, description="Reference folder for graders only.")
     scripted: ScriptRef = Field(default=None, description="Script for model 'scripted' (inline or a file).")
     simulation: SimulationSpec | None = Field(default=None, description="A simulated user (dialog task).")
     source_path: Path | None = Field(default=None, description="The task file (set by the loader).")
@@ -213,20 +168,20 @@ class TaskSpec(_Strict):
                     f"suite_thresholds: no criterion with id or kind {key!r}{did_you_mean(key, known)}; "
                     f"criteria: {', '.join(sorted(known))}"
                 )
-        if self.agent.kind == "claude-code" and not self.sandbox.network and self.sandbox.driver != "tempdir":
+        if self.agent.kind == "claude-code" and self.sandbox.network == "none":
             raise ValueError(
-                "sandbox.network: false cuts the claude-code agent off from its model (the scripted server "
-                "on 127.0.0.1 too, which is outside the sandbox's network namespace); set network: true"
+                "sandbox.network: none cuts the claude-code agent off from its model (the scripted server "
+                "on 127.0.0.1 too); use 'model' (only the model endpoint is reachable) or 'host'"
             )
         if self.simulation is not None and (problem := agent_problem(self.agent.kind)) is not None:
             raise ValueError(problem)
-        shims = {shim.name for shim in self.sandbox.shims}
+        shims = {recorder.name for recorder in self.sandbox.recorders}
         for criterion in self.success_criteria:
             wanted = getattr(criterion, "shim", None)
             if wanted is not None and wanted not in shims:
                 raise ValueError(
                     f"criterion {criterion.type!r} reads shim {wanted!r}{did_you_mean(wanted, shims)}, "
-                    f"but sandbox.shims declares {sorted(shims) or 'none'}"
+                    f"but sandbox.shims and record_cli declare {sorted(shims) or 'none'}"
                 )
         return self
 
@@ -361,20 +316,14 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     if task.hidden_tests is not None:
         hidden = existing(task.hidden_tests.path, ("hidden_tests", "path"), want_dir=True)
         update["hidden_tests"] = task.hidden_tests.model_copy(update={"path": hidden})
-    sources = []
-    for i, source in enumerate(task.sandbox.template_sources):
-        changes: dict[str, Any] = {}
-        if source.template_dir is not None:
-            dir_loc = ("sandbox", "template_sources", i, "template_dir")
-            changes["template_dir"] = existing(source.template_dir, dir_loc, want_dir=True)
-        files = []
-        for j, starter in enumerate(source.starter_files):
-            if isinstance(starter, StarterFile) and starter.source is not None:
-                loc = ("sandbox", "template_sources", i, "starter_files", j, "source")
-                starter = starter.model_copy(update={"source": existing(starter.source, loc, want_dir=False)})
-            files.append(starter)
-        sources.append(source.model_copy(update={**changes, "starter_files": files}))
+    sources = [
+        _resolve_source(source, ("sandbox", "template_sources", i), base, existing)
+        for i, source in enumerate(task.sandbox.template_sources)
+    ]
     update["sandbox"] = task.sandbox.model_copy(update={"template_sources": sources})
+    if task.reference is not None:
+        folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
+        update["reference"] = task.reference.model_copy(update={"directory": folder})
     if isinstance(task.scripted, str):
         update["scripted"] = existing(task.scripted, ("scripted",), want_dir=False)
         if Path(update["scripted"]).is_file():
@@ -390,9 +339,30 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     return task.model_copy(update=update)
 
 
+def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existing: Any) -> Any:
+    """A template source with its task-relative paths made absolute (and checked)."""
+    if isinstance(source, TemplateDir):
+        path = existing(source.path, (*loc, "path"), True)
+        files = [_resolve_starter(f, (*loc, "files", j), existing) for j, f in enumerate(source.files)]
+        return source.model_copy(update={"path": path, "files": files})
+    if isinstance(source, StarterFiles):
+        files = [_resolve_starter(f, (*loc, "files", j), existing) for j, f in enumerate(source.files)]
+        return source.model_copy(update={"files": files})
+    if isinstance(source, RepoSource) and "://" not in source.url and not source.url.startswith("git@"):
+        return source.model_copy(update={"url": existing(source.url, (*loc, "url"), True)})
+    return source
+
+
+def _resolve_starter(starter: Any, loc: tuple[str | int, ...], existing: Any) -> Any:
+    if isinstance(starter, StarterFile) and starter.source is not None:
+        return starter.model_copy(update={"source": existing(starter.source, (*loc, "source"), False)})
+    return starter
+
+
 __all__ = [
     "AgentSpec",
     "HiddenTests",
+    "Reference",
     "RunLimits",
     "SandboxSpec",
     "TaskSpec",

@@ -38,6 +38,8 @@ Status = Literal[
     "infra_error",
     "grader_error",
     "interrupted",
+    "resource_limit",
+    "tampered",
 ]
 TOOL_OUTPUT_LIMIT = 20_000
 """Characters of a tool result kept in the trajectory; the full length is recorded beside it."""
@@ -135,6 +137,31 @@ class ToolResult(_Event):
     duration_s: float | None = Field(default=None, description="Seconds from call to result.")
 
 
+class CliCall(_Event):
+    """A call to a recorded CLI, made and recorded by the harness (never by the agent's files)."""
+
+    type: Literal["cli_call"] = "cli_call"
+    name: str = Field(description="The recorded command's name.")
+    argv: list[str] = Field(default_factory=list, description="The command line, name first.")
+    cwd: str = Field(default=".", description="Working directory, relative to the workspace when inside.")
+    exit_code: int = Field(description="Exit code returned to the agent.")
+    duration_s: float = Field(default=0.0, description="Seconds the call took.")
+    stdout: str = Field(default="", description="stdout, cut to 10,000 bytes.")
+    stdout_truncated: bool = Field(default=False, description="stdout was cut.")
+    stderr: str = Field(default="", description="stderr, cut to 10,000 bytes.")
+
+
+Phase = Literal["setup", "agent", "stop", "verify", "end"]
+
+
+class PhaseEvent(_Event):
+    """An episode phase began. ``details`` says where it runs (driver, workspace path, HOME)."""
+
+    type: Literal["phase"] = "phase"
+    name: Phase = Field(description="setup, agent, stop, verify or end.")
+    details: dict[str, Any] = Field(default_factory=dict, description="Sandbox driver and paths, notes.")
+
+
 class CriterionResult(_Event):
     """One grader's verdict."""
 
@@ -153,12 +180,15 @@ class CriterionResult(_Event):
 
 
 class Timings(BaseModel):
-    """Seconds spent in each phase of an episode."""
+    """Seconds spent in each phase of an episode: setup -> agent -> stop -> verify -> end."""
 
     model_config = ConfigDict(extra="forbid")
-    setup_s: float = Field(default=0.0, description="Sandbox creation and pre_run.")
+    setup_s: float = Field(default=0.0, description="The agent's sandbox, pre_run, criteria preparation.")
     agent_s: float = Field(default=0.0, description="The agent's run.")
-    grade_s: float = Field(default=0.0, description="post_run and the criteria.")
+    stop_s: float = Field(default=0.0, description="Killing what the agent started; the workspace snapshot.")
+    verify_s: float = Field(default=0.0, description="The verifier's sandbox, post_run and the criteria.")
+    end_s: float = Field(default=0.0, description="Removing the sandboxes.")
+    grade_s: float = Field(default=0.0, description="Same as verify_s (kept for older readers).")
     total_s: float = Field(default=0.0, description="Wall time of the whole episode.")
 
 
@@ -178,10 +208,14 @@ class EpisodeEnd(_Event):
     agent_versions: dict[str, str] = Field(
         default_factory=dict, description="Versions the agent reported while running (e.g. claude_code)."
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Harness notes that leave the outcome as it is: a sandbox left behind, dropped links.",
+    )
 
 
 Event = Annotated[
-    EpisodeStart | Message | ToolCall | ToolResult | CriterionResult | EpisodeEnd,
+    EpisodeStart | Message | ToolCall | ToolResult | CliCall | PhaseEvent | CriterionResult | EpisodeEnd,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -253,7 +287,16 @@ class Trajectory(NamedTuple):
 
     @property
     def complete(self) -> bool:
-        return self.start is not None and self.end is not None
+        return self.start is not None and self.end is not None and not self.tampered
+
+    @property
+    def tampered(self) -> bool:
+        """More than one ``episode_end``, or events after it: the file was written to afterwards."""
+        return any(p.startswith(TAMPERED) for p in self.problems)
+
+
+TAMPERED = "tampered"
+"""Prefix of the problem recorded for a trajectory written to after its end."""
 
 
 def parse_line(line: str) -> dict[str, Any]:
@@ -297,6 +340,11 @@ def read_trajectory(path: Path) -> Trajectory:
             problems.append(f"line {number}: invalid event ({exc.error_count()} errors)")
     if not events or not isinstance(events[0], EpisodeStart):
         problems.append("no episode_start")
-    if not events or not isinstance(events[-1], EpisodeEnd):
+    ends = [i for i, e in enumerate(events) if isinstance(e, EpisodeEnd)]
+    if len(ends) > 1 or (ends and ends[0] != len(events) - 1):
+        problems.append(
+            f"{TAMPERED}: {len(ends)} episode_end events, {len(events) - 1 - ends[0]} events after the first"
+        )
+    elif not ends:
         problems.append("no episode_end (interrupted)")
     return Trajectory(path, events, problems)

@@ -16,15 +16,18 @@ Example::
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from coder_eval.trajectory import (
+    CliCall,
     CriterionResult,
     EpisodeEnd,
     EpisodeStart,
     Event,
     Message,
+    PhaseEvent,
     ToolCall,
     ToolResult,
     read_trajectory,
@@ -75,9 +78,10 @@ def _criterion(event: CriterionResult) -> str:
 def _end(event: EpisodeEnd) -> str:
     cost = "unknown" if event.cost_usd is None else f"${event.cost_usd:.4f}"
     error = f"\n  error: {event.error}" if event.error else ""
+    notes = "".join(f"\n  note: {note}" for note in event.notes)
     return (
         f"= {event.outcome} ({event.status}), {event.timings.total_s:.1f} s, {event.usage.total} tokens, "
-        f"{event.num_turns} turns, cost {cost}{error}"
+        f"{event.num_turns} turns, cost {cost}{error}{notes}"
     )
 
 
@@ -94,6 +98,11 @@ def describe(event: Event) -> str:
         flag = "error " if event.is_error else ""
         more = f" … ({event.output_chars} chars)" if event.output_chars > RESULT_PREVIEW else ""
         return f"  ← {flag}{event.output[:RESULT_PREVIEW].rstrip()}{more}"
+    if isinstance(event, CliCall):
+        return f"  ⇢ {shlex.join(event.argv)} (recorded, exit {event.exit_code})"
+    if isinstance(event, PhaseEvent):
+        where = f" in {event.details['driver']} sandbox" if "driver" in event.details else ""
+        return f"-- {event.name}{where} --"
     if isinstance(event, CriterionResult):
         return _criterion(event)
     return _end(event)

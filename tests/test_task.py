@@ -114,13 +114,13 @@ def test_source_paths_resolve_relative_to_task_file(tmp_path: Path) -> None:
     )
     (task,) = load_tasks([path])
     assert task.prompt == "Do the thing."
-    assert task.sandbox.template_sources[0].template_dir == str(shared.resolve())
+    assert task.sandbox.template_sources[0].path == str(shared.resolve())
 
 
 def test_missing_template_dir(tmp_path: Path) -> None:
     path = minimal_task(tmp_path, extra="sandbox:\n  template_sources:\n    - template_dir: nowhere\n")
     message = load_error(path)
-    assert "sandbox.template_sources.0.template_dir: directory 'nowhere' not found" in message
+    assert "sandbox.template_sources.0.path: directory 'nowhere' not found" in message
     assert "relative to the task file" in message
 
 
@@ -246,7 +246,7 @@ def test_cli_exit_code_2_before_any_sandbox(tmp_path: Path) -> None:
 def test_claude_code_without_network_is_rejected(tmp_path: Path) -> None:
     extra = "agent: {kind: claude-code}\nsandbox: {driver: bwrap, network: false}\n"
     path = minimal_task(tmp_path, extra=extra)
-    assert "network: false cuts the claude-code agent off from its model" in load_error(path)
+    assert "network: none cuts the claude-code agent off from its model" in load_error(path)
 
 
 def test_bad_inline_script_is_rejected_at_load(tmp_path: Path) -> None:

@@ -17,7 +17,13 @@ def test_oracle_run_reads_top_to_bottom(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "# greet--default--r0 (task greet, variant default, repeat 0)"
     assert lines[1].startswith("  agent oracle, model default model, seed ")
-    assert lines[2:4] == ["  → Bash: echo ok > ok.txt", "  ← "]
+    assert lines[2] == "-- setup --" and lines[3].startswith("-- agent in ")
+    assert lines[4:8] == [
+        "  → Bash: echo ok > ok.txt",
+        "  ← ",
+        "[assistant] Reference solution applied.",
+        "-- stop --",
+    ]
     assert "criterion 0-file_contains (file_contains): pass, score 1.00" in lines
     assert lines[-1].startswith("= pass (completed), ")
 

@@ -21,7 +21,9 @@ from coder_eval.errors import TrajectoryError
 from coder_eval.trajectory import SCHEMA_VERSION, parse_line
 from coder_eval.transcript import input_summary
 
-EVENT_TYPES = frozenset({"episode_start", "message", "tool_call", "tool_result", "criterion", "episode_end"})
+EVENT_TYPES = frozenset(
+    {"episode_start", "message", "tool_call", "tool_result", "cli_call", "phase", "criterion", "episode_end"}
+)
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 Row = tuple[Any, ...]
 
@@ -90,6 +92,11 @@ def parse_trajectory(path: Path) -> ParsedEpisode:
         problems.append("no episode_start")
     if end is None:
         problems.append("no episode_end")
+    ends = [i for i, e in enumerate(events) if e["type"] == "episode_end"]
+    if len(ends) > 1 or (ends and ends[0] != len(events) - 1):
+        problems.append(f"tampered: {len(ends)} episode_end events, events written after the first")
+        end = {**events[ends[0]], "outcome": "invalid", "status": "tampered"}
+        end["error"] = f"the trajectory was written to after it ended ({len(ends)} episode_end events)"
     keys = episode_keys(path, start)
     messages = by_type["message"]
     episode = episode_row(path, keys, start, end, messages, len(by_type["tool_call"]), problems)

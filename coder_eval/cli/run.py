@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -32,7 +33,11 @@ from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
 from coder_eval.runner import BatchSummary, EpisodePlan, run_batch, versions
+from coder_eval.sandbox.leftovers import reap_dead, reap_logged, recording_sandboxes
 from coder_eval.trajectory import EpisodeEnd
+
+SANDBOX_LOG_FILE = "sandboxes.jsonl"
+"""In the run directory: every sandbox the run made (to reap them after a crash)."""
 
 
 @app.command()
@@ -71,6 +76,7 @@ def run(
         resolution = inputs.resolve()
         opened, manifest = _create(run_dir, resolution, inputs)
     warn(plan_warnings(resolution))
+    _reap_leftovers(opened, resume)
     summary = _execute(opened, manifest, resolution.plans, jobs, resume, max_cost_usd)
     _print_summary(opened, summary, resume)
     code = finish(opened, manifest, resolution, after)
@@ -79,6 +85,18 @@ def run(
         code = ExitCode.BUDGET_STOPPED
     if code:
         raise typer.Exit(code)
+
+
+def _reap_leftovers(run: RunDir, resume: bool) -> None:
+    """Sandboxes and processes of harnesses that died (a crash, ``kill -9``): this run's own on
+    ``--resume``, and any left in the temp folder; what cannot be removed is named."""
+    reaped, problems = reap_dead(Path(tempfile.gettempdir()))
+    if resume:
+        more, other = reap_logged(run.path / SANDBOX_LOG_FILE)
+        reaped, problems = reaped + more, problems + other
+    if reaped:
+        console.print(f"removed {reaped} sandbox(es) left by a harness that is no longer running")
+    warn([f"a leftover sandbox could not be removed: {problem}" for problem in problems])
 
 
 def _print_summary(run: RunDir, summary: BatchSummary, resume: bool) -> None:
@@ -159,6 +177,13 @@ def _execute(
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         done = len(run.finished_episodes().keys() & {p.episode_id for p in plans}) if resume else 0
+        warn(
+            [
+                f"{episode}: the trajectory was written to after it ended (tampered); "
+                "it is set aside in partial/ and run again"
+                for episode in run.tampered
+            ]
+        )
         bar = progress.add_task("running", total=len(plans), completed=done)
         counts = {"pass": 0, "fail": 0, "invalid": 0}
 
@@ -179,7 +204,7 @@ def _execute(
             on_done=on_done,
         )
         try:
-            with _sigterm_as_interrupt():
+            with _sigterm_as_interrupt(), recording_sandboxes(run.path / SANDBOX_LOG_FILE):
                 summary = asyncio.run(batch)
         except KeyboardInterrupt:
             manifest.status = "interrupted"

@@ -94,7 +94,7 @@ class AgentJudge(PanelSpec):
             for attempt in range(1, self.max_retries + 2):
                 if attempt > 1:
                     await asyncio.sleep(judging.RETRY_BACKOFF_S * 2 ** (attempt - 2))
-                run = await run_session(session, ctx.sandbox.root, self.isolation)
+                run = await run_session(session, ctx.sandbox, self.isolation)
                 runs.append(run)
                 if run.reading is not None:
                     return vote_record(number, runs)

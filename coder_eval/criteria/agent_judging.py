@@ -3,7 +3,7 @@
 Example::
 
     session = Session(system, prompt, model="claude-sonnet-4-6", endpoint=None, max_turns=15, timeout=300)
-    run = await run_session(session, ctx.sandbox.root, isolation="auto")
+    run = await run_session(session, ctx.sandbox, isolation="auto")
     run.reading        # Reading(score=1.0, passed=True, ...) or None when no verdict was submitted
     run.usage, run.cost_usd, run.steps, run.isolation   # "bwrap" or "copy"
 
@@ -42,6 +42,7 @@ from coder_eval.criteria.judging import Reading
 from coder_eval.criteria.llm_judge import VERDICT_TOOL, read_verdict
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.errors import GraderError
+from coder_eval.sandbox.base import Sandbox
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult, Usage
 
 READ_TOOLS = ("Read", "Grep", "Glob", "Bash")
@@ -132,16 +133,18 @@ class _Events:
         self.events.append(event)
 
 
-async def run_session(session: Session, source: Path, isolation: Isolation) -> SessionResult:
-    """Run the judge once on a fresh copy of ``source``; ``GraderError`` when it cannot start at all."""
+async def run_session(session: Session, source: Sandbox, isolation: Isolation) -> SessionResult:
+    """Run the judge once on a fresh copy of ``source``'s workspace; ``GraderError`` when it cannot
+    start at all."""
     cli = bundled_cli()
     if cli is None:
         raise GraderError("agent_judge needs the Claude Code CLI (install claude-agent-sdk)")
     box, events, stderr = VerdictBox(), _Events(), deque[str](maxlen=20)
     recorder = Recorder(events)
-    async with judge_workspace(source, isolation) as workspace:
-        env = cli_env(workspace.env, {}, session.endpoint, os.environ)
-        with Launcher(cli, [*env, *SDK_VARIABLES], wrap=workspace.wrap, cwd=workspace.root) as launcher:
+    async with judge_workspace(source, isolation, _base_url(session)) as workspace:
+        env = cli_env(workspace.sandbox.env, {}, session.endpoint, os.environ)
+        wrap, cwd = workspace.sandbox.wrap, workspace.sandbox.workdir
+        with Launcher(cli, [*env, *SDK_VARIABLES], wrap=wrap, cwd=cwd) as launcher:
             options = _options(session, workspace, {**env, **launcher.env}, launcher.path, box)
             options.stderr = stderr.append
             ended = await _drive(session, options, recorder, launcher)
@@ -161,11 +164,18 @@ async def run_session(session: Session, source: Path, isolation: Isolation) -> S
     )
 
 
+def _base_url(session: Session) -> str:
+    """Where the judge's model is: the scripted server, else the real API (``ANTHROPIC_BASE_URL``)."""
+    if session.endpoint is not None:
+        return session.endpoint.base_url
+    return os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+
+
 def _options(
     session: Session, workspace: Workspace, env: dict[str, str], cli_path: Path, box: VerdictBox
 ) -> ClaudeAgentOptions:
     return ClaudeAgentOptions(
-        cwd=str(workspace.root),
+        cwd=workspace.sandbox.workdir,
         env=env,
         cli_path=str(cli_path),
         model=session.model,

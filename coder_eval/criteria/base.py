@@ -1,6 +1,9 @@
-"""The criterion seam: a pure function of (sandbox after the run, trajectory) -> score, details.
+"""The criterion seam: a pure function of (workspace after the run, trajectory) -> score, details.
 
-Each criterion kind is a pydantic model (its YAML fields) with an ``evaluate`` method.
+Each criterion kind is a pydantic model (its YAML fields) with an ``evaluate`` method. It reads the
+workspace only through the sandbox verbs (``exec``, ``read_file``, ``glob`` ...), so it grades the same
+way on every driver, and says what it needs (``needs``): the workspace, the trajectory, or both; a
+finished run can then be re-graded from its trajectories and workspace snapshots.
 
 Example (YAML)::
 
@@ -12,18 +15,20 @@ Example (YAML)::
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from coder_eval.sandbox.base import Sandbox
-from coder_eval.trajectory import Event
+from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.sandbox.toolchain import PytestReport
+from coder_eval.trajectory import CliCall, Event
 
 
 def check_regex(pattern: str) -> str:
@@ -54,15 +59,25 @@ JmesPath = Annotated[str, AfterValidator(check_jmespath)]
 
 @dataclass(frozen=True)
 class HiddenMaterial:
-    """Material that never enters the sandbox while the agent runs."""
+    """Material that never enters the agent's sandbox (the verifier has it at ``mount_point``)."""
 
     hidden_tests: Path | None = None
     mount_point: str = "hidden_tests"
+    reference_dir: Path | None = None
+
+
+async def _no_reports() -> list[PytestReport]:
+    return []
 
 
 @dataclass(frozen=True)
 class GradingContext:
-    """What a criterion may look at: the finished sandbox, the trajectory, and its own prepared state."""
+    """What a criterion may look at: the verifier's sandbox (the agent's final workspace), the
+    trajectory, and its own prepared state.
+
+    ``recorders`` maps each recorded CLI to its workspace log name; ``pytest_reports`` returns what
+    pytest counted in the verifier since the criterion started.
+    """
 
     sandbox: Sandbox
     events: Sequence[Event]
@@ -71,7 +86,16 @@ class GradingContext:
     prepared: Any = None
     seed: int = 0
     final_message: str | None = None
-    shim_logs: Mapping[str, str] = field(default_factory=dict)
+    recorders: Mapping[str, str | None] = field(default_factory=dict)
+    pytest_reports: Callable[[], Awaitable[list[PytestReport]]] = _no_reports
+    agent_paths: Mapping[str, str] = field(default_factory=dict)
+    dropped: Sequence[str] = ()
+    """Workspace paths the agent left that the verifier did not restore (links leading out, devices)."""
+
+    def cli_calls(self, names: Iterable[str] | None = None) -> list[CliCall]:
+        """The harness's records of recorded-CLI calls (``names``: only those commands)."""
+        wanted = set(names) if names is not None else None
+        return [e for e in self.events if isinstance(e, CliCall) and (wanted is None or e.name in wanted)]
 
 
 @dataclass(frozen=True)
@@ -85,8 +109,13 @@ class Verdict:
     expected_label: str | None = None
 
 
+Need = Literal["workspace", "trajectory"]
+
+
 class CriterionSpec(BaseModel):
-    """Fields every criterion has."""
+    """Fields every criterion has. ``needs`` says what it reads (a class attribute, not a YAML field)."""
+
+    needs: ClassVar[frozenset[Need]] = frozenset({"workspace"})
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: str = Field(description="Criterion kind.")
@@ -111,23 +140,31 @@ class CriterionSpec(BaseModel):
         raise NotImplementedError
 
 
-def file_glob(pattern: str) -> str:
-    """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories)."""
-    return pattern + "/*" if pattern == "**" or pattern.endswith("/**") else pattern
+async def matching_files(sandbox: Sandbox, pattern: str) -> list[str]:
+    """Workspace-relative paths of the regular files matching a glob, sorted (``dir/**``: all below)."""
+    return await sandbox.glob(pattern)
 
 
-def matching_files(root: Path, pattern: str) -> list[Path]:
-    """Files under the sandbox ``root`` matching a relative glob, sorted; ``dir/**`` means every file
-    below ``dir`` (pathlib alone would match only directories)."""
-    resolved = root.resolve()
-    pattern = file_glob(pattern)
-    return sorted(p for p in resolved.glob(pattern) if p.is_file() and p.resolve().is_relative_to(resolved))
+async def read_text(sandbox: Sandbox, path: str, limit: int = 5_000_000) -> str:
+    """A workspace file as text (undecodable bytes replaced), at most ``limit`` bytes.
+
+    ``WorkspaceFileError`` when it is not a readable file in the workspace.
+    """
+    return (await sandbox.read_file(path, limit=limit)).decode("utf-8", errors="replace")
 
 
-def read_text(path: Path, limit: int = 5_000_000) -> str:
-    """A sandbox file as text (undecodable bytes replaced), at most ``limit`` bytes."""
-    with path.open("rb") as handle:
-        return handle.read(limit).decode("utf-8", errors="replace")
+def parse_json(text: str, name: str) -> Any:
+    """A workspace file's JSON; ``WorkspaceFileError`` (the agent's failure) when it is not JSON or
+    is nested too deep to parse.
+
+    Example: ``parse_json("[" * 200_000, "out.json")`` raises ``WorkspaceFileError``.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkspaceFileError(f"{name} is not JSON: {exc.msg} (line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise WorkspaceFileError(f"{name} is nested too deep to read as JSON") from exc
 
 
 def fraction(checks: dict[str, bool]) -> float:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from coder_eval.criteria.base import GradingContext, Verdict, read_text
+from coder_eval.criteria.base import GradingContext, Verdict
 from coder_eval.criteria.evidence import UNTRUSTED_RULES, capped, render_transcript, task_prompt, untrusted
 from coder_eval.criteria.judging import Ballot, JudgeSpec, Reading, panel_verdict, run_panel
 from coder_eval.errors import GraderError
@@ -125,7 +125,8 @@ class BaselineJudge(JudgeSpec):
         path = self.reference.path(task_dir)
         if path.suffix == ".jsonl":
             return render_transcript(read_trajectory(path).events, None, self.max_transcript_chars)
-        return capped(read_text(path), self.max_transcript_chars, keep_end=True)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        return capped(text, self.max_transcript_chars, keep_end=True)
 
     def _prompt(self, ctx: GradingContext, order: tuple[Side, Side], transcripts: dict[Side, str]) -> str:
         parts = [f"<rubric>\n{self.rubric.strip()}\n</rubric>"]

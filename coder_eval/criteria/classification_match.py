@@ -35,8 +35,16 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, JmesPath, Regex, Verdict, read_text
-from coder_eval.sandbox.base import SandboxPath, inside
+from coder_eval.criteria.base import (
+    CriterionSpec,
+    GradingContext,
+    JmesPath,
+    Regex,
+    Verdict,
+    parse_json,
+    read_text,
+)
+from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 
 NONE_LABEL = "none"
 """The label of "nothing": no file, no value, no skill engaged, or a negative expectation."""
@@ -87,12 +95,10 @@ class ClassificationMatch(CriterionSpec):
         return label if self.case_sensitive else label.lower()
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        target = inside(ctx.sandbox.root, self.path)
-        reading = (
-            self._read(read_text(target))
-            if target.is_file()
-            else Reading(None, f"{self.path} does not exist")
-        )
+        try:
+            reading = self._read(await read_text(ctx.sandbox, self.path))
+        except WorkspaceFileError:
+            reading = Reading(None, f"{self.path} does not exist")
         observed = self._norm(reading.label)[:LABEL_LIMIT]
         expected = self._norm(self.expected)
         details: dict[str, Any] = {"path": self.path, "observed": observed, "expected": expected}
@@ -111,9 +117,9 @@ class ClassificationMatch(CriterionSpec):
     def _read(self, text: str) -> Reading:
         if self.jmespath is not None:
             try:
-                document = json.loads(text)
-            except json.JSONDecodeError as exc:
-                return Reading(None, f"{self.path} is not JSON: {exc.msg} (line {exc.lineno})")
+                document = parse_json(text, self.path)
+            except WorkspaceFileError as exc:
+                return Reading(None, str(exc))
             try:
                 value = jmespath.search(self.jmespath, document)
             except JMESPathError as exc:

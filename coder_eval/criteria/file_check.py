@@ -50,10 +50,10 @@ class FileContains(CriterionSpec):
         return checks
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        files = matching_files(ctx.sandbox.root, self.path)
+        files = await matching_files(ctx.sandbox, self.path)
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
-        checks = self._checks("\n".join(read_text(p) for p in files))
+        checks = self._checks("\n".join([await read_text(ctx.sandbox, p) for p in files]))
         failed = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details={"files": len(files), "failed": failed})
 
@@ -76,9 +76,9 @@ class FileMatchesRegex(CriterionSpec):
     should_match: bool = Field(default=True, description="False: the pattern must not match.")
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        files = matching_files(ctx.sandbox.root, self.path)
+        files = await matching_files(ctx.sandbox, self.path)
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
-        hits = [p.name for p in files if re.search(self.pattern, read_text(p), re.MULTILINE)]
+        hits = [p for p in files if re.search(self.pattern, await read_text(ctx.sandbox, p), re.MULTILINE)]
         ok = bool(hits) == self.should_match
         return Verdict(score=1.0 if ok else 0.0, details={"matched_in": hits})

@@ -22,6 +22,5 @@ class FileExists(CriterionSpec):
     min_count: int = Field(default=1, ge=1, description="How many files must match.")
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        found = matching_files(ctx.sandbox.root, self.path)
-        names = [str(p.relative_to(ctx.sandbox.root.resolve())) for p in found]
-        return Verdict(score=1.0 if len(found) >= self.min_count else 0.0, details={"matched": names[:50]})
+        found = await matching_files(ctx.sandbox, self.path)
+        return Verdict(score=1.0 if len(found) >= self.min_count else 0.0, details={"matched": found[:50]})

@@ -1,8 +1,8 @@
 """``file_unchanged``: protected files are byte-identical after the agent ran (the tamper check).
 
 The sha256 of every file matching ``paths`` is taken before the agent starts and compared after:
-an edit, a deletion, a rename, or a new file matching the globs fails the check. Links are compared
-by their target, never followed.
+an edit, a deletion, a rename, or a new file matching the globs fails the check. Links are never
+followed: a protected file replaced by a link is a change, a new link an addition.
 
 Example::
 
@@ -13,32 +13,31 @@ Example::
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from pydantic import Field
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, file_glob
-from coder_eval.sandbox.base import Sandbox, SandboxPath
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.sandbox.base import Sandbox, SandboxPath, file_glob, glob_regex
 
 
-def fingerprint(root: Path, patterns: list[str], ignore: list[str]) -> dict[str, str]:
-    """``{relative path: sha256}`` of every file under ``root`` matching the globs, less ``ignore``.
+async def fingerprint(sandbox: Sandbox, patterns: list[str], ignore: list[str]) -> dict[str, str]:
+    """``{relative path: sha256}`` of every regular file matching the globs, less ``ignore``.
 
-    A symbolic link is recorded as its target (``link:<target>``), never followed: a protected file
-    swapped for a link (to a file outside the sandbox, say) is a change, and a new link is an addition.
+    A symbolic link is recorded as ``link``, never followed: a protected file swapped for a link (to
+    a file outside the workspace, say) is a change, and a new link is an addition.
     """
-    resolved = root.resolve()
     hashes: dict[str, str] = {}
     for pattern in patterns:
-        for path in sorted(resolved.glob(file_glob(pattern))):
-            relative = path.relative_to(resolved)
-            if any(relative.match(skip) for skip in ignore):
+        files = set(await sandbox.glob(pattern))
+        for path in sorted(set(await sandbox.glob(pattern, include_links=True)) | files):
+            if any(PurePosixPath(path).match(skip) for skip in ignore):
                 continue
-            if path.is_symlink():
-                hashes[str(relative)] = f"link:{path.readlink()}"
-            elif path.is_file():
-                hashes[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            if path not in files:
+                hashes[path] = "link"
+            else:
+                hashes[path] = hashlib.sha256(await sandbox.read_file(path)).hexdigest()
     return hashes
 
 
@@ -51,11 +50,14 @@ class FileUnchanged(CriterionSpec):
     )
 
     async def prepare(self, sandbox: Sandbox) -> Any:
-        return fingerprint(sandbox.root, self.paths, self.ignore)
+        return await fingerprint(sandbox, self.paths, self.ignore)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         before: dict[str, str] = ctx.prepared or {}
-        after = fingerprint(ctx.sandbox.root, self.paths, self.ignore)
+        after = await fingerprint(ctx.sandbox, self.paths, self.ignore)
+        for name in ctx.dropped:  # a link leading out, a device: never restored, still a change
+            if any(glob_regex(file_glob(p)).fullmatch(name) for p in self.paths):
+                after[name] = "left out (not a plain file)"
         changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
         removed = sorted(before.keys() - after.keys())
         added = sorted(after.keys() - before.keys())

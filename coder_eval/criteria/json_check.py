@@ -12,7 +12,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal
 
@@ -26,9 +25,10 @@ from coder_eval.criteria.base import (
     Regex,
     Verdict,
     fraction,
+    parse_json,
     read_text,
 )
-from coder_eval.sandbox.base import SandboxPath, inside
+from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 
 CHECKS = ("equals", "contains", "matches", "at_least", "at_most", "exists")
 
@@ -96,15 +96,10 @@ class JsonCheck(CriterionSpec):
         return value
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        target = inside(ctx.sandbox.root, self.path)
-        if not target.is_file():
-            return Verdict(score=0.0, details={"error": f"{self.path} does not exist"})
         try:
-            document = json.loads(read_text(target))
-        except json.JSONDecodeError as exc:
-            return Verdict(
-                score=0.0, details={"error": f"{self.path} is not JSON: {exc.msg} (line {exc.lineno})"}
-            )
+            document = parse_json(await read_text(ctx.sandbox, self.path), self.path)
+        except WorkspaceFileError as exc:
+            return Verdict(score=0.0, details={"error": str(exc)})
         checks: dict[str, bool] = {}
         if self.json_schema is not None:
             errors = sorted(e.message for e in _validator(self.json_schema).iter_errors(document))

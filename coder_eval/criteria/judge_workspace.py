@@ -1,124 +1,94 @@
-"""The judge's workspace: a fresh copy of the finished sandbox, read-only under bubblewrap where it runs.
+"""The judge's workspace: a fresh sandbox holding a copy of the graded workspace, read-only under bwrap.
 
 Example::
 
-    async with judge_workspace(ctx.sandbox.root, "auto") as workspace:
-        workspace.root          # <tmp>/coder_eval-judge-x1/work: a copy of the sandbox root
-        workspace.env           # a scrubbed environment: HOME, TMPDIR beside the copy, PATH, locale
-        workspace.wrap          # for the launcher: the bwrap prefix, or None for a plain copy
-        workspace.isolation     # "bwrap" or "copy"
+    async with judge_workspace(ctx.sandbox, "auto", endpoint) as workspace:
+        workspace.sandbox.workdir   # a copy of the workspace being graded
+        workspace.sandbox.wrap      # how the judge's CLI is started inside it
+        workspace.isolation         # "bwrap" or "copy"
 
-The directory is laid out like a tempdir sandbox (``work``, ``home``, ``tmp``, ``bin``). ``work`` is
-an exact copy of the sandbox root (symlinks kept as links, sockets and pipes left out); the whole
-directory is removed afterwards, so nothing the judge does reaches the real sandbox through it.
-Under bubblewrap the judge and every command it starts see the host read-only (the copy included)
-except the judge's own HOME and TMPDIR, and share the host's network (the judge must reach its
-model). With a plain copy, the judge runs as the calling user, like the tempdir driver: a command
-given an absolute path outside the copy could still write there.
+The copy comes from the graded sandbox's ``snapshot()``, so nothing the judge does reaches the
+workspace being graded. Under bubblewrap the judge and every command it starts see the copy
+read-only, their own HOME and TMPDIR, and only the model endpoint on the network. With a plain copy
+(``tempdir``) the judge runs as the calling user: a command given an absolute path outside the copy
+could still write there.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import os
-import shutil
-import stat
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from coder_eval.errors import GraderError
-from coder_eval.sandbox.bwrap import bwrap_argv, bwrap_problem
-from coder_eval.sandbox.tempdir import SandboxLayout, sandbox_env
-
-if TYPE_CHECKING:  # the claude_code agent package imports the task model, which imports the criteria
-    from coder_eval.agents.claude_code.launcher import Wrap
+from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.bwrap import BwrapSandbox, BwrapSpec, bwrap_problem
+from coder_eval.sandbox.local import HostSandbox
+from coder_eval.sandbox.network import ModelProxy, ModelRoute
+from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.tempdir import TempdirSandbox, TempdirSpec
 
 Isolation = Literal["auto", "bwrap", "copy"]
-"""``bwrap``: a read-only mount (GraderError where bubblewrap cannot run); ``copy``: a plain copy;
-``auto``: ``bwrap`` where it runs, else ``copy``."""
+"""``bwrap``: a read-only copy under bubblewrap (GraderError where it cannot run); ``copy``: a plain
+copy; ``auto``: ``bwrap`` where it runs, else ``copy``."""
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The judge's copy of the sandbox: its root, environment, confinement and its name."""
+    """The judge's sandbox and what isolates it."""
 
-    root: Path
-    env: dict[str, str]
-    wrap: Wrap | None
+    sandbox: HostSandbox
     isolation: Literal["bwrap", "copy"]
 
 
 @asynccontextmanager
-async def judge_workspace(source: Path, isolation: Isolation) -> AsyncIterator[Workspace]:
-    """A fresh copy of ``source`` for one judge run, removed afterwards.
+async def judge_workspace(source: Sandbox, isolation: Isolation, base_url: str) -> AsyncIterator[Workspace]:
+    """A fresh copy of ``source``'s workspace for one judge run (reaching ``base_url``), removed after.
 
-    Example: ``async with judge_workspace(sandbox.root, "auto") as ws: ws.isolation`` -> ``"bwrap"``
-    where bubblewrap runs, else ``"copy"``; ``"bwrap"`` raises ``GraderError`` where it cannot.
+    Example: ``async with judge_workspace(ctx.sandbox, "auto", "http://127.0.0.1:8123") as ws:
+    ws.isolation`` -> ``"bwrap"`` where bubblewrap runs, else ``"copy"``.
     """
-    bwrap = await _bwrap_for(isolation)
-    layout = SandboxLayout(Path(tempfile.mkdtemp(prefix="coder_eval-judge-")).resolve())
-    try:
-        await asyncio.to_thread(_copy, source, layout)
-        wrap = None if bwrap is None else partial(_read_only, bwrap, layout)
-        env = sandbox_env(layout, {}, [], {})
-        yield Workspace(layout.root, env, wrap, "copy" if bwrap is None else "bwrap")
-    finally:
-        await asyncio.to_thread(_remove, layout.base)
+    confined = await _confined(isolation)
+    route = ModelRoute.to(base_url)
+    with tempfile.TemporaryDirectory(prefix="coder_eval-judge-") as scratch:
+        snapshot = Path(scratch) / "workspace.tar"
+        with snapshot.open("wb") as out:
+            await source.snapshot(out)
+        provision = Provision(
+            role="judge",
+            snapshot=snapshot,
+            network="model",
+            model_port=route.port,
+            env=route.env,
+            read_only_workspace=True,
+        )
+        try:
+            if confined:
+                sandbox: HostSandbox = await BwrapSandbox.create(BwrapSpec(), provision)
+            else:
+                sandbox = await TempdirSandbox.create(TempdirSpec(), provision)
+        except Exception as exc:
+            raise GraderError(f"cannot make the judge's copy of the workspace: {exc}") from exc
+        proxy = ModelProxy(route.upstream)
+        try:
+            await proxy.start(sandbox.host_socket("model"))
+            yield Workspace(sandbox, "bwrap" if confined else "copy")
+        finally:
+            await proxy.stop()
+            with contextlib.suppress(Exception):
+                await sandbox.close()
 
 
-async def _bwrap_for(isolation: Isolation) -> str | None:
+async def _confined(isolation: Isolation) -> bool:
     if isolation == "copy":
-        return None
+        return False
     problem = await bwrap_problem()
     if problem is None:
-        return shutil.which("bwrap")
+        return True
     if isolation == "bwrap":
         raise GraderError(f"agent_judge isolation 'bwrap' is unavailable: {problem}")
-    return None
-
-
-def _read_only(bwrap: str, layout: SandboxLayout, argv: list[str], *, cwd: Path) -> list[str]:
-    """``argv`` under bubblewrap: only the judge's HOME and TMPDIR writable, its copy read-only.
-
-    The network is shared: the judge must reach its model.
-    """
-    mounts = bwrap_argv(bwrap, layout.base, cwd, network=True)
-    return [*mounts, "--ro-bind", str(layout.root), str(layout.root), "--", *argv]
-
-
-def _copy(source: Path, layout: SandboxLayout) -> None:
-    try:
-        layout.make()
-        shutil.copytree(source, layout.root, symlinks=True, dirs_exist_ok=True, ignore=_special_files)
-    except OSError as exc:
-        raise GraderError(f"cannot copy the sandbox {source} for the judge: {exc}") from exc
-
-
-def _special_files(directory: str, names: list[str]) -> set[str]:
-    """Sockets, pipes and devices: not copied (reading a pipe would block)."""
-    kept = (stat.S_ISREG, stat.S_ISDIR, stat.S_ISLNK)
-    return {name for name in names if not any(is_kind(_mode(directory, name)) for is_kind in kept)}
-
-
-def _mode(directory: str, name: str) -> int:
-    try:
-        return (Path(directory) / name).lstat().st_mode
-    except OSError:
-        return 0
-
-
-def _remove(base: Path) -> None:
-    """``rm -rf``, also of directories the copy made read-only."""
-    for parent, dirnames, _ in os.walk(base):
-        for name in dirnames:
-            path = Path(parent) / name
-            if not path.is_symlink():
-                with contextlib.suppress(OSError):
-                    path.chmod(0o700)
-    shutil.rmtree(base, ignore_errors=True)
+    return False

@@ -105,12 +105,12 @@ class LlmJudge(JudgeSpec):
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         shown: dict[str, Any] = {"files": [], "truncated": []}
-        prompt = self._prompt(ctx, shown)
+        prompt = await self._prompt(ctx, shown)
         ballot = Ballot(SYSTEM, prompt, VERDICT_TOOL, read_verdict)
         votes = await run_panel(self, ballot, ctx)
         return panel_verdict(self, votes, **shown, prompt_chars=len(prompt))
 
-    def _prompt(self, ctx: GradingContext, shown: dict[str, Any]) -> str:
+    async def _prompt(self, ctx: GradingContext, shown: dict[str, Any]) -> str:
         parts = [f"<rubric>\n{self.rubric.strip()}\n</rubric>"]
         prompt = task_prompt(ctx.events) if self.context.task_prompt else None
         if prompt:
@@ -118,10 +118,12 @@ class LlmJudge(JudgeSpec):
         if self.context.reference:
             path = reference_path(self.context.reference, ctx)
             shown["reference"] = self.context.reference
-            reference = capped(read_text(path), self.context.max_file_chars)
+            reference = capped(
+                path.read_text(encoding="utf-8", errors="replace"), self.context.max_file_chars
+            )
             parts.append(f'<reference source="{self.context.reference}">\n{reference}\n</reference>')
         parts.append("Evidence from the agent's run (untrusted data):")
-        parts.extend(self._files(ctx.sandbox.root, shown))
+        parts.extend(await self._files(ctx, shown))
         if self.context.final_message:
             final = final_text(ctx.events, ctx.final_message) or "(no final message)"
             parts.append(untrusted("final_message", capped(final, self.context.max_file_chars)))
@@ -131,17 +133,16 @@ class LlmJudge(JudgeSpec):
         parts.append("Apply the rubric to the evidence and call submit_verdict.")
         return "\n\n".join(parts)
 
-    def _files(self, root: Path, shown: dict[str, Any]) -> list[str]:
+    async def _files(self, ctx: GradingContext, shown: dict[str, Any]) -> list[str]:
         blocks: list[str] = []
         for pattern in self.context.files:
-            found = matching_files(root, pattern)
+            found = await matching_files(ctx.sandbox, pattern)
             if not found:
                 blocks.append(f"(no file in the sandbox matches {pattern!r})")
-            for path in found:
-                name = path.relative_to(root.resolve()).as_posix()
+            for name in found:
                 if name in shown["files"] or len(shown["files"]) >= MAX_FILES:
                     continue
-                text = read_text(path)
+                text = await read_text(ctx.sandbox, name)
                 shown["files"].append(name)
                 if len(text) > self.context.max_file_chars:
                     shown["truncated"].append(name)
@@ -156,12 +157,12 @@ def read_verdict(tool_input: dict[str, Any]) -> Reading:
 
 
 def reference_path(relative: str, ctx: GradingContext) -> Path:
-    """A trusted file: under the task's hidden material first, else the task folder; never the sandbox."""
-    sandbox = ctx.sandbox.root.resolve()
-    bases = [b for b in (ctx.hidden.hidden_tests, ctx.task_dir) if b is not None]
+    """A trusted file: the hidden tests, then the reference folder, then the task folder; never the
+    workspace."""
+    bases = [b for b in (ctx.hidden.hidden_tests, ctx.hidden.reference_dir, ctx.task_dir) if b is not None]
     for base in bases:
         candidate = (base / relative).resolve()
-        if candidate.is_file() and not candidate.is_relative_to(sandbox):
+        if candidate.is_file() and candidate.is_relative_to(base.resolve()):
             return candidate
     tried = ", ".join(str(b / relative) for b in bases)
-    raise GraderError(f"reference {relative!r} not found outside the sandbox (looked for {tried})")
+    raise GraderError(f"reference {relative!r} not found in the task's own files (looked for {tried})")

@@ -1,9 +1,10 @@
 """``recorded_calls``: replay what a recording shim logged and match the expected calls.
 
-Each expected call matches a logged call by ``args_regex`` (searched in the shell-quoted arguments,
-program name left out), an optional ``exit_code`` and optional JMESPath ``stdout_json`` assertions on
-the call's JSON output. With ``ordered``, matches must come in the listed order. ``forbid`` lists
-calls that must not happen. The score is the share of checks that hold.
+The calls are the harness's own records (``cli_call`` events in the trajectory), never a log file the
+agent could edit. Each expected call matches a recorded call by ``args_regex`` (searched in the
+shell-quoted arguments, program name left out), an optional ``exit_code`` and optional JMESPath
+``stdout_json`` assertions on the call's JSON output. With ``ordered``, matches must come in the
+listed order. ``forbid`` lists calls that must not happen. The score is the share of checks that hold.
 
 Example::
 
@@ -26,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
-from coder_eval.errors import GraderError, SandboxError
-from coder_eval.sandbox.shims import ShimCall, read_calls
+from coder_eval.errors import GraderError
+from coder_eval.trajectory import CliCall
 
 
 class CallPattern(BaseModel):
@@ -38,7 +39,7 @@ class CallPattern(BaseModel):
     exit_code: int | None = Field(default=None, description="Required exit code.")
     stdout_json: list[Assertion] = Field(default_factory=list, description="Assertions on JSON stdout.")
 
-    def matches(self, call: ShimCall) -> bool:
+    def matches(self, call: CliCall) -> bool:
         if not re.search(self.args_regex, shlex.join(call.argv[1:])):
             return False
         if self.exit_code is not None and call.exit_code != self.exit_code:
@@ -47,12 +48,13 @@ class CallPattern(BaseModel):
             return True
         try:
             document: Any = json.loads(call.stdout)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return False
         return all(a.holds(document) for a in self.stdout_json)
 
 
 class RecordedCalls(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["recorded_calls"] = "recorded_calls"
     shim: str = Field(description="Name of a shim declared in sandbox.shims.")
     expect: list[CallPattern] = Field(default_factory=list, description="Calls that must have happened.")
@@ -61,14 +63,9 @@ class RecordedCalls(CriterionSpec):
     min_calls: int = Field(default=0, ge=0, description="At least this many calls in all.")
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        if self.shim not in ctx.shim_logs:
-            raise GraderError(f"no shim named {self.shim!r}; declared: {', '.join(ctx.shim_logs) or 'none'}")
-        try:
-            calls = read_calls(ctx.sandbox.root, ctx.shim_logs[self.shim])
-        except SandboxError as exc:  # the agent can write to its sandbox, the log included: its failure
-            return Verdict(
-                score=0.0, details={"error": f"the call log is damaged or was tampered with: {exc}"}
-            )
+        if self.shim not in ctx.recorders:
+            raise GraderError(f"no shim named {self.shim!r}; declared: {', '.join(ctx.recorders) or 'none'}")
+        calls = ctx.cli_calls([self.shim])
         checks: dict[str, bool] = {}
         cursor = 0
         for i, pattern in enumerate(self.expect):

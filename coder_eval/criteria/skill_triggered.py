@@ -7,10 +7,10 @@ A skill counts as engaged by either of:
 - a call of one of ``path_tools`` (Read, Bash, Grep, Glob) whose input holds a path into a skill
   folder, e.g. reading ``.claude/skills/pdf/SKILL.md`` or running ``.claude/skills/pdf/fill.py``.
   A path ``.../skills/<name>/...`` is a skill folder's when ``.../skills/<name>/SKILL.md`` exists
-  (relative paths are resolved against the sandbox root, ``~/`` against the sandbox's ``HOME``,
-  absolute ones taken as they are) or, for a skill folder gone by grading time, when the path
-  itself names ``skills/<name>/SKILL.md``. So ``src/skills/parser/core.py`` engages nothing unless
-  ``src/skills/parser/SKILL.md`` exists.
+  in the workspace (paths are taken relative to the agent's working directory), when the path is in
+  the agent's own ``~/.claude/skills/<name>/`` (where Claude Code keeps user skills), or, for a
+  skill folder gone by grading time, when the path itself names ``skills/<name>/SKILL.md``. So
+  ``src/skills/parser/core.py`` engages nothing unless ``src/skills/parser/SKILL.md`` exists.
 
 ``observed_label`` is the first skill engaged (``"none"`` if none was); all of them are listed in the
 details. With ``skill`` set, only that skill is looked for, so the labels are ``skill`` or ``"none"``
@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, model_validator
@@ -80,30 +79,55 @@ def skill_label(value: str | None) -> str:
     return as_label(skill_name(value or "")).lower()
 
 
-def skills_in_path(path: str, root: Path, home: Path | None = None) -> Iterator[str]:
-    """Skills whose folder ``path`` points into: ``.claude/skills/pdf/fill.py`` -> ``"pdf"``.
+class SkillFiles:
+    """Answers "is there a ``SKILL.md`` at this workspace path?" through the sandbox verbs, once each."""
 
-    ``.../skills/<name>/`` counts when ``.../skills/<name>/SKILL.md`` exists (a relative ``path`` is
-    resolved against ``root``, ``~/...`` against ``home``) or, failing that, when ``path`` itself
-    names that ``SKILL.md``.
+    def __init__(self, ctx: GradingContext) -> None:
+        self.sandbox = ctx.sandbox
+        self.workdir = ctx.agent_paths.get("workdir", "").rstrip("/")
+        self.home = ctx.agent_paths.get("home", "").rstrip("/")
+        self._known: dict[str, bool] = {}
+
+    def in_home_skills(self, path: str) -> bool:
+        """``path`` is inside the agent's own ``~/.claude/skills/<name>/`` (user skills live only there)."""
+        prefixes = ["~/.claude/skills/", *([f"{self.home}/.claude/skills/"] if self.home else [])]
+        return any(path.startswith(prefix) for prefix in prefixes)
+
+    def relative(self, path: str) -> str | None:
+        """``path`` (as the agent wrote it) relative to its workspace; None when it was elsewhere."""
+        if self.workdir and path.startswith(self.workdir + "/"):
+            return path[len(self.workdir) + 1 :]
+        if path.startswith(("/", "~")):
+            return None
+        return path.removeprefix("./")
+
+    async def exists(self, relative: str) -> bool:
+        if relative not in self._known:
+            self._known[relative] = bool(await self.sandbox.glob(relative)) if ".." not in relative else False
+        return self._known[relative]
+
+
+async def skills_in_path(path: str, files: SkillFiles) -> list[str]:
+    """Skills whose folder ``path`` points into: ``.claude/skills/pdf/fill.py`` -> ``["pdf"]``.
+
+    ``.../skills/<name>/`` counts when ``.../skills/<name>/SKILL.md`` exists in the workspace (paths
+    are taken relative to the agent's working directory), when it is the agent's own
+    ``~/.claude/skills/<name>/`` (its HOME is not kept for grading), or when ``path`` itself names
+    that ``SKILL.md``.
     """
-    base = root
-    if home is not None and path.startswith("~/"):
-        base, path = home, path[2:]
+    relative = files.relative(path)
+    found_skills = []
     for found in SKILL_DIR.finditer(path):
         names_skill_file = path[found.end() :].split("/", 1)[0] == SKILL_FILE
-        if names_skill_file or _is_file(base / path[: found.end()] / SKILL_FILE):
-            yield found.group(1)
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False
+        folder = files.relative(path[: found.end()]) if relative is not None else None
+        user_skill = files.in_home_skills(path[: found.end()])
+        if names_skill_file or user_skill or (folder is not None and await files.exists(folder + SKILL_FILE)):
+            found_skills.append(found.group(1))
+    return found_skills
 
 
 class SkillTriggered(CriterionSpec):
+    needs = frozenset({"trajectory", "workspace"})
     type: Literal["skill_triggered"] = "skill_triggered"
     skill: str | None = Field(default=None, description="Look for this skill only (null: any skill).")
     expected_skill: str | None = Field(
@@ -130,9 +154,8 @@ class SkillTriggered(CriterionSpec):
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         evidence: dict[str, str] = {}
-        home = ctx.sandbox.env.get("HOME")
         steps = tool_steps(ctx.events)
-        for engagement in self._engagements(steps, ctx.sandbox.root, Path(home) if home else None):
+        for engagement in await self._engagements(steps, SkillFiles(ctx)):
             evidence.setdefault(engagement.skill, engagement.step.describe())
         engaged = list(evidence)
         if self.skill:
@@ -151,18 +174,19 @@ class SkillTriggered(CriterionSpec):
             expected_label=expected,
         )
 
-    def _engagements(self, steps: list[ToolStep], root: Path, home: Path | None) -> Iterator[Engagement]:
+    async def _engagements(self, steps: list[ToolStep], files: SkillFiles) -> list[Engagement]:
         """Every call that engages a skill, in call order."""
+        found = []
         for step in steps:
             if step.name == self.skill_tool:
                 named = next((step.call.input[k] for k in SKILL_INPUT_KEYS if step.call.input.get(k)), None)
                 if isinstance(named, str) and skill_name(named):
-                    yield Engagement(skill_label(named), step)
+                    found.append(Engagement(skill_label(named), step))
             elif step.name in self.path_tools:
                 for value in _strings(step.call.input):
                     for path in PATH_BREAK.split(value):
-                        for name in skills_in_path(path, root, home):
-                            yield Engagement(skill_label(name), step)
+                        found += [Engagement(skill_label(n), step) for n in await skills_in_path(path, files)]
+        return found
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -22,7 +22,8 @@ from typing import Any
 
 from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.resolve import Resolution, SourceFile
-from coder_eval.task import StarterFile, TaskSpec, TemplateSource
+from coder_eval.sandbox.spec import RepoSource, StarterFile, TemplateDir, TemplateSource
+from coder_eval.task import TaskSpec
 
 LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
 """Criterion fields where an empty value means the label ``none`` on purpose."""
@@ -55,9 +56,9 @@ def _skill_warnings(resolution: Resolution) -> Iterator[str]:
                     "in the sandbox's template sources: no skill would load"
                 )
         for i, source in enumerate(task.sandbox.template_sources):
-            added = plan.provenance.get(f"sandbox.template_sources[{i}].template_dir") == f"variant:{variant}"
-            if added and source.template_dir and not _skill_files(source.template_dir):
-                yield f"variant {variant!r}: template folder {source.template_dir} has no skills/*/SKILL.md"
+            added = plan.provenance.get(f"sandbox.template_sources[{i}].path") == f"variant:{variant}"
+            if added and isinstance(source, TemplateDir) and not _skill_files(source.path):
+                yield f"variant {variant!r}: template folder {source.path} has no skills/*/SKILL.md"
 
 
 @functools.cache
@@ -71,15 +72,17 @@ def _has_skills(sources: list[TemplateSource], plugin: str) -> bool:
     """Would the sandbox hold ``<plugin>/skills/<name>/SKILL.md`` after the template sources are copied?"""
     wanted = PurePosixPath(plugin)
     for source in sources:
-        target = PurePosixPath(source.target)
-        if source.template_dir and not source.starter_files:
+        if isinstance(source, RepoSource):
+            continue
+        target = PurePosixPath(source.mount_point)
+        if isinstance(source, TemplateDir) and not source.files:
             try:
                 inner = wanted.relative_to(target) if str(target) != "." else wanted
             except ValueError:
                 continue
-            if _skill_files(str(Path(source.template_dir) / inner), nested=False):
+            if _skill_files(str(Path(source.path) / inner), nested=False):
                 return True
-        for starter in source.starter_files:
+        for starter in source.files:
             path = starter.path if isinstance(starter, StarterFile) else starter
             if fnmatch.fnmatch(str(target / path), f"{wanted}/skills/*/SKILL.md"):
                 return True

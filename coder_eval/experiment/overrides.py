@@ -14,17 +14,18 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from coder_eval.errors import ExperimentError, did_you_mean
+from coder_eval.sandbox import DRIVERS
 from coder_eval.task import AgentSpec, RunLimits, SandboxSpec, TaskSpec
 
 INTERNAL_FIELDS = frozenset({"source_path", "dataset_row"})
-BLOCKS: dict[str, type[BaseModel]] = {"agent": AgentSpec, "sandbox": SandboxSpec, "run_limits": RunLimits}
+BLOCKS: dict[str, Any] = {"agent": AgentSpec, "sandbox": SandboxSpec, "run_limits": RunLimits}
 
 
 def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
@@ -48,7 +49,7 @@ def _check_blocks(layer: dict[str, Any]) -> None:
     for name, model in BLOCKS.items():
         if isinstance(layer.get(name), dict):
             try:
-                model.model_validate(layer[name])
+                TypeAdapter(model).validate_python(layer[name])
             except ValidationError as exc:
                 error = exc.errors()[0]
                 where = ".".join([name, *map(str, error["loc"])])
@@ -71,6 +72,8 @@ def parse_define(define: str) -> tuple[str, Any]:
 
 def field_at(path: str) -> Any:
     """The type of the task field at dotted ``path``; ExperimentError with a did-you-mean if none."""
+    if path == "sandbox.driver":  # the union's discriminator: one of the drivers' names
+        return Literal[tuple(DRIVERS)]
     model: type[BaseModel] = TaskSpec
     parts = path.split(".")
     for i, part in enumerate(parts):
@@ -126,6 +129,15 @@ def _mapping_value(annotation: Any) -> Any | None:
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
-    candidates = [annotation, *get_args(annotation)]
-    models = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
-    return models[0] if len(models) == 1 else None
+    """The model a field holds; for a union of specs (``sandbox:``), the base class they share."""
+    models = _models(annotation)
+    if len(models) <= 1:
+        return models[0] if models else None
+    shared = [base for base in models[0].__mro__ if all(issubclass(m, base) for m in models)]
+    return next((b for b in shared if issubclass(b, BaseModel) and b is not BaseModel), None)
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models(arg)]

@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from coder_eval.criteria.base import check_regex
 from coder_eval.errors import ExperimentError
+from coder_eval.sandbox.spec import TemplateSource, source_kind
 from coder_eval.scripted.script import ScriptRef
-from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec, TemplateSource
+from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec
 from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")
@@ -243,11 +244,16 @@ class _Paths:
         return self.existing(relative, loc, want_dir=False)
 
     def template(self, source: dict[str, Any], loc: Loc) -> None:
-        if "template_dir" in source:
-            source["template_dir"] = self.existing(source["template_dir"], (*loc, "template_dir"), True)
-        for j, starter in enumerate(source.get("starter_files", [])):
+        kind = source_kind(source)
+        if kind == "template_dir":
+            key = "path" if "path" in source else "template_dir"
+            source[key] = self.existing(source[key], (*loc, key), True)
+        if kind == "repo" and "://" not in source["url"] and not source["url"].startswith("git@"):
+            source["url"] = self.existing(source["url"], (*loc, "url"), True)
+        key = "files" if "files" in source else "starter_files"
+        for j, starter in enumerate(source.get(key, [])):
             if isinstance(starter, dict) and "source" in starter:
-                starter["source"] = self.file(starter["source"], (*loc, "starter_files", j, "source"))
+                starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
 
     def raise_problems(self) -> None:
         if self.problems:

@@ -1,18 +1,27 @@
-"""The sandbox seam: a working directory, an environment, ``exec`` and ``close``.
+"""The sandbox seam: a few narrow verbs that every driver implements, never a host path.
 
 Example::
 
-    sandbox = await TempdirSandbox.create(task.sandbox)
     result = await sandbox.exec("pytest -q", timeout=60)
+    text = (await sandbox.read_file("report.json")).decode()
+    await sandbox.write_file("notes.md", "hello\\n")
+    await sandbox.glob("src/**/*.py")            # ["src/app.py", "src/util/io.py"]
+    with open("work.tar", "wb") as out:
+        await sandbox.snapshot(out, ignore=["node_modules/"])
     await sandbox.close()
+
+Paths given to the verbs are relative to the workspace (the agent's working directory) unless they
+are absolute paths *inside the sandbox* (``ExecResult`` and the sandbox's ``env`` speak that view).
+Criteria use only these verbs, so they grade the same way on every driver.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Protocol
+from typing import IO, Annotated, Protocol
 
 from pydantic import AfterValidator
 
@@ -35,11 +44,34 @@ class ExecResult:
         return self.stdout + (("\n" if self.stdout and self.stderr else "") + self.stderr)
 
 
-class Sandbox(Protocol):
-    """A place where one episode runs; ``root`` is the host path of its working directory."""
+class WorkspaceFileError(SandboxError):
+    """A workspace file cannot be read as asked: missing, a directory, a link leading out, too big.
 
-    root: Path
-    env: dict[str, str]
+    The agent shapes its workspace, so criteria treat this as the agent's failure, not the grader's.
+    """
+
+
+class Sandbox(Protocol):
+    """One sandbox: a workspace, an environment, and the verbs to use them.
+
+    ``workdir`` is the workspace as commands inside see it; ``env`` is the base environment of every
+    command (PATH, HOME, TMPDIR ... as seen inside).
+    """
+
+    @property
+    def driver(self) -> str:
+        """The driver's name (``tempdir``, ``bwrap`` ...)."""
+        ...
+
+    @property
+    def workdir(self) -> str:
+        """The workspace, as commands inside see it."""
+        ...
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The base environment of every command."""
+        ...
 
     async def exec(
         self,
@@ -50,19 +82,45 @@ class Sandbox(Protocol):
         env: Mapping[str, str] | None = None,
         stdin: str | None = None,
     ) -> ExecResult:
-        """Run ``cmd`` (a shell string or argv) inside the sandbox; kill its process group on timeout."""
+        """Run ``cmd`` (a ``bash -c`` string or an argv) inside; everything it started dies with it
+        on timeout (exit code 124)."""
         ...
 
-    async def stop_processes(self) -> None:
-        """Kill every process the sandbox's commands left running (called before grading)."""
+    async def read_file(self, path: str, *, limit: int | None = None) -> bytes:
+        """A file's bytes (at most ``limit``); ``WorkspaceFileError`` when it is not a readable file
+        inside the sandbox (a link leading out of it included)."""
+        ...
+
+    async def write_file(self, path: str, data: bytes | str, *, executable: bool = False) -> None:
+        """Write a file (parents made), replacing what was there."""
+        ...
+
+    async def glob(self, pattern: str, *, include_links: bool = False) -> list[str]:
+        """Workspace-relative POSIX paths of the regular files matching ``pattern``, sorted.
+
+        ``dir/**`` means every file below ``dir``. Symbolic links are listed only with
+        ``include_links`` (and never followed out of the workspace).
+        """
+        ...
+
+    async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
+        """Write the workspace to ``out`` as an uncompressed tar stream, leaving out what ``ignore``
+        matches (gitignore-style patterns, ``!pattern`` un-ignores)."""
+        ...
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
+    ) -> list[str]:
+        """The host argv that runs ``argv`` inside the sandbox in ``cwd``, with the variables named in
+        ``env_names`` taken from the starting process's environment (for an agent's long-lived CLI)."""
+        ...
+
+    async def stop(self) -> None:
+        """Kill every process started in the sandbox, for certain, before grading."""
         ...
 
     async def close(self) -> None:
-        """Remove the sandbox (idempotent)."""
-        ...
-
-    def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
-        """``argv`` as it must be started to run inside the sandbox (bwrap adds its prefix)."""
+        """Stop everything and remove the sandbox (idempotent)."""
         ...
 
 
@@ -88,5 +146,40 @@ def inside(root: Path, relative: str) -> Path:
     """``root / relative``, refusing anything that resolves outside ``root`` (e.g. through a symlink)."""
     target = (root / relative).resolve()
     if not target.is_relative_to(root.resolve()):
-        raise SandboxError(f"{relative!r} resolves outside the sandbox ({target})")
+        raise WorkspaceFileError(f"{relative!r} resolves outside the sandbox ({target})")
     return target
+
+
+def file_glob(pattern: str) -> str:
+    """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories)."""
+    return pattern + "/*" if pattern == "**" or pattern.endswith("/**") else pattern
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex: ``*`` and ``?`` stay inside one folder, ``**/`` spans folders.
+
+    Example: ``glob_regex("src/**/*.py").fullmatch("src/a/b.py")`` matches; ``"src/*.py"`` does not
+    match ``"src/a/b.py"``.
+    """
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))

@@ -1,16 +1,27 @@
-"""The bubblewrap driver: the tempdir layout, with every command run inside ``bwrap``.
+"""``bwrap``: every command in bubblewrap namespaces, with a minimal read-only view of the host.
 
 Example::
 
-    sandbox = await BwrapSandbox.create(SandboxSpec(driver="bwrap", network=False))
-    await sandbox.exec("touch ok")          # exit 0: the sandbox directory is writable
-    await sandbox.exec("touch /etc/nope")   # exit 1: the rest of the host is read-only
+    sandbox = await BwrapSandbox.create(BwrapSpec(network="none"), Provision())
+    await sandbox.exec("touch ok")              # exit 0: the workspace is writable
+    await sandbox.exec("touch /usr/nope")       # exit 1: the system folders are read-only
+    await sandbox.exec("cat /root/secret")      # exit 1: the host's homes are not there at all
 
-Inside, the host filesystem is mounted read-only, the sandbox directory (root, HOME, TMPDIR, shims)
-read-write at the same path, with a fresh ``/tmp`` (the running Python stays visible when it is
-installed under ``/tmp``), ``/dev`` and ``/proc``, its own PID namespace
-(nothing outlives the command) and, with ``network: false``, its own empty network namespace.
-The host filesystem stays **readable**: this is a write boundary, not a confidentiality one.
+Each command runs in a new user namespace with every capability dropped (also when coder_eval runs
+as root), its own PID, IPC, UTS and (unless ``network: host``) network namespaces, a new session,
+and dies with its parent; nested user namespaces are refused. The filesystem it sees:
+
+- read-only: ``/usr`` (and the ``/bin``, ``/lib`` ... links to it), a short list of ``/etc`` files,
+  the Python running coder_eval (so the agent's CLI and the verifier's tools start), and the task's
+  read-only folders (``$TASK_DIR`` and, for graders, ``$REFERENCE_DIR``);
+- its own ``/proc`` (only the sandbox's processes; kernel settings read-only), ``/dev`` and ``/tmp``;
+- read-write: the workspace, HOME and TMPDIR of this sandbox only.
+
+The host's ``/root`` and ``/home``, the project checkout, the run directory and every other sandbox
+are not visible. When the PID namespace's first process ends, the kernel kills every other process in
+it, so nothing a command started outlives it. Limits (``sandbox.limits``) go through a control group
+where one can be made (memory, processes, CPUs) and rlimits otherwise (address space, file size, CPU
+seconds, processes for non-root users).
 """
 
 from __future__ import annotations
@@ -20,35 +31,103 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult
+from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout
+from coder_eval.sandbox.local import HostSandbox
+from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import run_in_group
-from coder_eval.sandbox.tempdir import SAFE_PATH, TempdirSandbox
+from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.spec import SandboxSpecBase
+
+ETC_FILES = (
+    "passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "protocols",
+    "services", "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "ld.so.cache",
+    "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "mime.types", "os-release", "debian_version",
+    "python3", "bash.bashrc", "inputrc", "profile", "gitconfig", "magic", "magic.mime", "mtab",
+)  # fmt: skip
+"""The ``/etc`` entries a sandbox sees (when the host has them); nothing else of ``/etc``."""
+TOP_LINKS = ("bin", "sbin", "lib", "lib64", "lib32", "libx32")
+"""Top-level folders that are links into ``/usr`` on merged-/usr systems (else bound read-only)."""
 
 _problems: dict[str, str | None] = {}
 
 
-def bwrap_argv(bwrap: str, writable: Path, cwd: Path, *, network: bool) -> list[str]:
-    """The ``bwrap`` command line that confines a command to ``writable``.
+class BwrapSpec(SandboxSpecBase):
+    """``driver: bwrap``."""
 
-    Example: ``bwrap_argv("/usr/bin/bwrap", base, base / "work", network=False) + ["--", "make"]``
-    """
+    driver: Literal["bwrap"] = "bwrap"
+
+
+def system_mounts() -> list[str]:
+    """The read-only system part of the sandbox's root."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in TOP_LINKS:
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in ETC_FILES:
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    for folder in interpreter_folders():
+        args += ["--ro-bind", str(folder), str(folder)]
+    return args
+
+
+def interpreter_folders() -> list[Path]:
+    """The running Python's installation and virtualenv, when they are not under ``/usr``."""
+    folders = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix)}
+    folders.add(Path(sys.executable).resolve().parent)
+    usr = Path("/usr")
+    return sorted(f for f in folders if not f.is_relative_to(usr))
+
+
+def namespace_flags(network: str) -> list[str]:
+    flags = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if network != "host":
+        flags.append("--unshare-net")
     return [
-        *(bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
-        *(arg for path in _kept_under_tmp() for arg in ("--ro-bind", path, path)),
-        *("--bind", str(writable), str(writable), "--die-with-parent", "--unshare-pid"),
-        *([] if network else ["--unshare-net"]),
-        *("--chdir", str(cwd)),
+        *flags,
+        *("--cap-drop", "ALL", "--new-session", "--die-with-parent", "--disable-userns"),
+        *("--hostname", "coder-eval"),
     ]
 
 
-def _kept_under_tmp() -> list[str]:
-    """The running Python's installation, when it lives under ``/tmp`` (a checkout or CI clone there):
-    the fresh ``/tmp`` would hide the interpreter that shims and the project's tools run with."""
-    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, Path(sys.executable).parent)}
-    tmp = Path("/tmp").resolve()
-    return sorted(str(p) for p in prefixes if p.is_relative_to(tmp) and p != tmp)
+def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: str) -> list[str]:
+    """The ``bwrap`` command line for one command of the sandbox at ``layout`` (without the command)."""
+    work = "--ro-bind" if provision.read_only_workspace else "--bind"
+    own = [
+        *(work, str(layout.work), str(layout.work)),
+        *("--bind", str(layout.home), str(layout.home)),
+        *("--bind", str(layout.tmp), str(layout.tmp)),
+        *("--ro-bind", str(layout.bin), str(layout.bin)),
+        *("--ro-bind", str(layout.run), str(layout.run)),
+        *("--ro-bind", str(layout.tools), str(layout.tools)),
+        *("--bind", str(layout.verdicts), str(layout.verdicts)),
+    ]
+    if layout.env.exists():
+        own += ["--bind", str(layout.env), str(layout.env)]
+    shared = [str(p) for p in (*provision.host_paths, *(m.source for m in provision.mounts))]
+    proc = [
+        "--proc",
+        "/proc",
+        *(["--ro-bind", "/proc/sys", "/proc/sys"] if Path("/proc/sys").is_dir() else []),
+    ]
+    return [
+        bwrap,
+        *namespace_flags(provision.network),
+        *system_mounts(),
+        *(arg for path in shared for arg in ("--ro-bind", path, path)),
+        *proc,
+        *("--dev", "/dev", "--tmpfs", "/tmp"),
+        *own,
+        *("--chdir", cwd),
+    ]
 
 
 async def bwrap_problem() -> str | None:
@@ -61,7 +140,9 @@ async def bwrap_problem() -> str | None:
         return "bwrap is not installed; install it with 'apt-get install bubblewrap' or use driver 'tempdir'"
     if path not in _problems:
         with tempfile.TemporaryDirectory(prefix="coder_eval-probe-") as scratch:
-            probe = [*bwrap_argv(path, Path(scratch), Path(scratch), network=False), "--", "/bin/true"]
+            layout = SandboxLayout(Path(scratch))
+            layout.make()
+            probe = [*bwrap_argv(path, layout, Provision(), cwd=str(layout.work)), "--", "/bin/true"]
             result = await run_in_group(probe, cwd=Path("/"), env={"PATH": ":".join(SAFE_PATH)}, timeout=30)
         _problems[path] = None if result.exit_code == 0 else _probe_failure(result)
     return _problems[path]
@@ -70,13 +151,15 @@ async def bwrap_problem() -> str | None:
 def _probe_failure(result: ExecResult) -> str:
     why = result.output.strip() or f"exit code {result.exit_code}"
     return (
-        f"bwrap cannot set up its namespaces and mounts here ({why}); it needs root or unprivileged "
-        "user namespaces; use driver 'tempdir' instead"
+        f"bwrap cannot set up its namespaces and mounts here ({why}); it needs unprivileged user "
+        "namespaces; use driver 'tempdir' instead"
     )
 
 
-class BwrapSandbox(TempdirSandbox):
-    """A tempdir sandbox whose commands run in ``bwrap``: only the sandbox directory is writable."""
+class BwrapSandbox(HostSandbox):
+    """A host-folder sandbox whose every command runs in ``bwrap`` (see the module docstring)."""
+
+    driver = "bwrap"
 
     @classmethod
     async def check_available(cls) -> None:
@@ -85,11 +168,24 @@ class BwrapSandbox(TempdirSandbox):
         if problem is not None:
             raise SandboxError(f"sandbox driver 'bwrap' is unavailable: {problem}")
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
-        """``bwrap <mounts> --chdir <cwd> -- <argv>``.
-
-        Example: ``sandbox.wrap(["claude", "-p", "hi"], cwd=sandbox.root)`` runs an agent's CLI
-        under the same confinement as ``exec``.
-        """
+    def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        """``bwrap <namespaces> <mounts> --chdir <cwd> -- env -- <argv>`` (``env`` reports a program that
+        is not found as 127, like a shell; bwrap itself would exit 1)."""
         bwrap = shutil.which("bwrap") or "bwrap"
-        return [*bwrap_argv(bwrap, self.layout.base, cwd, network=self.spec.network), "--", *argv]
+        return [*bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd), "--", "/usr/bin/env", "--", *argv]
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
+    ) -> list[str]:
+        """The agent's CLI in the sandbox; with ``network: model`` under the in-sandbox forwarder."""
+        port = self.provision.model_port
+        if self.provision.network == "model" and port is not None:
+            script = str(self.layout.tools / "forward.py")
+            python = str(Path(sys.executable).absolute())
+            argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
+        return self.command(argv, cwd=cwd or self.workdir)
+
+    async def stop(self) -> None:
+        """Kill every bwrap started here; the kernel then kills everything in its PID namespace. With a
+        control group, every process in it is killed as well."""
+        await super().stop()

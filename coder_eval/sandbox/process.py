@@ -125,18 +125,19 @@ def _read(handle: IO[bytes]) -> str:
     return f"{kept}\n[coder_eval: output cut at {MAX_OUTPUT_BYTES} of {total} bytes]"
 
 
-def kill_tree(leaders: Iterable[int], marker: str | None = None) -> None:
+def kill_tree(leaders: Iterable[int], marker: str | None = None, inside: Path | None = None) -> None:
     """Stop, then SIGKILL, ``leaders`` and every process they led to, however it detached.
 
-    Example: ``kill_tree([pid], "CODER_EVAL_SANDBOX=3f2a...")``. Caught: the leaders' descendants,
-    every process in a session one of them leads (a backgrounded job there is re-parented to init),
-    and, with ``marker``, every process whose environment holds that ``NAME=value`` entry (even one
-    that called ``setsid`` itself). Processes are frozen with SIGSTOP until no new one appears, then
-    all get SIGKILL.
+    Example: ``kill_tree([pid], "CODER_EVAL_SANDBOX=3f2a...", Path("/tmp/coder_eval-x1"))``. Caught:
+    the leaders' descendants, every process in a session one of them leads (a backgrounded job there is
+    re-parented to init), with ``marker`` every process whose environment holds that ``NAME=value``
+    entry (even one that called ``setsid`` itself), and with ``inside`` every process whose working
+    directory is in that folder (one that also dropped its environment). Processes are frozen with
+    SIGSTOP until no new one appears, then all get SIGKILL.
     """
     found: set[int] = set()
     for _ in range(20):
-        new = _members(set(leaders), marker, found) - found
+        new = _members(set(leaders), marker, found, inside) - found
         if not new:
             break
         for pid in new:
@@ -146,11 +147,12 @@ def kill_tree(leaders: Iterable[int], marker: str | None = None) -> None:
         _signal(pid, signal.SIGKILL)
 
 
-def _members(leaders: set[int], marker: str | None, known: set[int]) -> set[int]:
-    """The closure of ``leaders | known | marker holders`` under children and session members."""
+def _members(leaders: set[int], marker: str | None, known: set[int], inside: Path | None) -> set[int]:
+    """The closure of ``leaders | known | marker holders | residents`` under children and sessions."""
     table = _process_table()
     spared = {os.getpid(), 1}
-    members = (leaders | known | _marker_holders(table, marker)) & set(table) - spared
+    found = _marker_holders(table, marker) | _residents(table, inside)
+    members = (leaders | known | found) & set(table) - spared
     while True:
         sessions = {table[pid][1] for pid in members} - {os.getsid(0), 0, 1}
         grown = {pid for pid, (ppid, sid) in table.items() if ppid in members or sid in sessions}
@@ -172,6 +174,20 @@ def _marker_holders(table: dict[int, tuple[int, int]], marker: str | None) -> se
         except OSError:
             continue
     return holders
+
+
+def _residents(table: dict[int, tuple[int, int]], folder: Path | None) -> set[int]:
+    """Processes whose working directory is inside ``folder``."""
+    if folder is None:
+        return set()
+    residents = set()
+    for pid in table:
+        try:
+            if Path(f"/proc/{pid}/cwd").readlink().is_relative_to(folder):
+                residents.add(pid)
+        except OSError:
+            continue
+    return residents
 
 
 def _process_table() -> dict[int, tuple[int, int]]:

@@ -1,55 +1,58 @@
-"""Seeding a sandbox: template directories, starter files, mock PATH directories.
+"""Seeding a workspace on the host: template folders, inline files, git clones, mock PATH directories.
 
 Example::
 
     for source in spec.template_sources:
-        apply_template(source, root)
-    mock_dirs = prepare_mock_dirs(spec.mock_path_dirs, root)  # absolute, every file chmod +x
+        apply_template(source, workspace)
+    mock_dirs = prepare_mock_dirs(spec.mock_path_dirs, workspace)  # absolute, every file chmod +x
 
-Source paths (``template_dir``, ``StarterFile.source``) are absolute: the task loader resolved them.
+Source paths (``TemplateDir.path``, ``StarterFile.source``) are absolute: the task loader resolved them.
 """
 
 from __future__ import annotations
 
 import shutil
 import stat
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import inside
+from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir, TemplateSource
 
-if TYPE_CHECKING:
-    from coder_eval.task import StarterFile, TemplateSource
+GIT_TIMEOUT_S = 600.0
 
 
 def apply_template(source: TemplateSource, root: Path) -> None:
-    """Copy ``template_dir`` into ``target`` (only the listed plain paths, when there are any),
-    then write each ``StarterFile`` at its path relative to ``root``.
+    """Apply one ``template_sources`` entry to the workspace ``root``.
 
-    Example: ``TemplateSource(template_dir="/t/app", starter_files=["src", "README.md"])`` copies
-    ``/t/app/src`` and ``/t/app/README.md`` to ``<root>/src`` and ``<root>/README.md``.
+    Example: ``TemplateDir(path="/t/app", files=["src", "README.md"])`` copies ``/t/app/src`` and
+    ``/t/app/README.md`` to ``<root>/src`` and ``<root>/README.md``.
     """
-    target = inside(root, source.target)
-    picked = [entry for entry in source.starter_files if isinstance(entry, str)]
-    if source.template_dir is not None:
-        template = Path(source.template_dir)
-        for relative in picked or ["."]:
-            _copy(inside(template, relative), inside(target, relative))
-    elif picked:
-        raise SandboxError(
-            f"sandbox.template_sources: starter_files {picked} are paths inside template_dir, "
-            "but this source has no template_dir; add one, or give each file 'content' or 'source'"
-        )
-    for entry in source.starter_files:
-        if not isinstance(entry, str):
-            write_starter(entry, root)
+    target = inside(root, source.mount_point)
+    if isinstance(source, RepoSource):
+        _clone(source, target)
+    elif isinstance(source, StarterFiles):
+        for starter in source.files:
+            write_starter(starter, target)
+    elif isinstance(source, TemplateDir):
+        _copy_template(source, target)
 
 
-def write_starter(starter: StarterFile, root: Path) -> None:
+def _copy_template(source: TemplateDir, target: Path) -> None:
+    picked = [entry for entry in source.files if isinstance(entry, str)]
+    template = Path(source.path)
+    for relative in picked or ["."]:
+        _copy(inside(template, relative), inside(target, relative) if relative != "." else target)
+    for entry in source.files:
+        if isinstance(entry, StarterFile):
+            write_starter(entry, target)
+
+
+def write_starter(starter: StarterFile, base: Path) -> None:
     """Write one starter file (inline ``content`` or a copy of ``source``), chmod +x if asked."""
-    path = inside(root, starter.path)
+    path = inside(base, starter.path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if starter.content is not None:
         path.write_text(starter.content, encoding="utf-8")
@@ -57,6 +60,24 @@ def write_starter(starter: StarterFile, root: Path) -> None:
         shutil.copyfile(starter.source, path)
     if starter.executable:
         make_executable(path)
+
+
+def _clone(source: RepoSource, target: Path) -> None:
+    """``git clone`` then ``git checkout <commit>``; a failure names the URL and git's message."""
+    if target.exists() and any(target.iterdir()):
+        raise SandboxError(f"template_sources: repo target {target} is not empty; a repo source comes first")
+    commands = [["git", "clone", "--quiet", source.url, str(target)]]
+    if source.commit:
+        commands.append(["git", "-C", str(target), "checkout", "--quiet", "--detach", source.commit])
+    for command in commands:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SandboxError(f"template_sources: cannot clone {source.url}: {exc}") from exc
+        if done.returncode != 0:
+            raise SandboxError(
+                f"template_sources: {' '.join(command[:3])} failed for {source.url}: {done.stderr.strip()}"
+            )
 
 
 def prepare_mock_dirs(relative_dirs: Iterable[str], root: Path) -> list[Path]:

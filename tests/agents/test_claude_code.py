@@ -17,7 +17,15 @@ from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.scripted.handler import Handler
 from coder_eval.task import load_tasks
-from coder_eval.trajectory import EpisodeEnd, Message, ToolCall, ToolResult, read_trajectory
+from coder_eval.trajectory import (
+    CriterionResult,
+    EpisodeEnd,
+    Message,
+    PhaseEvent,
+    ToolCall,
+    ToolResult,
+    read_trajectory,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +100,8 @@ def test_bash_write_read_edit_are_recorded_in_order(tmp_path: Path) -> None:
     end, events = run(path, tmp_path)
     assert (end.outcome, end.status) == ("pass", "completed")
     assert [e.name for e in events if isinstance(e, ToolCall)] == ["Bash", "Write", "Read", "Edit"]
-    kinds = [e.type if not isinstance(e, Message) else f"{e.role}" for e in events[1:-2]]
+    agent_part = [e for e in events if not isinstance(e, PhaseEvent | CriterionResult)][1:-1]
+    kinds = [e.type if not isinstance(e, Message) else f"{e.role}" for e in agent_part]
     assert kinds[:2] == ["user", "system"]
     assert kinds[2:] == ["assistant", "tool_call", "tool_result"] * 4 + ["assistant"]
     results = [e for e in events if isinstance(e, ToolResult)]

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from coder_eval.criteria import Criterion, CriterionSpec, GradingContext, Verdict
 from coder_eval.errors import TaskError
-from coder_eval.sandbox.base import ExecResult
+from coder_eval.sandbox import FakeSandbox
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult
 
@@ -52,28 +52,24 @@ class Transcript:
         return self
 
 
-@dataclass
-class RootOnly:
-    """A stand-in sandbox for graders that only read files under ``root``."""
-
-    root: Path
-    env: dict[str, str] = field(default_factory=dict)
-
-    async def exec(self, cmd: str | Sequence[str], **kwargs: Any) -> ExecResult:
-        raise AssertionError("this grader must not run commands")
-
-    async def close(self) -> None:
-        return None
-
-
 def context(
-    events: Sequence[Event] = (), root: Path | None = None, final_message: str | None = None
+    events: Sequence[Event] = (),
+    root: Path | None = None,
+    final_message: str | None = None,
+    agent_paths: Mapping[str, str] | None = None,
 ) -> GradingContext:
+    """A grading context over an in-memory copy of ``root`` (the workspace the agent left).
+
+    ``agent_paths`` says where the agent ran (default: ``root`` as its working directory).
+    """
+    sandbox = FakeSandbox.from_folder(root) if root is not None else FakeSandbox()
+    paths = agent_paths if agent_paths is not None else ({"workdir": str(root)} if root else {})
     return GradingContext(
-        sandbox=RootOnly(root or Path("/nonexistent")),
+        sandbox=sandbox,
         events=list(events),
         task_dir=Path.cwd(),
         final_message=final_message,
+        agent_paths=paths,
     )
 
 

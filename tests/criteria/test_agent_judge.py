@@ -16,10 +16,11 @@ from coder_eval.criteria.agent_judging import VerdictBox
 from coder_eval.criteria.judge_workspace import judge_workspace
 from coder_eval.errors import GraderError
 from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.sandbox import FakeSandbox, Provision, TempdirSandbox, TempdirSpec
 from coder_eval.sandbox.bwrap import bwrap_problem
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeStart, read_trajectory
-from tests.criteria.builders import RootOnly, criterion, evaluate, load_error
+from tests.criteria.builders import criterion, evaluate, load_error
 from tests.helpers import write_task
 
 HAS_BWRAP = asyncio.run(bwrap_problem()) is None
@@ -60,7 +61,7 @@ def workspace(tmp_path: Path, answer: str) -> GradingContext:
     root = tmp_path / "sandbox"
     root.mkdir()
     (root / "ANSWER.md").write_text(answer, encoding="utf-8")
-    return GradingContext(RootOnly(root), [], tmp_path, seed=7)
+    return GradingContext(FakeSandbox.from_folder(root), [], tmp_path, seed=7)
 
 
 READ_ANSWER = [run("Read", {"file_path": "ANSWER.md"}), judging_on("8080")]
@@ -196,16 +197,19 @@ def test_a_verdict_box_keeps_the_first_valid_verdict() -> None:
 
 
 def test_the_workspace_is_a_copy_without_pipes_removed_afterwards(tmp_path: Path) -> None:
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "app.py").write_text("print(1)\n", encoding="utf-8")
-    (tmp_path / "link").symlink_to("src/app.py")
-    os.mkfifo(tmp_path / "pipe")
-
     async def copy() -> tuple[Path, list[str]]:
-        async with judge_workspace(tmp_path, "copy") as ws:
-            assert ws.wrap is None and ws.isolation == "copy"
-            assert (ws.root / "link").is_symlink() and ws.env["HOME"] != os.environ.get("HOME")
-            return ws.root, sorted(p.name for p in ws.root.rglob("*"))
+        source = await TempdirSandbox.create(TempdirSpec(), Provision(), base_dir=tmp_path)
+        try:
+            await source.exec(
+                "mkdir src && echo 'print(1)' > src/app.py && ln -s src/app.py link && mkfifo pipe"
+            )
+            async with judge_workspace(source, "copy", "http://127.0.0.1:9") as ws:
+                root = Path(ws.sandbox.workdir)
+                assert ws.isolation == "copy" and root != Path(source.workdir)
+                assert (root / "link").is_symlink() and ws.sandbox.env["HOME"] != os.environ.get("HOME")
+                return root, sorted(p.name for p in root.rglob("*"))
+        finally:
+            await source.close()
 
     root, names = asyncio.run(copy())
     assert names == ["app.py", "link", "src"]
@@ -221,7 +225,7 @@ def test_isolation_bwrap_where_bubblewrap_cannot_run_is_a_grader_error(
     monkeypatch.setattr("coder_eval.criteria.judge_workspace.bwrap_problem", missing)
 
     async def enter() -> None:
-        async with judge_workspace(tmp_path, "bwrap"):
+        async with judge_workspace(FakeSandbox(), "bwrap", "http://127.0.0.1:9"):
             pass
 
     with pytest.raises(GraderError, match="isolation 'bwrap' is unavailable: bwrap is not installed"):
@@ -250,7 +254,7 @@ def test_defaults_and_the_prompt(tmp_path: Path) -> None:
         seed=0,
         task={"initial_prompt": "Do X."},
     )
-    prompt = spec.prompt(GradingContext(RootOnly(tmp_path), [start], tmp_path), 1)
+    prompt = spec.prompt(GradingContext(FakeSandbox.from_folder(tmp_path), [start], tmp_path), 1)
     assert "<rubric>\nIs it right?\n</rubric>" in prompt and "<task_prompt>\nDo X.\n</task_prompt>" in prompt
     assert prompt.endswith("(vote 1 of 1)")
 

@@ -13,9 +13,10 @@ from coder_eval.criteria.baseline_judge import presentation_order
 from coder_eval.errors import GraderError
 from coder_eval.run_dir import RunDir
 from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.sandbox import FakeSandbox
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import Event
-from tests.criteria.builders import RootOnly, Transcript, criterion, evaluate, load_error
+from tests.criteria.builders import Transcript, criterion, evaluate, load_error
 from tests.helpers import write_task
 
 CANDIDATE = Transcript().bash("python -m pytest -q").say("All 12 tests pass.").events
@@ -52,7 +53,7 @@ def judge(
 
 def ctx_for(task_dir: Path, seed: int, events: list[Event] | None = None) -> GradingContext:
     (task_dir / "reference.txt").write_text(REFERENCE)
-    return GradingContext(RootOnly(task_dir / "sandbox"), events or CANDIDATE, task_dir, seed=seed)
+    return GradingContext(FakeSandbox(), events or CANDIDATE, task_dir, seed=seed)
 
 
 def test_order_is_seeded_recorded_and_both_orders_occur(tmp_path: Path) -> None:

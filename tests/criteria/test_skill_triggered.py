@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.criteria import CriterionSpec, GradingContext
+from coder_eval.criteria import CriterionSpec
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.task import load_tasks
-from tests.criteria.builders import RootOnly, Transcript, context, evaluate, grade, load_error
+from coder_eval.trajectory import Event
+from tests.criteria.builders import Transcript, context, evaluate, grade, load_error
 from tests.helpers import write_task
 
 PDF_BY_TOOL = Transcript().tool("Skill", {"skill": "docs-plugin:pdf"}).bash("python fill.py").events
@@ -71,19 +72,21 @@ def test_any_path_into_a_real_skill_folder_engages_it(tmp_path: Path) -> None:
     absolute = Transcript().read(str(folder / "scripts" / "fill.py")).events
 
     assert grade(spec, context(relative, root=tmp_path)).observed_label == "pdf"
-    assert grade(spec, context(absolute)).observed_label == "pdf"
+    assert grade(spec, context(absolute, root=tmp_path)).observed_label == "pdf"
+    assert grade(spec, context(absolute, root=tmp_path, agent_paths={})).observed_label == "none"
 
 
-def test_a_home_path_is_resolved_in_the_sandbox_home(tmp_path: Path) -> None:
-    skill_folder(tmp_path / "home", ".claude/skills/pdf")
-    events = Transcript().bash("python ~/.claude/skills/pdf/scripts/fill.py").events
-    ctx = GradingContext(
-        sandbox=RootOnly(tmp_path / "work", env={"HOME": str(tmp_path / "home")}),
-        events=events,
-        task_dir=tmp_path,
-    )
+def test_a_path_into_the_agents_own_claude_skills_folder_engages_the_skill(tmp_path: Path) -> None:
+    home = "/sandbox/home"
+    spec = {"type": "skill_triggered", "skill": "pdf"}
+    paths = {"workdir": str(tmp_path), "home": home}
 
-    assert grade({"type": "skill_triggered", "skill": "pdf"}, ctx).observed_label == "pdf"
+    def observed(events: list[Event]) -> str | None:
+        return grade(spec, context(events, tmp_path, agent_paths=paths)).observed_label
+
+    assert observed(Transcript().bash("python ~/.claude/skills/pdf/scripts/fill.py").events) == "pdf"
+    assert observed(Transcript().read(f"{home}/.claude/skills/pdf/scripts/fill.py").events) == "pdf"
+    assert observed(Transcript().read(f"{home}/notes/skills/pdf/fill.py").events) == "none"
 
 
 def test_skill_names_compare_case_insensitively() -> None:

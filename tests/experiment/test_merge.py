@@ -88,9 +88,10 @@ def test_layers_do_not_mutate_their_input() -> None:
 
 
 def test_rule_table_covers_each_list_and_mapping_field() -> None:
-    from coder_eval.task import AgentSpec, RunLimits, SandboxSpec, TaskSpec
+    from coder_eval.sandbox import SandboxSpecBase
+    from coder_eval.task import AgentSpec, RunLimits, TaskSpec
 
-    blocks = {"": TaskSpec, "agent.": AgentSpec, "sandbox.": SandboxSpec, "run_limits.": RunLimits}
+    blocks = {"": TaskSpec, "agent.": AgentSpec, "sandbox.": SandboxSpecBase, "run_limits.": RunLimits}
     for prefix, model in blocks.items():
         for name, info in model.model_fields.items():
             text = str(info.annotation)

@@ -17,6 +17,7 @@ from coder_eval.experiment import CommandLine, overrides_layer, parse_define
         ("agent.env.DEBUG=1", ("agent.env.DEBUG", "1")),
         ("agent.model=3.5", ("agent.model", "3.5")),
         ("sandbox.network=false", ("sandbox.network", False)),
+        ("sandbox.network=none", ("sandbox.network", "none")),
         ("agent.system_prompt=", ("agent.system_prompt", "")),
         ("tags=[smoke]", ("tags", ["smoke"])),
     ],
@@ -52,7 +53,7 @@ def test_unknown_paths_suggest(define: str, message: str) -> None:
         ("run_limits.max_turns=0", "greater than or equal to 1"),
         ("agent.model.name=x", "agent.model has no sub-fields"),
         ("agent.model", "expected path=value"),
-        ("sandbox.driver=podman", "Input should be 'tempdir', 'bwrap' or 'docker'"),
+        ("sandbox.driver=podman", "Input should be 'auto', 'tempdir' or 'bwrap'"),
     ],
 )
 def test_bad_values_and_shapes(define: str, message: str) -> None:

@@ -102,9 +102,9 @@ def test_variant_template_sources_append_to_the_task(tmp_path: Path) -> None:
         "    template_sources: [{template_dir: plugin, target: p}]\n",
     )
     plan = resolved([task], experiment).plans[0]
-    dirs = [s.template_dir for s in plan.task.sandbox.template_sources]
+    dirs = [getattr(s, "path", None) for s in plan.task.sandbox.template_sources]
     assert dirs == [str((tmp_path / "task_files").resolve()), str((tmp_path / "plugin").resolve())]
-    assert plan.provenance["sandbox.template_sources[1].target"] == "variant:v"
+    assert plan.provenance["sandbox.template_sources[1].mount_point"] == "variant:v"
 
 
 def test_experiment_tasks_are_used_without_paths(tmp_path: Path) -> None:

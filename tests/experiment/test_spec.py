@@ -43,7 +43,7 @@ def test_loads_variants_in_order_with_layers(tmp_path: Path) -> None:
     assert cand.repeats == 3
     assert cand.layer["agent"] == {"model": "m2"}
     assert cand.layer["sandbox"]["template_sources"] == [
-        {"template_dir": str((tmp_path / "plugin").resolve()), "target": ".plugins/p"}
+        {"path": str((tmp_path / "plugin").resolve()), "mount_point": ".plugins/p"}
     ]
 
 
@@ -109,7 +109,7 @@ def test_missing_paths_are_named_relative_to_the_experiment(tmp_path: Path) -> N
     )
     message = load_error(path)
     assert f"{path}:2: tasks.0: 'no_tasks_here' not found" in message
-    assert f"{path}:5: variants.0.template_sources.0.template_dir: 'no_plugin' not found" in message
+    assert f"{path}:5: variants.0.template_sources.0.path: 'no_plugin' not found" in message
     assert "variants.0.scripted: 'no_script.yaml' not found" in message
     assert "relative to the experiment file" in message
 

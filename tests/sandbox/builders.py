@@ -3,7 +3,7 @@
 Example::
 
     def test_echo(make_sandbox):
-        sandbox = make_sandbox(SandboxSpec())
+        sandbox = make_sandbox()
         assert run(sandbox.exec("echo hi")).stdout == "hi\\n"
 """
 
@@ -16,19 +16,21 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from coder_eval.sandbox.tempdir import TempdirSandbox
-from coder_eval.task import SandboxSpec
+import pytest
+
+from coder_eval.sandbox.bwrap import bwrap_problem
 
 T = TypeVar("T")
+
+BWRAP_PROBLEM = asyncio.run(bwrap_problem())
+needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap unavailable: {BWRAP_PROBLEM}")
+DRIVER_NAMES = ["tempdir", pytest.param("bwrap", marks=needs_bwrap)]
+"""Parametrise a test over every host driver (bwrap skipped with a reason where it cannot run)."""
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run one coroutine to completion (the sandbox holds no loop state between calls)."""
     return asyncio.run(coro)
-
-
-def create(driver: type[TempdirSandbox], spec: SandboxSpec, base_dir: Path, **kwargs: Any) -> TempdirSandbox:
-    return run(driver.create(spec, base_dir=base_dir, **kwargs))
 
 
 def alive(pattern: str, within: float = 2.0) -> list[int]:
@@ -53,3 +55,11 @@ def _alive_now(pattern: str) -> list[int]:
         if pattern in cmdline and state != "Z":
             pids.append(int(entry.name))
     return pids
+
+
+def wait_alive(pattern: str, timeout: float = 5.0) -> None:
+    """Wait until a process matching ``pattern`` runs (it was started in the background)."""
+    deadline = time.monotonic() + timeout
+    while not _alive_now(pattern):
+        assert time.monotonic() < deadline, f"{pattern!r} never started"
+        time.sleep(0.05)

@@ -6,27 +6,38 @@ from typing import Any
 
 import pytest
 
-from coder_eval.sandbox.tempdir import TempdirSandbox
-from coder_eval.task import SandboxSpec
+from coder_eval.sandbox import DRIVERS, HostSandbox, Provision
+from coder_eval.sandbox.spec import SandboxSpecBase
 
-from .builders import create, run
+from .builders import run
 
-MakeSandbox = Callable[..., TempdirSandbox]
+MakeSandbox = Callable[..., HostSandbox]
 
 
 @pytest.fixture
 def make_sandbox(tmp_path: Path) -> Iterator[MakeSandbox]:
-    """``make_sandbox(spec, driver=TempdirSandbox, **create_kwargs)``; all are closed after the test."""
-    made: list[TempdirSandbox] = []
+    """``make_sandbox(driver="tempdir", provision=None, **spec_fields)``; all are closed after the test.
 
-    def make(
-        spec: SandboxSpec | None = None, driver: type[TempdirSandbox] = TempdirSandbox, **kw: Any
-    ) -> TempdirSandbox:
-        sandbox = create(driver, spec or SandboxSpec(), tmp_path / "sandboxes", **kw)
+    The provision defaults to one seeded from the spec's template sources, shims and mock dirs.
+    """
+    made: list[HostSandbox] = []
+
+    def make(driver: str = "tempdir", provision: Provision | None = None, **fields: Any) -> HostSandbox:
+        spec_class, sandbox_class = DRIVERS[driver]
+        assert sandbox_class is not None
+        spec: SandboxSpecBase = spec_class(**fields)
+        provision = provision or Provision(
+            sources=tuple(spec.template_sources),
+            path_dirs=tuple(spec.mock_path_dirs),
+            recorders=tuple(spec.recorders),
+            env=spec.env,
+            network=spec.network,
+            limits=spec.limits,
+        )
+        sandbox = run(sandbox_class.create(spec, provision, base_dir=tmp_path))
         made.append(sandbox)
         return sandbox
 
-    (tmp_path / "sandboxes").mkdir()
     yield make
     for sandbox in made:
         run(sandbox.close())

@@ -1,126 +1,216 @@
+"""bubblewrap as a real boundary: namespaces, no capabilities, a minimal root, network modes, limits."""
+
 from __future__ import annotations
 
-import asyncio
+import os
 import shutil
 import socket
-import sys
 import tempfile
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.bwrap import BwrapSandbox, bwrap_problem
-from coder_eval.sandbox.shims import read_calls
-from coder_eval.task import SandboxSpec, Shim, StarterFile, TemplateSource
+from coder_eval.sandbox import BwrapSandbox, BwrapSpec, Provision
+from coder_eval.sandbox.cgroups import Cgroup
+from coder_eval.sandbox.network import ModelProxy
+from coder_eval.sandbox.process import run_in_group
+from coder_eval.sandbox.spec import Limits
 
-from .builders import alive, run
+from .builders import needs_bwrap, run
 from .conftest import MakeSandbox
 
-PROBLEM = asyncio.run(bwrap_problem())
-needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap unavailable: {PROBLEM}")
+pytestmark = needs_bwrap
 
+REPO = Path(__file__).resolve().parents[2]
 CONNECT = (
-    "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2); "
-    "print('connected')"
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2)\n"
+    "s.sendall(b'ping'); print(s.recv(100).decode())"
 )
 
 
 @pytest.fixture
-def host_dir() -> Iterator[Path]:
-    """A writable host directory outside /tmp (bwrap gives commands a fresh /tmp of their own)."""
-    path = Path(tempfile.mkdtemp(prefix=".coder_eval-test-", dir=Path.home()))
+def canary() -> Iterator[Path]:
+    """A secret in the host's home (where the harness's user keeps credentials)."""
+    path = Path(tempfile.mkdtemp(prefix=".coder_eval-canary-", dir=Path.home())) / "secret.txt"
+    path.write_text("canary-7f3e\n")
     yield path
-    shutil.rmtree(path)
+    shutil.rmtree(path.parent)
 
 
 @pytest.fixture
-def listener() -> Iterator[int]:
+def echo_server() -> Iterator[int]:
+    """A TCP server on the host's 127.0.0.1 that answers 'pong:<what it got>'."""
     server = socket.create_server(("127.0.0.1", 0))
-    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"pong:" + conn.recv(100))
+
+    threading.Thread(target=serve, daemon=True).start()
     yield server.getsockname()[1]
     server.close()
 
 
-@needs_bwrap
-def test_writes_inside_succeed_and_outside_fail(make_sandbox: MakeSandbox, host_dir: Path) -> None:
-    sandbox = make_sandbox(SandboxSpec(driver="bwrap"), driver=BwrapSandbox)
+def test_no_capabilities_and_own_namespaces(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox("bwrap")
 
-    inside = run(sandbox.exec("touch made && touch $HOME/h && touch /tmp/t"))
-    outside = run(sandbox.exec(["touch", str(host_dir / "escaped")]))
+    status = run(
+        sandbox.exec("grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; ls /proc | grep -c '^[0-9]'")
+    ).stdout
 
-    assert inside.exit_code == 0 and (sandbox.root / "made").exists() and (sandbox.home / "h").exists()
-    assert outside.exit_code != 0 and "Read-only file system" in outside.stderr
-    assert not (host_dir / "escaped").exists()
-
-
-@needs_bwrap
-def test_no_network_when_disabled(make_sandbox: MakeSandbox, listener: int) -> None:
-    sandbox = make_sandbox(SandboxSpec(driver="bwrap", network=False), driver=BwrapSandbox)
-
-    result = run(sandbox.exec(["python", "-c", CONNECT, str(listener)]))
-
-    assert result.exit_code != 0 and "connected" not in result.stdout
+    assert all(line.split()[1] == "0000000000000000" for line in status.splitlines()[:3])
+    assert int(status.splitlines()[-1]) <= 5  # only the sandbox's own processes are visible
 
 
-@needs_bwrap
-def test_network_when_enabled(make_sandbox: MakeSandbox, listener: int) -> None:
-    sandbox = make_sandbox(SandboxSpec(driver="bwrap"), driver=BwrapSandbox)
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "mount -o remount,rw /",
+        "mount -o remount,rw /usr",
+        "umount /tmp",
+        "umount /proc",
+        "echo hacked > /proc/sys/kernel/hostname",
+        "unshare -U -r true",
+        "touch /usr/escape",
+    ],
+)
+def test_root_escapes_fail(make_sandbox: MakeSandbox, attack: str) -> None:
+    sandbox = make_sandbox("bwrap")
 
-    assert run(sandbox.exec(["python", "-c", CONNECT, str(listener)])).stdout == "connected\n"
+    result = run(sandbox.exec(attack))
 
-
-@needs_bwrap
-def test_timeout_kills_everything_inside(make_sandbox: MakeSandbox) -> None:
-    sandbox = make_sandbox(SandboxSpec(driver="bwrap"), driver=BwrapSandbox)
-    started = time.monotonic()
-
-    result = run(sandbox.exec("sleep 104.25 & sleep 104.25", timeout=1))
-
-    assert result.timed_out and time.monotonic() - started < 3
-    assert alive("sleep 104.25") == []
-
-
-@needs_bwrap
-def test_shims_record_inside_bwrap(make_sandbox: MakeSandbox) -> None:
-    fake = StarterFile(path="mock_bin/gh", content="#!/bin/sh\necho ok\n")
-    spec = SandboxSpec(
-        driver="bwrap",
-        template_sources=[TemplateSource(starter_files=[fake])],
-        shims=[Shim(name="gh", target="mock_bin/gh")],
-    )
-    sandbox = make_sandbox(spec, driver=BwrapSandbox)
-
-    assert run(sandbox.exec("gh api")).stdout == "ok\n"
-    assert read_calls(sandbox.root, "gh")[0].argv == ("gh", "api")
+    assert result.exit_code != 0, result.output
+    assert not Path("/usr/escape").exists()
 
 
-def test_missing_bwrap_is_a_clear_error_at_create(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+def test_the_hosts_homes_checkout_and_other_sandboxes_are_invisible(
+    make_sandbox: MakeSandbox, canary: Path
+) -> None:
+    neighbour = make_sandbox("bwrap")
+    run(neighbour.write_file("theirs.txt", "neighbour secret"))
+    sandbox = make_sandbox("bwrap")
+
+    for path in (canary, REPO / "README.md", Path(neighbour.workdir) / "theirs.txt", Path("/etc/shadow")):
+        result = run(sandbox.exec(["cat", str(path)]))
+        assert result.exit_code != 0 and "secret" not in result.stdout, path
+    interpreter = {p.relative_to("/root").parts[0] for p in _interpreter() if p.is_relative_to("/root")}
+    assert set(run(sandbox.exec("ls -A /root 2>/dev/null")).stdout.split()) <= interpreter
+    assert run(sandbox.exec("ls -A /home 2>/dev/null")).stdout == ""
+
+
+def _interpreter() -> list[Path]:
+    from coder_eval.sandbox.bwrap import interpreter_folders
+
+    return interpreter_folders()
+
+
+def test_workspace_and_home_are_writable_and_nothing_else(make_sandbox: MakeSandbox, canary: Path) -> None:
+    sandbox = make_sandbox("bwrap")
+
+    inside = run(sandbox.exec("touch made && touch $HOME/h && touch $TMPDIR/t && touch /tmp/t"))
+    outside = run(sandbox.exec(["touch", str(canary.parent / "escaped")]))
+
+    assert inside.exit_code == 0 and (Path(sandbox.workdir) / "made").exists()
+    assert outside.exit_code != 0 and not (canary.parent / "escaped").exists()
+
+
+def test_network_none_reaches_nothing(make_sandbox: MakeSandbox, echo_server: int) -> None:
+    sandbox = make_sandbox("bwrap", network="none")
+
+    result = run(sandbox.exec(["python", "-c", CONNECT, str(echo_server)]))
+
+    assert result.exit_code != 0 and "pong" not in result.stdout
+
+
+def test_network_host_reaches_the_host(make_sandbox: MakeSandbox, echo_server: int) -> None:
+    sandbox = make_sandbox("bwrap", network="host")
+
+    assert run(sandbox.exec(["python", "-c", CONNECT, str(echo_server)])).stdout == "pong:ping\n"
+
+
+def test_network_model_reaches_the_model_endpoint_and_nothing_else(
+    make_sandbox: MakeSandbox, echo_server: int
+) -> None:
+    other = socket.create_server(("127.0.0.1", 0))
+    try:
+        sandbox = make_sandbox("bwrap", provision=Provision(network="model", model_port=echo_server))
+        proxy = ModelProxy(("127.0.0.1", echo_server))
+
+        async def scenario() -> tuple[str, int]:
+            await proxy.start(sandbox.host_socket("model"))
+            try:
+                other_port = other.getsockname()[1]
+                script = (
+                    f"{CONNECT}\ntry:\n    socket.create_connection(('127.0.0.1', {other_port}), 1)\n"
+                    "    print('other reached')\nexcept OSError:\n    print('other refused')"
+                )
+                argv = sandbox.wrap(["python", "-c", script, str(echo_server)])
+                result = await run_in_group(
+                    argv, cwd=Path(sandbox.workdir), env=dict(sandbox.env), timeout=20
+                )
+                return result.stdout, result.exit_code
+            finally:
+                await proxy.stop()
+
+        out, code = run(scenario())
+    finally:
+        other.close()
+    assert (out, code) == ("pong:ping\nother refused\n", 0)
+
+
+def test_memory_limit_kills_a_greedy_process(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox("bwrap", limits=Limits(max_memory_mb=64))
+
+    result = run(sandbox.exec(["python", "-c", "x = bytearray(256 * 1024 * 1024); print('allocated')"]))
+
+    assert result.exit_code != 0 and "allocated" not in result.stdout
+    if sandbox.cgroup is not None:
+        assert sandbox.oom_killed()
+
+
+def test_process_limit_stops_a_fork_bomb(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox("bwrap", limits=Limits(max_pids=16))
+
+    result = run(sandbox.exec("for i in $(seq 40); do sleep 5 & done; wait; echo done", timeout=30))
+
+    assert "fork" in result.stderr.lower() or "resource" in result.stderr.lower(), result.output
+
+
+def test_file_size_and_cpu_time_limits(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox("bwrap", limits=Limits(max_disk_mb=1, max_cpu_seconds=1))
+
+    big = run(sandbox.exec("head -c 3000000 /dev/zero > big.bin"))
+    spin = run(sandbox.exec(["python", "-c", "while True: pass"], timeout=20))
+
+    assert big.exit_code != 0 and (Path(sandbox.workdir) / "big.bin").stat().st_size <= 1024 * 1024
+    assert spin.exit_code != 0 and not spin.timed_out and spin.duration_s < 10
+
+
+def test_a_missing_bwrap_is_a_clear_error_at_create(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import coder_eval.sandbox.bwrap as bwrap
+
+    monkeypatch.setattr(bwrap.shutil, "which", lambda name, *args, **kwargs: None)
 
     with pytest.raises(SandboxError, match="'bwrap' is unavailable: bwrap is not installed"):
-        run(BwrapSandbox.create(SandboxSpec(driver="bwrap"), base_dir=tmp_path))
+        run(BwrapSandbox.create(BwrapSpec(), Provision(), base_dir=tmp_path))
 
     assert list(tmp_path.iterdir()) == []
 
 
-@needs_bwrap
-def test_a_python_installed_under_tmp_stays_visible(
-    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A checkout (and its virtualenv) under /tmp must survive bwrap's fresh /tmp."""
-    prefix = Path(tempfile.mkdtemp(prefix="coder_eval-venv-", dir="/tmp"))
+def test_cgroups_where_the_machine_allows_them() -> None:
+    group = Cgroup.make(f"probe-{os.getpid()}", Limits(max_pids=8))
+    if group is None:
+        pytest.skip("no writable cgroup hierarchy here (not root, or no delegation)")
     try:
-        (prefix / "marker").write_text("still here\n")
-        sandbox = make_sandbox(SandboxSpec(driver="bwrap"), driver=BwrapSandbox)
-        hidden = run(sandbox.exec(["cat", str(prefix / "marker")]))
-        monkeypatch.setattr(sys, "prefix", str(prefix))
-        shown = run(sandbox.exec(["cat", str(prefix / "marker")]))
-        written = run(sandbox.exec(["touch", str(prefix / "new")]))
+        assert group.pids() == set()
     finally:
-        shutil.rmtree(prefix)
-    assert hidden.exit_code != 0  # the fresh /tmp hides what is not the running Python
-    assert (shown.exit_code, shown.stdout) == (0, "still here\n")
-    assert written.exit_code != 0  # visible, read-only
+        group.remove()

@@ -6,7 +6,7 @@ Example::
     result = await agent.run(AgentRequest(prompt, sandbox, task, episode_id, seed, endpoint), sink)
     result.status, result.usage, result.cost_usd, result.versions["claude_code"]
 
-The CLI runs in ``sandbox.root`` with the environment ``environment.py`` builds, through the
+The CLI runs in the sandbox's workspace with the environment ``environment.py`` builds, through the
 launcher (``launcher.py``) that keeps host variables out and lets a timeout kill everything the CLI
 started. Every message is written to ``sink`` as it streams (``recorder.py``); the end is mapped to
 a status honestly (``outcome.py``). A dialog task's follow-up user messages go to the same session
@@ -35,7 +35,6 @@ from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_ve
 from coder_eval.agents.claude_code.outcome import agent_result
 from coder_eval.agents.claude_code.recorder import Recorder
 from coder_eval.pricing import cost_usd, rates_for
-from coder_eval.sandbox.base import inside
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import Message
 
@@ -87,7 +86,7 @@ class ClaudeCodeAgent:
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
         recorder, stderr = Recorder(sink), deque[str](maxlen=50)
         with Launcher(
-            cli, [*env, *SDK_VARIABLES], wrap=request.sandbox.wrap, cwd=request.sandbox.root
+            cli, [*env, *SDK_VARIABLES], wrap=request.sandbox.wrap, cwd=request.sandbox.workdir
         ) as launcher:
             options = make_options(request, {**env, **launcher.env}, launcher.path, stderr.append)
             budget = Budget(request.task.run_limits.max_total_tokens, request.task.run_limits.max_usd)
@@ -114,9 +113,9 @@ def make_options(
     request: AgentRequest, env: dict[str, str], cli_path: Path, on_stderr: Any
 ) -> ClaudeAgentOptions:
     """The SDK options for one episode (see docs/claude_code.md for each agent field)."""
-    spec, root = request.task.agent, request.sandbox.root
+    spec, root = request.task.agent, request.sandbox.workdir.rstrip("/")
     return ClaudeAgentOptions(
-        cwd=str(root),
+        cwd=root,
         env=env,
         cli_path=str(cli_path),
         model=model_for(request.task, scripted=request.endpoint is not None),
@@ -125,7 +124,7 @@ def make_options(
         disallowed_tools=list(spec.disallowed_tools),
         system_prompt=system_prompt(spec.system_prompt, spec.system_prompt_mode),
         setting_sources=list(spec.setting_sources),
-        plugins=[{"type": "local", "path": str(inside(root, plugin))} for plugin in spec.plugins],
+        plugins=[{"type": "local", "path": f"{root}/{plugin}"} for plugin in spec.plugins],
         max_turns=max_turns(request.task),
         include_partial_messages=True,
         stderr=on_stderr,

@@ -2,7 +2,7 @@
 
 Example::
 
-    with Launcher(bundled_cli(), env_names, wrap=sandbox.wrap, cwd=sandbox.root) as launcher:
+    with Launcher(bundled_cli(), env_names, wrap=sandbox.wrap, cwd=sandbox.workdir) as launcher:
         options = ClaudeAgentOptions(cli_path=launcher.path, env={**env, **launcher.env}, ...)
         ...
         launcher.kill()     # the CLI and everything it started, e.g. on the task timeout
@@ -60,7 +60,7 @@ def bundled_cli() -> Path | None:
 class Launcher:
     """A launcher script in a private temporary directory, removed on exit (after :meth:`kill`)."""
 
-    def __init__(self, cli: Path, names: Iterable[str], *, wrap: Wrap | None = None, cwd: Path) -> None:
+    def __init__(self, cli: Path, names: Iterable[str], *, wrap: Wrap | None = None, cwd: str) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="coder_eval-claude-"))
         self.token = uuid.uuid4().hex
         self.path = self.dir / "claude"

@@ -1,0 +1,187 @@
+"""A control group per sandbox, where the machine lets us make one: limits, and a kill that misses nothing.
+
+Example::
+
+    group = Cgroup.make("coder_eval-3f2a", Limits(max_memory_mb=256, max_pids=64))   # None if unavailable
+    argv = group.enter(["bwrap", ...])   # the command joins the group before it runs
+    group.kill()                         # every process in it, however it detached
+    group.remove()
+
+A process cannot leave its group without write access to the cgroup filesystem, which no sandbox
+has, so ``kill`` reaches everything a sandbox's commands started (a ``setsid env -i`` child too).
+cgroup v1 (one hierarchy per controller, as on this kind of machine) and v2 (unified) are both
+handled; without write access (an unprivileged user on a host without delegation) ``make`` returns
+``None`` and drivers fall back to process-group and environment-marker searches, and to rlimits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coder_eval.sandbox.spec import Limits
+
+ROOT = Path("/sys/fs/cgroup")
+CPU_PERIOD_US = 100_000
+V1_CONTROLLERS = ("pids", "memory", "cpu", "freezer")
+
+
+@dataclass(frozen=True)
+class Cgroup:
+    """The group's folders: one per v1 controller, or the single v2 folder."""
+
+    folders: tuple[Path, ...]
+    unified: bool
+
+    @classmethod
+    def make(cls, name: str, limits: Limits) -> Cgroup | None:
+        """A fresh group named ``name`` with ``limits`` applied, or ``None`` where none can be made."""
+        if (ROOT / "cgroup.controllers").is_file():
+            return cls._make_v2(name, limits)
+        return cls._make_v1(name, limits)
+
+    @classmethod
+    def _make_v1(cls, name: str, limits: Limits) -> Cgroup | None:
+        folders = []
+        try:
+            for controller in V1_CONTROLLERS:
+                folder = ROOT / controller / "coder_eval" / name
+                folder.mkdir(parents=True)
+                folders.append(folder)
+        except OSError:
+            for folder in folders:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            return None
+        group = cls(tuple(folders), unified=False)
+        group._limit_v1(limits)
+        return group
+
+    @classmethod
+    def _make_v2(cls, name: str, limits: Limits) -> Cgroup | None:
+        parent = ROOT / _own_v2_path()
+        folder = parent / f"coder_eval-{name}"
+        try:
+            folder.mkdir()
+        except OSError:
+            return None
+        group = cls((folder,), unified=True)
+        values = {
+            "pids.max": limits.max_pids,
+            "memory.max": limits.max_memory_mb and limits.max_memory_mb * 1024 * 1024,
+            "memory.swap.max": 0 if limits.max_memory_mb else None,
+            "cpu.max": limits.max_cpus and f"{int(limits.max_cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}",
+        }
+        for key, value in values.items():
+            if value is not None:
+                _write(folder / key, str(value))
+        return group
+
+    def _limit_v1(self, limits: Limits) -> None:
+        by_name = {f.parent.parent.name: f for f in self.folders}
+        if limits.max_pids is not None:
+            _write(by_name["pids"] / "pids.max", str(limits.max_pids))
+        if limits.max_memory_mb is not None:
+            _write(by_name["memory"] / "memory.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
+            _write(by_name["memory"] / "memory.memsw.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
+        if limits.max_cpus is not None:
+            _write(by_name["cpu"] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+            _write(by_name["cpu"] / "cpu.cfs_quota_us", str(int(limits.max_cpus * CPU_PERIOD_US)))
+
+    def enter(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` started by a shell that first moves itself into the group (so all it starts is in it)."""
+        joins = " && ".join(f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in self.folders)
+        return ["/bin/sh", "-c", f'{joins} && exec "$@"', "coder_eval-cgroup", *argv]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for folder in self.folders:
+            with contextlib.suppress(OSError, ValueError):
+                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL every process in the group (frozen first, so none forks past the kill); the group
+        is left thawed and usable."""
+        if self.unified and (self.folders[0] / "cgroup.kill").exists():
+            _write(self.folders[0] / "cgroup.kill", "1")
+            self._wait_empty()
+            return
+        freezer = next((f for f in self.folders if f.parent.parent.name == "freezer"), None)
+        try:
+            for _ in range(50):
+                if freezer is not None:
+                    _write(freezer / "freezer.state", "FROZEN")
+                pids = self.pids()
+                if not pids:
+                    break
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                if freezer is not None:
+                    _write(freezer / "freezer.state", "THAWED")  # killed tasks must thaw to exit
+                time.sleep(0.01)
+        finally:
+            if freezer is not None:
+                _write(freezer / "freezer.state", "THAWED")
+        self._wait_empty()
+
+    def _wait_empty(self, timeout: float = 2.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def oom_killed(self) -> bool:
+        """True when the memory limit killed a process of the group."""
+        for folder in self.folders:
+            events = folder / ("memory.events" if self.unified else "memory.oom_control")
+            with contextlib.suppress(OSError):
+                text = events.read_text()
+                if self.unified:
+                    return any(
+                        line.startswith("oom_kill ") and line.split()[1] != "0" for line in text.splitlines()
+                    )
+                return any(
+                    line.startswith("oom_kill ") and line.split()[1] != "0" for line in text.splitlines()
+                )
+        return False
+
+    def remove(self) -> None:
+        self.kill()
+        for folder in self.folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _own_v2_path() -> str:
+    """This process's own v2 group (``0::/path``), under which ours are made."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                return line[3:].lstrip("/")
+    return ""
+
+
+def _write(path: Path, value: str) -> None:
+    with contextlib.suppress(OSError):
+        path.write_text(value)
+
+
+def rlimits(limits: Limits, *, cgroup: bool) -> list[str]:
+    """``prlimit`` options for what no control group enforces (or everything, without one)."""
+    options = []
+    if limits.max_memory_mb is not None and not cgroup:
+        options.append(f"--as={limits.max_memory_mb * 1024 * 1024}")
+    if limits.max_pids is not None and not cgroup:
+        options.append(f"--nproc={limits.max_pids}")
+    if limits.max_disk_mb is not None:
+        options.append(f"--fsize={limits.max_disk_mb * 1024 * 1024}")
+    if limits.max_cpu_seconds is not None:
+        options.append(f"--cpu={limits.max_cpu_seconds}")
+    return ["/usr/bin/prlimit", *options, "--"] if options else []

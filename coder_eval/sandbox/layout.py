@@ -1,0 +1,134 @@
+"""Where things live in a sandbox made on the host (the ``tempdir`` and ``bwrap`` drivers).
+
+Example::
+
+    layout = SandboxLayout(Path("/tmp/coder_eval-x1"))
+    layout.work    # the workspace: the agent's working directory, seeded from the task
+    layout.home    # HOME and the XDG folders
+
+Layout of each sandbox directory::
+
+    <base>/work      the workspace (what criteria grade, what a snapshot holds)
+    <base>/home      HOME, XDG config / cache / data / state
+    <base>/tmp       TMPDIR
+    <base>/bin       recording shims, first on the agent's PATH (read-only inside bwrap)
+    <base>/run       Unix sockets of the harness: CLI recorder, model proxy (read-only inside bwrap)
+    <base>/tools     harness files: the verifier's Python start-up and pytest plugin (read-only)
+    <base>/verdicts  the verifier's test reports, outside the workspace
+    <base>/env       a per-sandbox virtualenv (``sandbox.python``)
+
+Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
+the task's files and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from coder_eval.errors import SandboxError
+
+SAFE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+"""System directories on every sandbox's PATH, after the shims, mock dirs and the interpreter's bin."""
+
+PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+"""The only host variables a sandbox inherits (when set); nothing else leaks in."""
+
+
+@dataclass(frozen=True)
+class SandboxLayout:
+    """The folders of one host sandbox (see the module docstring)."""
+
+    base: Path
+
+    @property
+    def work(self) -> Path:
+        return self.base / "work"
+
+    @property
+    def home(self) -> Path:
+        return self.base / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.base / "tmp"
+
+    @property
+    def bin(self) -> Path:
+        return self.base / "bin"
+
+    @property
+    def run(self) -> Path:
+        return self.base / "run"
+
+    @property
+    def tools(self) -> Path:
+        return self.base / "tools"
+
+    @property
+    def verdicts(self) -> Path:
+        return self.base / "verdicts"
+
+    @property
+    def env(self) -> Path:
+        return self.base / "env"
+
+    def make(self) -> None:
+        for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):
+            directory.mkdir(parents=True)
+
+
+def interpreter_bin() -> Path:
+    """The directory of the running interpreter, so ``python`` and ``pytest`` are the project's own.
+
+    Example: under ``/work/.venv/bin/python`` -> ``Path("/work/.venv/bin")`` (symlinks not followed).
+    """
+    return Path(sys.executable).absolute().parent
+
+
+def base_env(home: Path, tmp: Path, path: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The allowlisted environment: fixed PATH/HOME/XDG/TMPDIR, a few host locale variables, then
+    ``extra`` (later wins).
+
+    Example: ``base_env(Path("/s/home"), Path("/s/tmp"), ["/usr/bin"], {})["HOME"]`` -> ``"/s/home"``.
+    """
+    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(
+        PATH=":".join(dict.fromkeys(path)),
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        TMPDIR=str(tmp),
+        SHELL="/bin/bash",
+    )
+    return {**env, **extra}
+
+
+def remove_tree(base: Path, attempts: int = 3) -> None:
+    """``rm -rf`` that also removes directories the agent made read-only.
+
+    It retries briefly: a process killed a moment ago may still be writing into the tree. What still
+    cannot be removed (an immutable file, a busy mount) raises ``SandboxError``.
+    """
+    for attempt in range(1, attempts + 1):
+        if not os.path.lexists(base):
+            return
+        try:
+            for parent, dirnames, _ in os.walk(base):
+                for name in dirnames:
+                    path = Path(parent) / name
+                    if not path.is_symlink():
+                        path.chmod(0o700)
+            shutil.rmtree(base)
+        except OSError as exc:
+            if attempt == attempts:
+                raise SandboxError(f"cannot remove the sandbox at {base}: {exc}") from exc
+            time.sleep(0.1)

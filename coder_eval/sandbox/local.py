@@ -1,0 +1,293 @@
+"""Sandboxes made of a host folder (``tempdir``, ``bwrap``): the verbs, seeding and clean-up they share.
+
+Example::
+
+    sandbox = await TempdirSandbox.create(spec, Provision(sources=spec.template_sources))
+    await sandbox.exec("make test", timeout=60)
+    await sandbox.close()
+
+A driver subclass says how a command is started (:meth:`HostSandbox.command`) and how everything it
+started is stopped (:meth:`HostSandbox.stop`). Paths inside are the host paths of the layout
+(``layout.py``), so ``workdir`` is the host path of ``<base>/work``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, ClassVar, Self
+
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob
+from coder_eval.sandbox.cgroups import Cgroup, rlimits
+from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, base_env, interpreter_bin, remove_tree
+from coder_eval.sandbox.leftovers import MARKER_VARIABLE, register
+from coder_eval.sandbox.network import FORWARDER
+from coder_eval.sandbox.process import kill_group, run_in_group
+from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.recording import SOCKET_VARIABLE, client_script
+from coder_eval.sandbox.seed import apply_template, make_executable, prepare_mock_dirs
+from coder_eval.sandbox.snapshot import Dropped, extract_tar, write_tar
+from coder_eval.sandbox.spec import SandboxSpecBase
+from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, install_toolchain, toolchain_env
+
+
+class HostSandbox:
+    """The shared part of host-folder drivers; subclasses set ``driver`` and how commands start."""
+
+    driver: ClassVar[str] = "tempdir"
+    uses_cgroup: ClassVar[bool] = True
+    cgroup: Cgroup | None = None
+
+    def __init__(self, layout: SandboxLayout, spec: SandboxSpecBase, provision: Provision) -> None:
+        self.layout = layout
+        self.spec = spec
+        self.provision = provision
+        self.workdir = str(layout.work)
+        self.env: dict[str, str] = {}
+        self.token = uuid.uuid4().hex
+        self.dropped: list[Dropped] = []
+        self._groups: set[int] = set()
+        self._closed = False
+
+    @classmethod
+    async def create(
+        cls, spec: SandboxSpecBase, provision: Provision, *, base_dir: Path | None = None
+    ) -> Self:
+        """Make and seed a fresh sandbox; ``SandboxError`` when it cannot be made here."""
+        await cls.check_available()
+        try:
+            base = Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve()
+        except OSError as exc:
+            where = base_dir or tempfile.gettempdir()
+            raise SandboxError(f"cannot make a sandbox directory under {where}: {exc}") from exc
+        sandbox = cls(SandboxLayout(base), spec, provision)
+        try:
+            await asyncio.to_thread(sandbox._populate)
+            if cls.uses_cgroup:
+                sandbox.cgroup = await asyncio.to_thread(Cgroup.make, sandbox.token, provision.limits)
+        except BaseException:
+            await sandbox.close()
+            raise
+        return sandbox
+
+    @classmethod
+    async def check_available(cls) -> None:
+        """Raise ``SandboxError`` when this driver cannot run here (a plain folder always can)."""
+
+    # -- making it -------------------------------------------------------------------------------
+
+    def _populate(self) -> None:
+        layout, provision = self.layout, self.provision
+        try:
+            layout.make()
+            register(layout.base, self.token)
+            if provision.snapshot is not None:
+                self.dropped = extract_tar(provision.snapshot, layout.work)
+            if provision.hidden is not None:
+                _replace_with(layout.work, provision.hidden[1], provision.hidden[0])
+            for source in provision.sources:
+                apply_template(source, layout.work)
+            mock_dirs = prepare_mock_dirs(provision.path_dirs, layout.work)
+            self._install_recorders()
+            if provision.trusted:
+                install_toolchain(layout.tools)
+                name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
+                (layout.tools / "pytest-config").mkdir()
+                (layout.tools / "pytest-config" / name).write_bytes(content)
+            if provision.network == "model":
+                (layout.tools / "forward.py").write_text(FORWARDER, encoding="utf-8")
+            if provision.python_env is not None:
+                shutil.copytree(provision.python_env, layout.env, symlinks=True)
+        except OSError as exc:
+            raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
+        self.env = self._environment([str(d) for d in mock_dirs])
+
+    def _install_recorders(self) -> None:
+        python = str(Path(interpreter_bin()) / "python")
+        socket = str(self.host_socket("recorder"))
+        for recorder in self.provision.recorders:
+            script = self.layout.bin / recorder.name
+            script.write_text(client_script(python, recorder.name, socket), encoding="utf-8")
+            script.chmod(0o755)
+            if recorder.target is not None:
+                target = self.layout.work / recorder.target
+                if target.is_file():
+                    make_executable(target)
+
+    def _environment(self, mock_dirs: list[str]) -> dict[str, str]:
+        layout, provision = self.layout, self.provision
+        path = [str(layout.bin)] if provision.recorders else []
+        path += mock_dirs
+        if provision.python_env is not None:
+            path.append(str(layout.env / "bin"))
+        path += [str(interpreter_bin()), *SAFE_PATH]
+        extra: dict[str, str] = {MARKER_VARIABLE: self.token}
+        if provision.recorders:
+            extra[SOCKET_VARIABLE] = str(self.host_socket("recorder"))
+        if provision.python_env is not None:
+            extra["VIRTUAL_ENV"] = str(layout.env)
+        extra.update({mount.variable: str(mount.source) for mount in provision.mounts})
+        if provision.trusted:
+            path = [p for p in path if not Path(p).is_relative_to(layout.work)]
+            config = provision.pytest_config or EMPTY_PYTEST_CONFIG
+            extra.update(
+                toolchain_env(
+                    str(layout.tools),
+                    str(layout.verdicts),
+                    confcutdir=str(layout.work / provision.confcutdir) if provision.confcutdir else None,
+                    ini=str(layout.tools / "pytest-config" / config[0]),
+                    rootdir=str(layout.work),
+                    trusted=[str(layout.work / provision.hidden[1])] if provision.hidden else [],
+                )
+            )
+        return base_env(layout.home, layout.tmp, path, {**provision.env, **extra})
+
+    def host_socket(self, name: str) -> Path:
+        """Host path of a harness socket that commands inside reach at the same path."""
+        return self.layout.run / f"{name}.sock"
+
+    # -- the verbs -------------------------------------------------------------------------------
+
+    async def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> ExecResult:
+        """Run ``cmd`` (a string through ``/bin/bash -c``, or an argv) in ``cwd`` (default: the workspace).
+
+        Example: ``await sandbox.exec("make test", timeout=60, cwd="app")`` -> ``ExecResult(...)``.
+        On timeout the whole process group gets SIGTERM, then SIGKILL 0.5 s later, and the result
+        has ``timed_out=True`` and ``exit_code=124``. A program that is not found gives 127.
+        """
+        if self._closed:
+            raise SandboxError(f"the sandbox at {self.layout.base} is closed; cannot run {cmd!r}")
+        workdir = self._host_path(cwd or ".")
+        if not workdir.is_dir():
+            raise SandboxError(f"cwd {cwd!r} is not a directory in the sandbox ({workdir})")
+        argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        return await run_in_group(
+            self.command(argv, cwd=str(workdir)),
+            cwd=workdir,
+            env={**self.env, **(env or {})},
+            timeout=timeout if timeout is not None else self.provision.limits.timeout,
+            stdin=stdin,
+            on_start=self._groups.add,
+        )
+
+    async def read_file(self, path: str, *, limit: int | None = None) -> bytes:
+        target = self._host_path(path)
+        if not target.is_file():
+            raise WorkspaceFileError(f"{path!r} is not a file in the sandbox")
+        try:
+            with target.open("rb") as handle:
+                return handle.read() if limit is None else handle.read(limit)
+        except OSError as exc:
+            raise WorkspaceFileError(f"cannot read {path!r}: {exc.strerror}") from exc
+
+    async def write_file(self, path: str, data: bytes | str, *, executable: bool = False) -> None:
+        target = self._host_path(path, must_exist=False)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink():
+                target.unlink()
+            target.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            if executable:
+                make_executable(target)
+        except OSError as exc:
+            raise SandboxError(f"cannot write {path!r} in the sandbox: {exc}") from exc
+
+    async def glob(self, pattern: str, *, include_links: bool = False) -> list[str]:
+        return await asyncio.to_thread(self._glob, pattern, include_links)
+
+    def _glob(self, pattern: str, include_links: bool) -> list[str]:
+        root = self.layout.work.resolve()
+        found = set()
+        for path in root.glob(file_glob(pattern)):
+            if not path.parent.resolve().is_relative_to(root):
+                continue
+            if path.is_symlink():
+                if include_links:
+                    found.add(path.relative_to(root).as_posix())
+            elif path.is_file():
+                found.add(path.relative_to(root).as_posix())
+        return sorted(found)
+
+    async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
+        await asyncio.to_thread(write_tar, self.layout.work, out, ignore=ignore)
+
+    def command(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        """The host argv that runs ``argv`` in ``cwd`` inside this sandbox: confined by the driver,
+        under the limits, and in the sandbox's control group when there is one."""
+        limited = [*rlimits(self.provision.limits, cgroup=self.cgroup is not None), *argv]
+        confined = self.confine(limited, cwd=cwd)
+        return self.cgroup.enter(confined) if self.cgroup is not None else confined
+
+    def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
+        """How the driver confines a command (a plain folder does not)."""
+        return list(argv)
+
+    def oom_killed(self) -> bool:
+        """True when the memory limit killed one of the sandbox's processes (known with a cgroup)."""
+        return self.cgroup is not None and self.cgroup.oom_killed()
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
+    ) -> list[str]:
+        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands."""
+        return self.command(argv, cwd=cwd or self.workdir)
+
+    async def stop(self) -> None:
+        """Kill the process groups of every command started here and, with a control group, every
+        process in it (drivers add what else they can)."""
+        groups, self._groups = set(self._groups), set()
+        for group in groups:
+            kill_group(group, signal.SIGKILL)
+        if self.cgroup is not None:
+            await asyncio.to_thread(self.cgroup.kill)
+
+    async def close(self) -> None:
+        """Kill what commands left running, then remove the folder (idempotent).
+
+        ``SandboxError`` when it cannot be removed (the caller reports the leftover).
+        """
+        self._closed = True
+        await self.stop()
+        if self.cgroup is not None:
+            await asyncio.to_thread(self.cgroup.remove)
+            self.cgroup = None
+        await asyncio.to_thread(remove_tree, self.layout.base)
+
+    # -- paths -----------------------------------------------------------------------------------
+
+    def _host_path(self, path: str, *, must_exist: bool = True) -> Path:
+        """The host path of ``path`` (workspace-relative, or absolute inside the sandbox), kept inside."""
+        root = self.layout.base if Path(path).is_absolute() else self.layout.work
+        candidate = root / path
+        target = candidate.resolve() if must_exist else candidate.parent.resolve() / candidate.name
+        if not target.is_relative_to(root.resolve()):
+            raise WorkspaceFileError(f"{path!r} resolves outside the sandbox ({target})")
+        return target
+
+
+def _replace_with(work: Path, mount_point: str, source: Path) -> None:
+    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first."""
+    target = work / mount_point
+    parent = target.parent.resolve()
+    if not parent.is_relative_to(work.resolve()):
+        raise SandboxError(f"the hidden tests' mount point {mount_point!r} leads out of the workspace")
+    parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        remove_tree(target)
+    shutil.copytree(source, target)

@@ -1,0 +1,184 @@
+"""``network: model``: inside a sandbox with no network, the model endpoint and nothing else is reachable.
+
+Example::
+
+    proxy = ModelProxy(upstream=("127.0.0.1", 8123))       # the scripted server, or an HTTPS API
+    await proxy.start(layout.run / "model.sock")            # bound read-only into the sandbox
+    argv = forwarder_argv(python, tools / "forward.py", 8123, "/…/run/model.sock", ["claude", ...])
+
+The sandbox has its own empty network namespace (only loopback). A small forwarder started inside it,
+as the parent of the agent's CLI, listens on ``127.0.0.1:<port>`` (the endpoint's own port, so the
+base URL the agent is given does not change) and relays each connection over a Unix socket bound into
+the namespace to :class:`ModelProxy` in the harness, which connects to the real endpoint. For an
+endpoint that is not on loopback (a real API over HTTPS), the proxy speaks HTTP ``CONNECT`` and the
+agent gets ``HTTPS_PROXY=http://127.0.0.1:<port>``; only ``CONNECT`` to the allowed host and port is
+accepted, so nothing else can be reached through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+FORWARDER = r"""
+import os, socket, subprocess, sys, threading
+
+
+def pump(src, dst):
+    try:
+        while chunk := src.recv(65536):
+            dst.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def relay(client, path):
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        upstream.connect(path)
+    except OSError:
+        client.close()
+        return
+    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+    pump(upstream, client)
+
+
+def serve(listener, path):
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=relay, args=(client, path), daemon=True).start()
+
+
+def main():
+    port, path, argv = int(sys.argv[1]), sys.argv[2], sys.argv[4:]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sys.stderr.write(f"coder_eval: cannot reach the model endpoint from the sandbox: {exc}\n")
+        return 70
+    listener.listen(64)
+    threading.Thread(target=serve, args=(listener, path), daemon=True).start()
+    try:
+        return subprocess.call(argv)
+    except OSError as exc:
+        sys.stderr.write(f"coder_eval: cannot start {argv[0]}: {exc}\n")
+        return 127
+
+
+sys.exit(main())
+"""
+
+
+def forwarder_argv(python: str, script: str, port: int, socket_inside: str, argv: Sequence[str]) -> list[str]:
+    """``argv`` started under the in-sandbox forwarder for ``127.0.0.1:port``."""
+    return [python, "-I", script, str(port), socket_inside, "--", *argv]
+
+
+def endpoint_address(base_url: str) -> tuple[str, int]:
+    """``("127.0.0.1", 8123)`` for ``http://127.0.0.1:8123``; the scheme's port when none is given."""
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "127.0.0.1", port
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+CONNECT_PORT = 18080
+"""Port the in-sandbox forwarder listens on for a remote (HTTPS) endpoint, as ``HTTPS_PROXY``."""
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    """How a sandbox with ``network: model`` reaches one endpoint.
+
+    Example: ``ModelRoute.to("http://127.0.0.1:8123")`` -> port 8123, no extra environment;
+    ``ModelRoute.to("https://api.anthropic.com")`` -> port 18080 and
+    ``{"HTTPS_PROXY": "http://127.0.0.1:18080"}``.
+    """
+
+    upstream: tuple[str, int]
+    port: int
+    env: dict[str, str]
+
+    @classmethod
+    def to(cls, base_url: str) -> ModelRoute:
+        host, port = endpoint_address(base_url)
+        if is_loopback(host):
+            return cls((host, port), port, {})
+        proxy = f"http://127.0.0.1:{CONNECT_PORT}"
+        return cls((host, port), CONNECT_PORT, {"HTTPS_PROXY": proxy, "https_proxy": proxy})
+
+
+class ModelProxy:
+    """The harness end: relays each connection from the sandbox to ``upstream``, and only there."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.connect_mode = not is_loopback(upstream[0])
+        self.refused: list[str] = []
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self, socket_path: Path) -> None:
+        socket_path.parent.mkdir(parents=True, exist_ok=True)
+        self._server = await asyncio.start_unix_server(self._serve, path=str(socket_path))
+        socket_path.chmod(0o777)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            if self.connect_mode and not await self._accept_connect(reader, writer):
+                return
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
+
+    async def _accept_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read an HTTP ``CONNECT host:port`` request; answer 200 only for the upstream."""
+        head = await reader.readuntil(b"\r\n\r\n")
+        line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        method, _, rest = line.partition(" ")
+        target = rest.split(" ", 1)[0]
+        host, _, port = target.rpartition(":")
+        if method.upper() != "CONNECT" or (host, port) != (self.upstream[0], str(self.upstream[1])):
+            self.refused.append(line)
+            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return False
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        return True
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    except (OSError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, RuntimeError):
+            writer.close()

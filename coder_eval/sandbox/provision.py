@@ -1,0 +1,64 @@
+"""What a sandbox is made with, whatever the driver: the runner's request to a driver.
+
+Example::
+
+    agent_side = Provision(sources=task.sandbox.template_sources, recorders=task.sandbox.recorders,
+                           path_dirs=("mock_bin",), network="model", model_port=8123)
+    verifier = Provision(role="verifier", snapshot=Path("work.tar"), network="none", trusted=True,
+                         mounts=(Mount(task_dir, "TASK_DIR"),))
+    sandbox = await TempdirSandbox.create(spec, verifier)
+
+The agent's sandbox is seeded from the task's templates, gets the recording shims and the mock
+PATH directories; the verifier's is seeded from the agent's final workspace and gets the trusted
+toolchain (``toolchain.py``) and the task's read-only folders. Drivers only carry this out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from coder_eval.sandbox.spec import CliRecorder, Limits, Network, TemplateSource
+
+Role = Literal["agent", "verifier", "judge"]
+"""``agent``: where the agent runs; ``verifier``: where graders run; ``judge``: a judge's copy."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A trusted host folder shown read-only inside, its path in ``$<variable>`` (``TASK_DIR`` ...)."""
+
+    source: Path
+    variable: str
+
+
+@dataclass(frozen=True)
+class Provision:
+    """Everything a driver needs to make one sandbox (see the module docstring)."""
+
+    role: Role = "agent"
+    sources: tuple[TemplateSource, ...] = ()
+    snapshot: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    path_dirs: tuple[str, ...] = ()
+    recorders: tuple[CliRecorder, ...] = ()
+    network: Network = "none"
+    model_port: int | None = None
+    mounts: tuple[Mount, ...] = ()
+    host_paths: tuple[Path, ...] = ()
+    trusted: bool = False
+    limits: Limits = field(default_factory=Limits)
+    python_env: Path | None = None
+    read_only_workspace: bool = False
+    hidden: tuple[Path, str] | None = None
+    """Host folder of the hidden tests and their mount point in the workspace (verifier only)."""
+    pytest_config: tuple[str, bytes] | None = None
+    """The task's own pytest configuration file (name, content), as it was before the agent ran."""
+    confcutdir: str | None = None
+    """Workspace folder above which pytest loads no ``conftest.py`` (the hidden tests)."""
+
+    @property
+    def has_recorders(self) -> bool:
+        return bool(self.recorders)

@@ -1,0 +1,239 @@
+"""Recorded CLIs: every call the agent makes to a recorded command is made, and recorded, by the harness.
+
+Example (task file)::
+
+    sandbox:
+      shims: [{name: gh, target: mock_bin/gh}]          # the call runs mock_bin/gh in the sandbox
+      record_cli: [{tool: kubectl, exit_code: 0, stdout: "deployed"}]   # a canned answer
+
+The command on the agent's PATH is a thin client: it sends its argv, cwd, environment and stdin over
+a Unix socket to the :class:`RecordingHost` in the harness, which runs the target inside the sandbox
+(or takes the canned answer), records the call, and sends back stdout, stderr and the exit code. The
+record is therefore made by the harness, not by anything the agent can write: connecting to the socket
+by hand only asks the harness to make a real call. A copy of each record is also appended to the
+recorder's ``log`` in the workspace (``cli_mocks/calls.jsonl`` for ``record_cli``), for tasks that read
+it; graders never trust that copy.
+
+Records (:class:`ShimCall`) reach the trajectory as ``cli_call`` events as they happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from coder_eval.sandbox.spec import CliRecorder
+
+if TYPE_CHECKING:
+    from coder_eval.sandbox.base import Sandbox
+
+STDOUT_CAP_BYTES = 10_000
+"""How much of each call's stdout the record keeps (all of it is still passed back to the caller)."""
+REQUEST_CAP_BYTES = 16 * 1024 * 1024
+"""A request larger than this (argv, environment and stdin together) is refused."""
+SOCKET_VARIABLE = "CODER_EVAL_RECORDER"
+"""Environment variable that tells the client where the socket is (inside the sandbox)."""
+HARNESS_VARIABLES = (SOCKET_VARIABLE, "CODER_EVAL_SANDBOX")
+"""Variables the client's environment carries that are not passed on to the target."""
+
+
+@dataclass(frozen=True)
+class ShimCall:
+    """One recorded call. ``cwd`` is relative to the workspace when inside it, else absolute."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str
+    exit_code: int
+    ts: str
+    duration_s: float
+    stdout: str = ""
+    stdout_truncated: bool = False
+    stderr: str = ""
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The arguments without the command name: ``("pr", "create")`` for ``gh pr create``."""
+        return self.argv[1:]
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form (the workspace log line and the trajectory's ``cli_call`` event)."""
+        return {
+            "name": self.name,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "exit_code": self.exit_code,
+            "ts": self.ts,
+            "duration_s": self.duration_s,
+            "stdout": self.stdout,
+            "stdout_truncated": self.stdout_truncated,
+            "stderr": self.stderr[:STDOUT_CAP_BYTES],
+        }
+
+
+CLIENT = r"""
+import base64, json, os, select, socket, sys
+
+
+def main(name):
+    data = b""
+    try:
+        if not os.isatty(0) and select.select([0], [], [], 0.05)[0]:
+            chunks = []
+            while chunk := os.read(0, 65536):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    except OSError:
+        data = b""
+    request = {"name": name, "args": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ),
+               "stdin": base64.b64encode(data).decode()}
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(os.environ.get("CODER_EVAL_RECORDER", SOCKET))
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        conn.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+        answer = json.loads(reply)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"{name}: the coder_eval recorder is unavailable ({exc})\n")
+        return 127
+    sys.stdout.buffer.write(base64.b64decode(answer["stdout"]))
+    sys.stderr.buffer.write(base64.b64decode(answer["stderr"]))
+    return int(answer["exit_code"])
+
+
+raise SystemExit(main(NAME))
+"""
+
+
+def client_script(python: str, name: str, socket_inside: str) -> str:
+    """The executable placed on the agent's PATH as ``name`` (stdlib only, isolated mode)."""
+    header = f"#!{python} -I\nNAME = {name!r}\nSOCKET = {socket_inside!r}\n"
+    return header + CLIENT
+
+
+class RecordingHost:
+    """The harness side: answers each call, records it, and appends it to the workspace log.
+
+    Example::
+
+        host = RecordingHost(sandbox, recorders, on_call=lambda call: sink.write(CliCall(...)))
+        await host.start(socket_path)          # host path of the socket the clients connect to
+        ...
+        host.calls                             # [ShimCall, ...], in the order calls finished
+        await host.stop()
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        recorders: Sequence[CliRecorder],
+        on_call: Callable[[ShimCall], None] | None = None,
+    ) -> None:
+        self.sandbox = sandbox
+        self.recorders = {r.name: r for r in recorders}
+        self.on_call = on_call
+        self.calls: list[ShimCall] = []
+        self._logs: dict[str, list[str]] = {}
+        self._server: asyncio.base_events.Server | None = None
+        self._lock = asyncio.Lock()
+
+    async def start(self, socket_path: Path) -> None:
+        socket_path.parent.mkdir(parents=True, exist_ok=True)
+        self._server = await asyncio.start_unix_server(
+            self._serve, path=str(socket_path), limit=REQUEST_CAP_BYTES
+        )
+        socket_path.chmod(0o777)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+            self._server = None
+
+    def by_log(self, log: str) -> list[ShimCall]:
+        """The calls of every recorder whose workspace log is ``log``."""
+        names = {name for name, r in self.recorders.items() if r.log == log}
+        return [call for call in self.calls if call.name in names]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = json.loads(await reader.readline())
+            reply = await self._answer(request)
+        except (ValueError, KeyError, TypeError, asyncio.LimitOverrunError) as exc:
+            reply = _reply(2, b"", f"coder_eval recorder: bad request ({type(exc).__name__})\n".encode())
+        with contextlib.suppress(OSError):
+            writer.write(json.dumps(reply).encode())
+            await writer.drain()
+            writer.close()
+
+    async def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        recorder = self.recorders.get(str(request["name"]))
+        if recorder is None:
+            return _reply(127, b"", f"{request['name']}: not a recorded command\n".encode())
+        args = [str(a) for a in request["args"]]
+        cwd = str(request["cwd"])
+        started, clock = datetime.now(UTC).isoformat(), time.monotonic()
+        if recorder.target is None:
+            code, out, err = recorder.exit_code, recorder.stdout.encode(), recorder.stderr.encode()
+        else:
+            code, out, err = await self._run_target(recorder, args, cwd, request)
+        call = ShimCall(
+            name=recorder.name,
+            argv=(recorder.name, *args),
+            cwd=self._relative(cwd),
+            exit_code=code,
+            ts=started,
+            duration_s=round(time.monotonic() - clock, 6),
+            stdout=out[:STDOUT_CAP_BYTES].decode("utf-8", errors="replace"),
+            stdout_truncated=len(out) > STDOUT_CAP_BYTES,
+            stderr=err[:STDOUT_CAP_BYTES].decode("utf-8", errors="replace"),
+        )
+        await self._keep(recorder, call)
+        return _reply(code, out, err)
+
+    async def _run_target(
+        self, recorder: CliRecorder, args: list[str], cwd: str, request: dict[str, Any]
+    ) -> tuple[int, bytes, bytes]:
+        env = {k: str(v) for k, v in dict(request.get("env") or {}).items() if k not in HARNESS_VARIABLES}
+        stdin = base64.b64decode(str(request.get("stdin") or "")).decode("utf-8", errors="replace")
+        target = f"{self.sandbox.workdir.rstrip('/')}/{recorder.target}"
+        result = await self.sandbox.exec([target, *args], cwd=cwd, env=env, stdin=stdin or None)
+        return result.exit_code, result.stdout.encode(), result.stderr.encode()
+
+    def _relative(self, cwd: str) -> str:
+        root = self.sandbox.workdir.rstrip("/")
+        if cwd == root:
+            return "."
+        return cwd[len(root) + 1 :] if cwd.startswith(root + "/") else cwd
+
+    async def _keep(self, recorder: CliRecorder, call: ShimCall) -> None:
+        async with self._lock:
+            self.calls.append(call)
+            if self.on_call is not None:
+                self.on_call(call)
+            if recorder.log is None:
+                return
+            lines = self._logs.setdefault(recorder.log, [])
+            lines.append(json.dumps(call.record(), ensure_ascii=False))
+            with contextlib.suppress(Exception):  # the workspace copy is a courtesy, never the record
+                await self.sandbox.write_file(recorder.log, "\n".join(lines) + "\n")
+
+
+def _reply(code: int, stdout: bytes, stderr: bytes) -> dict[str, Any]:
+    return {
+        "exit_code": code,
+        "stdout": base64.b64encode(stdout).decode(),
+        "stderr": base64.b64encode(stderr).decode(),
+    }

@@ -1,0 +1,236 @@
+"""The ``sandbox:`` block of a task: fields every driver shares, in the original coder_eval spelling.
+
+Example::
+
+    sandbox:
+      driver: bwrap                       # auto (default) | tempdir | bwrap
+      network: model                      # none | model (only the model endpoint) | host
+      template_sources:
+        - {type: template_dir, path: fixtures/app, mount_point: .}
+        - {type: starter_files, files: [{path: NOTES.md, content: "hi"}]}
+      python: {env_packages: [requests==2.32.3]}
+      record_cli: [{tool: gh, exit_code: 0, stdout: "ok"}]
+      limits: {max_memory_mb: 512, max_pids: 128}
+
+Our earlier spellings load to the same models: ``{template_dir: D, target: T, starter_files: [...]}``
+for a template entry, ``network: true/false`` (``host``/``none``), ``shims: [{name, target}]``.
+Each driver subclasses :class:`SandboxSpecBase` with its own ``driver`` literal (``DRIVERS`` in
+``coder_eval.sandbox``); the task's ``sandbox:`` is the union of them, discriminated on ``driver``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from coder_eval.sandbox.base import SandboxPath
+
+
+def _network_spelling(value: Any) -> Any:
+    """``true``/``false`` (our older spelling) and ``bridge`` (docker's) as network modes."""
+    if isinstance(value, bool):
+        return "host" if value else "none"
+    return "host" if value == "bridge" else value
+
+
+Network = Annotated[Literal["none", "model", "host"], BeforeValidator(_network_spelling)]
+"""``none``: no network; ``model``: only the model endpoint; ``host``: the host's network."""
+
+REFUSED_RECORDERS = frozenset(
+    {
+        "python",
+        "python3",
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "node",
+        "npm",
+        "npx",
+        "git",
+        "uv",
+        "pip",
+        "env",
+        "sudo",
+    }
+)
+"""Shell and interpreter names a recording shim may not take: shadowing them would break the sandbox."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class StarterFile(_Strict):
+    """A file written into the sandbox: inline ``content``, or ``source`` (relative to the task file)."""
+
+    path: SandboxPath = Field(description="Where the file goes, relative to the source's mount point.")
+    content: str | None = Field(default=None, description="Inline content.")
+    source: str | None = Field(default=None, description="A file to copy, relative to the task file.")
+    executable: bool = Field(default=False, description="chmod +x after writing.")
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> StarterFile:
+        if (self.content is None) == (self.source is None):
+            raise ValueError("give exactly one of 'content' or 'source'")
+        return self
+
+
+class TemplateDir(_Strict):
+    """Copy a folder (relative to the task file) into the sandbox.
+
+    Example: ``{type: template_dir, path: fixtures/app, mount_point: app}``; listing paths in
+    ``files`` copies only those; inline ``{path, content}`` entries are written after the copy.
+    """
+
+    type: Literal["template_dir"] = "template_dir"
+    path: str = Field(validation_alias=AliasChoices("path", "template_dir"), description="Folder to copy.")
+    mount_point: SandboxPath = Field(
+        default=".", validation_alias=AliasChoices("mount_point", "target"), description="Where it goes."
+    )
+    files: list[StarterFile | SandboxPath] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("files", "starter_files"),
+        description="Paths inside the folder to copy (then only those), or inline files.",
+    )
+
+
+class StarterFiles(_Strict):
+    """Inline files. Example: ``{type: starter_files, files: [{path: a.py, content: "x = 1"}]}``."""
+
+    type: Literal["starter_files"] = "starter_files"
+    files: list[StarterFile] = Field(
+        validation_alias=AliasChoices("files", "starter_files"), description="The files to write."
+    )
+    mount_point: SandboxPath = Field(
+        default=".", validation_alias=AliasChoices("mount_point", "target"), description="Base folder."
+    )
+
+
+class RepoSource(_Strict):
+    """A git clone (a URL or a local path) at ``commit``, into ``mount_point`` (default ``repo``).
+
+    Example: ``{type: repo, url: "https://github.com/org/app.git", commit: 3f2a9c1}``
+    """
+
+    type: Literal["repo"] = "repo"
+    url: str = Field(min_length=1, description="Clone URL or a local repository path.")
+    commit: str | None = Field(default=None, description="Commit, tag or branch to check out.")
+    mount_point: SandboxPath = Field(default="repo", description="Where the clone goes.")
+
+
+def source_kind(value: Any) -> str:
+    """The ``type`` of a template source, inferred for the older spelling (no ``type`` key)."""
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind is not None:
+            return str(kind)
+        return "template_dir" if "template_dir" in value or "path" in value else "starter_files"
+    return str(getattr(value, "type", "template_dir"))
+
+
+TemplateSource = Annotated[
+    Annotated[TemplateDir, Tag("template_dir")]
+    | Annotated[StarterFiles, Tag("starter_files")]
+    | Annotated[RepoSource, Tag("repo")],
+    Discriminator(source_kind),
+]
+"""One entry of ``template_sources``, discriminated on ``type`` (inferred for the older spelling)."""
+
+
+class CliRecorder(_Strict):
+    """A command on the agent's PATH whose every call the harness records (and answers).
+
+    With ``target`` the call runs that program inside the sandbox (our ``shims:`` spelling);
+    without it the harness answers with ``exit_code``, ``stdout`` and ``stderr`` (``record_cli:``).
+    """
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9._+-]+$",
+        validation_alias=AliasChoices("name", "tool"),
+        description="Command name the agent calls.",
+    )
+    target: SandboxPath | None = Field(default=None, description="A program in the sandbox to run.")
+    exit_code: int = Field(default=1, description="Canned exit code (no target).")
+    stdout: str = Field(default="", description="Canned stdout (no target).")
+    stderr: str = Field(default="", description="Canned stderr (no target).")
+    log: SandboxPath | None = Field(
+        default=None, description="Workspace copy of the log (the harness keeps its own record)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_shell(cls, value: str) -> str:
+        if value in REFUSED_RECORDERS or re.fullmatch(r"python3?(\.\d+)?", value):
+            raise ValueError(
+                f"{value!r} is a shell or interpreter; recording it would break the sandbox: "
+                "record the tool the agent should call instead"
+            )
+        return value
+
+
+class PackageEnv(_Strict):
+    """A per-sandbox environment: ``{env_packages: [requests==2.32.3]}``; ``{}`` is an empty one."""
+
+    env_packages: list[str] = Field(default_factory=list, description="Packages to install.")
+
+
+class Limits(_Strict):
+    """Resource limits. Enforcement depends on the driver (see docs/sandbox.md)."""
+
+    timeout: float = Field(default=300.0, gt=0, description="Seconds a command may run when not told.")
+    max_memory_mb: int | None = Field(default=None, ge=16, description="Memory (address space) per process.")
+    max_cpus: float | None = Field(default=None, gt=0, description="CPUs (docker).")
+    max_pids: int | None = Field(default=None, ge=4, description="Processes and threads.")
+    max_disk_mb: int | None = Field(default=None, ge=1, description="Largest file a process may write.")
+    max_cpu_seconds: int | None = Field(default=None, ge=1, description="CPU time per process.")
+
+
+class SandboxSpecBase(_Strict):
+    """Fields every driver shares."""
+
+    driver: str = Field(default="auto", description="Sandbox driver.")
+    template_sources: list[TemplateSource] = Field(default_factory=list, description="Seed, in order.")
+    mock_path_dirs: list[SandboxPath] = Field(
+        default_factory=list, description="Sandbox dirs made executable and put first on the agent's PATH."
+    )
+    shims: list[CliRecorder] = Field(default_factory=list, description="Recorders that run a target.")
+    record_cli: list[CliRecorder] = Field(default_factory=list, description="Recorders with canned answers.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+    network: Network = Field(default="model", description="none, model (model endpoint only), host.")
+    python: PackageEnv | None = Field(default=None, description="A virtualenv first on the agent's PATH.")
+    node: PackageEnv | None = Field(default=None, description="npm packages in the sandbox.")
+    limits: Limits = Field(default_factory=Limits, description="Resource limits.")
+    ignore_patterns: list[str] = Field(
+        default_factory=list, description="Left out of snapshots and judge copies (gitignore style)."
+    )
+
+    @model_validator(mode="after")
+    def _checks(self) -> SandboxSpecBase:
+        if any(isinstance(s, RepoSource) for s in self.template_sources[1:]):
+            raise ValueError("template_sources: a 'repo' source must come first")
+        names = [r.name for r in self.recorders]
+        if len(names) != len(set(names)):
+            raise ValueError(f"recorded CLI names must be unique, got {names}")
+        return self
+
+    @property
+    def recorders(self) -> list[CliRecorder]:
+        """``shims`` then ``record_cli``, each with its workspace log path filled in."""
+        shims = [
+            r.model_copy(update={"log": r.log or f".coder_eval/calls/{r.name}.jsonl"}) for r in self.shims
+        ]
+        canned = [r.model_copy(update={"log": r.log or "cli_mocks/calls.jsonl"}) for r in self.record_cli]
+        return shims + canned

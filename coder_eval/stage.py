@@ -1,0 +1,144 @@
+"""The stage: the agent's side of an episode, set up before the agent runs.
+
+Example::
+
+    async with AsyncExitStack() as stack:
+        stage = await open_stage(plan.task, plan.seed, sink, stack)
+        stage.sandbox        # the agent's sandbox, seeded, pre_run done
+        stage.endpoint       # the scripted model server, when the model is 'scripted'
+        stage.prepared       # each criterion's state from before the agent ran (hashes ...)
+        stage.pytest_config  # the task's pytest configuration as it was before the agent ran
+
+Around the sandbox: the recorder that answers and records recorded-CLI calls (written to the
+trajectory as ``cli_call`` events), and, for ``network: model``, the proxy through which the agent
+reaches its model and nothing else. Everything is closed by ``stack``; a sandbox that cannot be
+removed is reported in ``stage.leftovers`` instead of failing the episode.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from coder_eval.agents import ModelEndpoint
+from coder_eval.errors import CoderEvalError, SandboxError
+from coder_eval.sandbox import HostSandbox, Provision, RecordingHost, ShimCall, make_sandbox
+from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.sandbox.network import ModelProxy, ModelRoute
+from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
+from coder_eval.task import TaskSpec
+from coder_eval.trajectory import CliCall, TrajectoryWriter
+
+MODEL_AGENTS = frozenset({"claude-code"})
+"""Agent kinds that talk to a model (and so need a route to it under ``network: model``)."""
+PRE_RUN_TIMEOUT_S = 600.0
+
+
+@dataclass
+class Stage:
+    """The agent's sandbox and what was set up around it."""
+
+    sandbox: HostSandbox
+    endpoint: ModelEndpoint | None
+    prepared: list[Any]
+    pytest_config: tuple[str, bytes] | None
+    recorder: RecordingHost | None = None
+    leftovers: list[str] = field(default_factory=list)
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """Where the agent ran, as it saw it (criteria translate paths in tool calls with it)."""
+        return {
+            "driver": self.sandbox.driver,
+            "workdir": self.sandbox.workdir,
+            "home": self.sandbox.env["HOME"],
+        }
+
+
+def real_base_url(task: TaskSpec) -> str:
+    """Where a real model is reached (the host's ``ANTHROPIC_BASE_URL``, else Anthropic's API)."""
+    return os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+
+
+async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: AsyncExitStack) -> Stage:
+    """Set up the agent's sandbox for one episode (see the module docstring)."""
+    endpoint = _scripted_endpoint(task, seed, stack)
+    route = None
+    if task.agent.kind in MODEL_AGENTS:
+        route = ModelRoute.to(endpoint.base_url if endpoint else real_base_url(task))
+    spec = task.sandbox
+    provision = Provision(
+        role="agent",
+        sources=tuple(spec.template_sources),
+        env={**spec.env, **(route.env if route and spec.network == "model" else {})},
+        path_dirs=tuple(spec.mock_path_dirs),
+        recorders=tuple(spec.recorders),
+        network=spec.network,
+        model_port=route.port if route else None,
+        limits=spec.limits,
+    )
+    stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
+    stack.push_async_callback(close_quietly, stage.sandbox, stage.leftovers)
+    if spec.recorders:
+        stage.recorder = RecordingHost(
+            stage.sandbox, spec.recorders, on_call=lambda call: sink.write(cli_event(call))
+        )
+        await stage.recorder.start(stage.sandbox.host_socket("recorder"))
+        stack.push_async_callback(stage.recorder.stop)
+    if route is not None and spec.network == "model":
+        proxy = ModelProxy(route.upstream)
+        await proxy.start(stage.sandbox.host_socket("model"))
+        stack.push_async_callback(proxy.stop)
+    await _pre_run(task, stage.sandbox)
+    stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
+    stage.pytest_config = await capture_pytest_config(stage.sandbox)
+    return stage
+
+
+def cli_event(call: ShimCall) -> CliCall:
+    """A recorded call as its trajectory event."""
+    record = call.record()
+    record.pop("ts")
+    return CliCall(**record)
+
+
+async def _pre_run(task: TaskSpec, sandbox: Sandbox) -> None:
+    for command in task.pre_run:
+        result = await sandbox.exec(command, timeout=PRE_RUN_TIMEOUT_S)
+        if result.exit_code != 0:
+            raise CoderEvalError(f"pre_run {command!r} exited {result.exit_code}: {result.output[-500:]}")
+
+
+async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
+    """The workspace's pytest configuration file before the agent ran (the verifier uses this copy)."""
+    files = {}
+    for name in PYTEST_CONFIGS:
+        try:
+            files[name] = await sandbox.read_file(name)
+        except WorkspaceFileError:
+            continue
+    return pytest_config(files)
+
+
+async def close_quietly(sandbox: HostSandbox, leftovers: list[str]) -> None:
+    """Close ``sandbox``; what cannot be removed is noted in ``leftovers`` (cleaned up by a later run)."""
+    try:
+        await sandbox.close()
+    except SandboxError as exc:
+        leftovers.append(str(exc))
+
+
+def _scripted_endpoint(task: TaskSpec, seed: int, stack: AsyncExitStack) -> ModelEndpoint | None:
+    if task.agent.model != "scripted":
+        return None
+    from coder_eval.scripted import ScriptedServer, load_script
+
+    if task.scripted is None:
+        raise CoderEvalError(
+            f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block"
+        )
+    script = load_script(task.scripted, base_dir=task.source_dir)
+    server = stack.enter_context(ScriptedServer(script, seed=seed))
+    return ModelEndpoint(server.base_url)

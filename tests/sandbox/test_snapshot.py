@@ -1,0 +1,79 @@
+"""Snapshots in and out: a hostile archive cannot write outside the workspace or plant special files."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.snapshot import extract_tar, write_tar
+
+
+def archive(*members: tuple[tarfile.TarInfo, bytes]) -> Path:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info, data in members:
+            info.size = len(data) if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    path = Path(__import__("tempfile").mkstemp(suffix=".tar")[1])
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, target: str = "", mode: int = 0o644) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode = kind, target, mode
+    return info
+
+
+def test_round_trip_keeps_files_modes_and_inner_links(tmp_path: Path) -> None:
+    source, dest = tmp_path / "src", tmp_path / "dest"
+    (source / "pkg").mkdir(parents=True)
+    (source / "pkg" / "run.sh").write_text("echo hi\n")
+    (source / "pkg" / "run.sh").chmod(0o755)
+    (source / "link").symlink_to("pkg/run.sh")
+    buffer = io.BytesIO()
+
+    write_tar(source, buffer)
+    buffer.seek(0)
+    dropped = extract_tar(buffer, dest)
+
+    assert dropped == []
+    assert (dest / "pkg" / "run.sh").read_text() == "echo hi\n" and (
+        dest / "pkg" / "run.sh"
+    ).stat().st_mode & 0o100
+    assert (dest / "link").is_symlink() and (dest / "link").read_text() == "echo hi\n"
+
+
+def test_hostile_members_are_dropped_and_named(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    path = archive(
+        (member("ok.txt"), b"fine"),
+        (member("../outside.txt"), b"escaped"),
+        (member(str(outside)), b"absolute"),
+        (member("up", tarfile.SYMTYPE, "../../etc"), b""),
+        (member("abs", tarfile.SYMTYPE, "/etc/passwd"), b""),
+        (member("dev", tarfile.CHRTYPE), b""),
+        (member("fifo", tarfile.FIFOTYPE), b""),
+        (member("suid", mode=0o4755), b"x"),
+    )
+    dest = tmp_path / "dest"
+
+    dropped = extract_tar(path, dest)
+
+    assert not outside.exists()
+    assert sorted(p.name for p in dest.iterdir()) == ["ok.txt", "suid", outside.parts[1]]
+    assert (dest / str(outside).lstrip("/")).read_text() == "absolute"  # the leading '/' is stripped
+    assert not (dest / "suid").stat().st_mode & 0o4000
+    assert {d.name for d in dropped} == {"../outside.txt", "up", "abs", "dev", "fifo"}
+
+
+def test_a_corrupt_archive_is_a_sandbox_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tar"
+    bad.write_bytes(b"not a tar at all" * 100)
+
+    with pytest.raises(SandboxError, match="cannot extract the workspace snapshot"):
+        extract_tar(bad, tmp_path / "dest")
