@@ -122,16 +122,20 @@ def owner(call_id: str, steps: dict[str | None, Steps]) -> str | None:
 
 
 def agent_of(trajectory: Trajectory) -> dict[str, Any]:
-    """ATIF's agent: the agent kind, the version it reported, the model, and the resolved agent block."""
+    """ATIF's agent: the agent kind, its version (the CLI's own, e.g. ``claude_code``, else coder_eval's
+    for its built-in agents), the model of the first assistant message (else the agent block's), and
+    the resolved agent block with every recorded version."""
     start, end = trajectory.start, trajectory.end
     config = start.agent if start else {}
     versions = {**(start.versions if start else {}), **(end.agent_versions if end else {})}
-    own_versions = [v for k, v in versions.items() if k not in _NOT_AGENT_VERSIONS]
+    name = str(config.get("kind") or config.get("name") or "unknown")
+    others = [v for k, v in versions.items() if k not in _NOT_AGENT_VERSIONS]
+    fallback = others[0] if others else versions.get("coder_eval", "unknown")  # built-in agents
     models = [e.model for e in trajectory.events if isinstance(e, Message) and e.model]
     return {
-        "name": str(config.get("kind") or config.get("name") or "unknown"),
-        "version": own_versions[-1] if own_versions else versions.get("coder_eval", "unknown"),
-        "model_name": config.get("model") or (models[0] if models else None),
+        "name": name,
+        "version": versions.get(name.replace("-", "_"), fallback),
+        "model_name": models[0] if models else config.get("model"),
         "extra": {"config": config, "versions": versions},
     }
 
