@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from coder_eval.analysis.columns import (
     CRITERIA,
@@ -34,6 +34,7 @@ from coder_eval.analysis.columns import (
 from coder_eval.analysis.frames import ParsedEpisode, Row
 from coder_eval.errors import AnalysisError, unknown_name
 from coder_eval.interop.inspect_files import INSTALL_HINT
+from coder_eval.interop.inspect_scores import ScoreRead, read_scores, sample_verdict
 from coder_eval.run_dir import episode_id
 from coder_eval.transcript import input_summary
 
@@ -45,22 +46,12 @@ InspectVariant = Literal["model", "solver", "model+solver", "task"]
 """What becomes ``variant_id``: the log's model, its solver, both, or its task name."""
 MOCK_MODEL = "mockllm/"
 """Inspect's mock model provider: its episodes are marked ``scripted``."""
-LIMIT_STATUS = {
-    "time": "timeout",
-    "working": "timeout",
-    "message": "max_turns",
-    "turn": "max_turns",
-    "token": "budget_exceeded",
-    "cost": "budget_exceeded",
-}
-"""Inspect sample limit type -> episode status; other limits (context, operator, custom) keep
-``completed`` and are named in ``error``."""
 _BUCKETS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 _NAN = float("nan")
 
 
 def inspect_episodes(path: Path, variant: InspectVariant = "model") -> list[ParsedEpisode]:
-    """Every sample and epoch of an Inspect log as the rows of one episode.
+    """Every sample and epoch of an Inspect log, each as the frame rows of one episode.
 
     Example: ``inspect_episodes(Path("logs/x.eval"))[0].episode["task_id"]`` -> ``'arith/1'``
     """
@@ -132,23 +123,6 @@ class LogInfo:
         return (self.run_id, episode_id(task_id, self.variant_id, repeat), task_id, self.variant_id, repeat)
 
 
-class ScoreRead(NamedTuple):
-    """One score value of a sample, as a float where Inspect's ``value_to_float`` reads one."""
-
-    name: str
-    scorer: str
-    value: float | None
-    details: dict[str, Any]
-
-
-class Verdict(NamedTuple):
-    outcome: str
-    status: str
-    passed: bool | None
-    score: float
-    error: str | None
-
-
 def sample_episode(info: LogInfo, sample: EvalSample) -> ParsedEpisode:
     """The frame rows of one sample and epoch."""
     keys = info.keys(sample)
@@ -189,53 +163,6 @@ def episode_values(
         path=str(info.path),
         **usage_totals(sample.model_usage),
     )
-
-
-def sample_verdict(sample: EvalSample, scores: list[ScoreRead]) -> Verdict:
-    """Invalid when Inspect invalidated the sample, it errored, or nothing scored it; else pass when
-    every score value reads as 1 or more."""
-    if sample.invalidation is not None:
-        why = sample.invalidation.reason or "no reason given"
-        return Verdict(
-            "invalid", "infra_error", None, _NAN, f"invalidated by {sample.invalidation.author}: {why}"
-        )
-    if sample.error is not None:
-        return Verdict("invalid", "agent_error", None, _NAN, sample.error.message)
-    values = [s.value for s in scores if s.value is not None]
-    if not values:
-        return Verdict("invalid", "grader_error", None, _NAN, "the sample has no readable score")
-    passed = all(v >= 1.0 for v in values)
-    status, error = "completed", None
-    if sample.limit is not None:
-        status = LIMIT_STATUS.get(sample.limit.type, "completed")
-        error = f"{sample.limit.type} limit {sample.limit.limit:g} reached" + (
-            f": {sample.limit.reason}" if sample.limit.reason else ""
-        )
-    return Verdict("pass" if passed else "fail", status, passed, sum(values) / len(values), error)
-
-
-def read_scores(sample: EvalSample, scorers: Mapping[str, str]) -> list[ScoreRead]:
-    """Each score value; a dict or list value gives one entry per item (``name/key``)."""
-    from inspect_ai.scorer import value_to_float
-
-    to_float = value_to_float()
-    reads = []
-    for name, score in (sample.scores or {}).items():
-        context = {"answer": score.answer, "explanation": score.explanation, "metadata": score.metadata}
-        details = {key: value for key, value in context.items() if value is not None}
-        for part, raw in score_parts(name, score.value):
-            value = None if raw is None else to_float(raw)
-            reads.append(ScoreRead(part, scorers.get(name, name), value, {"value": raw, **details}))
-    return reads
-
-
-def score_parts(name: str, value: Any) -> list[tuple[str, Any]]:
-    """``score_parts("s", {"a": 1})`` -> ``[("s/a", 1)]``; a scalar is one part named ``name``."""
-    if isinstance(value, Mapping):
-        return [(f"{name}/{key}", item) for key, item in value.items()]
-    if isinstance(value, list | tuple):
-        return [(f"{name}/{index}", item) for index, item in enumerate(value)]
-    return [(name, value)]
 
 
 def criterion_row(keys: Row, outcome: str, score: ScoreRead) -> Row:
