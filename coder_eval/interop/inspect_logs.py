@@ -113,8 +113,9 @@ class LogInfo:
 
     @property
     def variant_id(self) -> str:
-        names = {"model": self.model, "solver": self.solver, "task": self.task}
-        return names.get(self.variant) or f"{self.model}+{self.solver}"
+        if self.variant == "model+solver":
+            return f"{self.model}+{self.solver}"
+        return {"model": self.model, "solver": self.solver, "task": self.task}[self.variant]
 
     def keys(self, sample: EvalSample) -> Row:
         """(run_id, episode_id, task_id, variant_id, repeat) of one sample and epoch."""
