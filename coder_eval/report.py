@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.errors import ReportError, unknown_name
+from coder_eval.interop.inspect_files import is_inspect_log
 from coder_eval.run_dir import EPISODES, MANIFEST, RunManifest
 
 if TYPE_CHECKING:
@@ -162,6 +163,9 @@ def check_runs(run_dirs: Sequence[Path], template: str, spec: Template) -> list[
     runs = []
     for run in run_dirs:
         path = Path(run).resolve()
+        if path.is_file() and is_inspect_log(path):  # an Inspect AI eval log (read by load_runs)
+            runs.append(path)
+            continue
         if not (path / MANIFEST).is_file():
             raise ReportError(
                 f"{run}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest"
@@ -198,8 +202,8 @@ def run_id(run: Path) -> str:
     """The run id from the manifest, else the directory name."""
     try:
         return RunManifest.model_validate_json((run / MANIFEST).read_text(encoding="utf-8")).run_id
-    except ValueError:
-        return run.name
+    except (OSError, ValueError):  # no manifest: an Inspect log file
+        return run.stem if run.is_file() else run.name
 
 
 def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: float) -> str | None:

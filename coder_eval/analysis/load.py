@@ -19,6 +19,8 @@ import pandas as pd
 from coder_eval.analysis.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column, names
 from coder_eval.analysis.frames import ParsedEpisode, parse_trajectory
 from coder_eval.errors import AnalysisError
+from coder_eval.interop.inspect_files import inspect_logs_in, is_inspect_log
+from coder_eval.interop.inspect_logs import InspectVariant, inspect_episodes
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
 from coder_eval.run_dir import MANIFEST
 
@@ -44,19 +46,20 @@ class Runs:
     """One row per message (``columns.MESSAGES``)."""
 
 
-def load_runs(*paths: PathArg) -> Runs:
+def load_runs(*paths: PathArg, inspect_variant: InspectVariant = "model") -> Runs:
     """Load run directories (``runs/<id>``, ``runs/latest``), trajectory files, or lists of them.
 
     An incomplete trajectory (truncated last line, no ``episode_end``) becomes an episode with outcome
     ``invalid`` and status ``interrupted``, with a warning; another schema version raises
-    ``TrajectoryError``.
+    ``TrajectoryError``. Inspect AI eval logs (``.eval``, ``.json``, or a folder of them) load too,
+    one episode per sample and epoch; ``inspect_variant`` says what of theirs is the variant.
 
     Example::
 
         runs = load_runs("runs/latest", ["runs/a/episodes/t--base--r0.jsonl"])
     """
     files = trajectory_files(paths)
-    parsed = drop_duplicates([parse_trajectory(f) for f in files])
+    parsed = drop_duplicates([p for f in files for p in parse_file(f, inspect_variant)])
     warn_problems(parsed)
     return Runs(
         episodes=frame([p.episode for p in parsed], EPISODES),
@@ -94,10 +97,18 @@ def files_of(path: Path) -> list[Path]:
         raise AnalysisError(f"{path}: no such run directory or trajectory file")
     if (path / MANIFEST).is_file() or (path / EPISODES_DIR).is_dir():
         return sorted((path / EPISODES_DIR).glob("*.jsonl"))
-    files = sorted(path.glob("*.jsonl"))
+    files = sorted(path.glob("*.jsonl")) or inspect_logs_in(path)
     if not files:
-        raise AnalysisError(f"{path}: not a run directory (no {MANIFEST}) and holds no *.jsonl trajectories")
+        raise AnalysisError(
+            f"{path}: not a run directory (no {MANIFEST}) and holds no *.jsonl trajectories "
+            "nor Inspect AI logs (*.eval, *.json)"
+        )
     return files
+
+
+def parse_file(path: Path, inspect_variant: InspectVariant) -> list[ParsedEpisode]:
+    """The episodes of one file: a trajectory is one; an Inspect log has one per sample and epoch."""
+    return inspect_episodes(path, inspect_variant) if is_inspect_log(path) else [parse_trajectory(path)]
 
 
 def drop_duplicates(parsed: list[ParsedEpisode]) -> list[ParsedEpisode]:
