@@ -26,7 +26,7 @@ from tests.helpers import REPO
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
 SKILL_AB, THREE_WAY = RUNS / "skill-ab", RUNS / "three-way"
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))
+NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("*.py") if p.name != "__init__.py")
 PARAM_LINE = re.compile(
     r"^(?P<name>[a-z_][a-z0-9_]*): (?P<type>str|int|float|bool) = (?P<value>.+?)  # \S.*$"
 )
