@@ -84,7 +84,11 @@ def _archive_name(source: Path, site: Path, prefix: Path, data: str, info: str) 
 
 def _tag_set(wheel_file: str) -> str:
     """The WHEEL file's tags as a file name's compressed tag set (``py2.py3-none-any``)."""
-    tags = [line.split(":", 1)[1].strip().split("-") for line in wheel_file.splitlines() if line.startswith("Tag:")]
+    tags = [
+        line.split(":", 1)[1].strip().split("-")
+        for line in wheel_file.splitlines()
+        if line.startswith("Tag:")
+    ]
     if not tags:
         return "py3-none-any"
     return "-".join(".".join(sorted(dict.fromkeys(t[i] for t in tags))) for i in range(3))
