@@ -18,6 +18,7 @@ from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from coder_eval import __version__
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
     except KeyboardInterrupt:
         sys.exit(_interrupted())
@@ -160,4 +161,6 @@ def _interrupted() -> int:
 
 def warn(lines: list[str]) -> None:
     for line in lines:
-        console.print(f"[yellow]warning:[/yellow] {line}", markup=True, highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]warning:[/yellow] {escape(line)}", markup=True, highlight=False, soft_wrap=True
+        )
