@@ -27,11 +27,13 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import url_path_join
 from voila.app import Voila
 
-from coder_eval.analysis.notebook import TRANSCRIPT_URL_ENV
 from coder_eval.errors import TrajectoryError
 from coder_eval.transcript import transcript_text
 
 TRANSCRIPT_ROUTE = "coder-eval/transcript"
+TRANSCRIPT_URL_ENV = "CODER_EVAL_TRANSCRIPT_URL"
+"""Read by ``coder_eval.analysis.notebook.trajectory_links`` in the kernels (named there too, so the
+server does not import the analysis stack)."""
 EXPLORE_TEMPLATE = "explore.py"
 PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }

@@ -15,7 +15,8 @@ from typing import Annotated
 import typer
 
 from coder_eval.cli.app import app, console, out
-from coder_eval.errors import AnalysisError, InputError
+from coder_eval.errors import InputError
+from coder_eval.run_dir import MANIFEST
 
 DEFAULT_RUNS = Path("runs")
 
@@ -43,12 +44,13 @@ def view(
 
 
 def checked_runs(paths: list[Path]) -> list[Path]:
-    """The paths, if each is a run directory or a folder holding runs; InputError saying why not."""
-    from coder_eval.analysis.widgets import discover_runs
+    """The paths, if each is a run directory or a folder holding runs; InputError saying why not.
 
-    try:
-        discover_runs(paths)
-    except AnalysisError as exc:
-        hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
-        raise InputError(f"{exc}{hint}") from exc
+    The same rule as the explorer's ``discover_runs``, without importing the analysis stack here.
+    """
+    hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
+    for path in paths:
+        is_run = (path / MANIFEST).is_file()
+        if not is_run and not (path.is_dir() and any((p / MANIFEST).is_file() for p in path.iterdir())):
+            raise InputError(f"{path}: not a run directory or a folder of runs{hint}")
     return paths

@@ -63,3 +63,10 @@ def test_only_trajectories_of_the_given_runs_are_served(tmp_path: Path) -> None:
         with pytest.raises(tornado.web.HTTPError) as refused:
             served_trajectory(path, allowed)
         assert refused.value.status_code == 404
+
+
+def test_server_and_kernels_agree_on_the_transcript_variable() -> None:
+    from coder_eval import viewer
+    from coder_eval.analysis import notebook
+
+    assert viewer.TRANSCRIPT_URL_ENV == notebook.TRANSCRIPT_URL_ENV
