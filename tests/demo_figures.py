@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import metric_value, p_value_text
+from coder_eval.analysis.notebook import VERDICTS, metric_value, p_value_text
 from tests.helpers import REPO, coder_eval
 
 DOC = REPO / "docs" / "demo.md"
@@ -43,10 +43,14 @@ def _mean(frame: pd.DataFrame, arm: str, metric: str, digits: int) -> str:
 
 def _comparison(frame: pd.DataFrame, metric: str) -> str:
     c = ca.compare(frame, "with_skill", "baseline", metric)
-    diff = metric_value(metric, c.diff, signed=True) if metric == "passed" else f"{c.diff:+.3g}"
-    low, high = (f"{v:+.3g}" for v in (c.ci_low, c.ci_high))
-    test = f"{c.test} p = {p_value_text(c.p_value)}"
-    return f"{diff}, 95 % CI [{low}, {high}], {test}: **{c.verdict}**, MDE {c.mde:.2f}"
+    if metric == "passed":  # percentage points, interval included
+        diff, low, high = (metric_value(metric, v, signed=True) for v in (c.diff, c.ci_low, c.ci_high))
+    else:
+        diff, low, high = (f"{v:+.3g}" for v in (c.diff, c.ci_low, c.ci_high))
+    p = p_value_text(c.p_value)
+    p = p if p.startswith("<") else f"= {p}"
+    verdict = VERDICTS[c.verdict].format(a="with_skill", b="baseline")
+    return f"{diff}, 95 % CI [{low}, {high}], {c.test} p {p}: **{verdict}**, MDE {c.mde:.3g}"
 
 
 def _missing(value: float | None) -> bool:

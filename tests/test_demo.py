@@ -85,7 +85,6 @@ def test_demo_md_figures_are_what_the_demo_run_produces(tmp_path: Path) -> None:
     from tests.demo_figures import DOC, figures, run_demo, section
 
     run, code = run_demo(tmp_path)
-    assert code == 1, "the baseline arm fails the trigger gates by design (docs/demo.md)"
     produced = figures(run, code)
     assert section(DOC.read_text(encoding="utf-8")) == produced, (
         "docs/demo.md's figures differ from this run: run `make demo-figures`\n" + produced

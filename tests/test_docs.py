@@ -94,7 +94,7 @@ ALL = [b for doc in DOCS for b in blocks(doc)]
 def scratch(tmp_path: Path) -> Path:
     """The folder a block runs in (see the module docstring)."""
     for name in ("tasks", "experiments"):
-        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(FIXTURE_RUNS, tmp_path / "runs")
     (tmp_path / "runs" / "latest").symlink_to("skill-ab")
     return tmp_path
