@@ -9,7 +9,7 @@ DEFAULT_MODEL := claude-sonnet-4-6
 MODEL ?= $(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),)
 MAX_COST_USD ?= 5
 
-.PHONY: setup system-deps run test check lint format lab schema clean
+.PHONY: setup system-deps run test check lint format lab view demo-figures schema clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,8 +44,17 @@ format: $(STAMP)
 schema: $(STAMP)
 	$(PY) -c 'from pathlib import Path; from coder_eval.trajectory import export_schema; export_schema(Path("docs/trajectory.schema.json"))'
 
+# JupyterLab on the templates, with coder_eval's transcript pages for trajectory links.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.jpserver_extensions="{'coder_eval.viewer': True}"
+
+# The explorer on every run under runs/, in a browser.
+view: $(STAMP)
+	$(VENV)/bin/coder-eval view
+
+# Run the whole demo and rewrite the figures section of docs/demo.md from it (tests/test_demo.py checks it).
+demo-figures: $(STAMP)
+	$(PY) -m tests.demo_figures --write
 
 clean:
 	rm -rf runs reports .pytest_cache .mypy_cache .ruff_cache

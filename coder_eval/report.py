@@ -1,4 +1,5 @@
-"""Render the report notebooks in ``notebooks/`` with papermill and export them to HTML.
+"""Render the report notebooks (``notebooks/``, shipped as ``coder_eval.notebooks``) with papermill
+and export them to HTML.
 
 Example::
 
@@ -8,41 +9,41 @@ Example::
 Writes, into ``reports/<run_id>/`` by default (``reports/<id1>+<id2>/`` for several runs):
 
 - ``<template>.ipynb``: the executed notebook, outputs included;
-- ``<template>.html``: the same without code, figures embedded, readable offline;
-- ``<template>.summary.json``: the headline numbers the notebook computed (only when it succeeded);
+- ``<template>.html``: the same without code, figures embedded, loading nothing remote;
+- ``<template>.summary.json``: the headline numbers the notebook computed;
 - ``summary.json``: one entry per template rendered into the folder: ok, error, file names and the
-  headline numbers (``null`` when the notebook failed).
+  headline numbers.
 
-Everything that can be checked without a kernel (template, parameters, run directories) is checked
-first and raises ``ReportError``; a notebook that fails still gets its HTML, with the error shown,
-and ``render_report`` returns ``ok=False``. Heavy imports (papermill, nbconvert, pandas) happen
-inside the functions that need them, so importing this module stays cheap.
+A render goes to hidden temporary files that are moved into place only when it succeeded, so a
+failed re-render never replaces a good report: it is written as ``<template>.failed.html`` (and
+``.failed.ipynb``), with the error shown, and the good files and their ``summary.json`` entry stay as
+they were. Everything that can be checked without a kernel (template, parameters, run directories)
+is checked first and raises ``ReportError``. Heavy imports (papermill, nbconvert) happen inside the
+functions that need them, so importing this module stays cheap.
 """
 
 from __future__ import annotations
 
-import html
-import importlib
+import contextlib
+import importlib.resources
 import json
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coder_eval.errors import ReportError, unknown_name
 from coder_eval.interop.inspect_files import is_inspect_log
+from coder_eval.report_files import RenderFiles, export_html, mark_failed
 from coder_eval.run_dir import EPISODES, MANIFEST, RunManifest
 
-if TYPE_CHECKING:
-    pass
-
-NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+TEMPLATE_PACKAGE = "coder_eval.notebooks"
+"""The package that holds the templates: the top-level ``notebooks/`` folder, mapped by setuptools."""
 REPORTS_DIR = Path("reports")
 INDEX = "summary.json"
 SUMMARY_PARAM = "summary_path"
-"""The metrics every comparison covers, in report order."""
 ParamType = type[str] | type[int] | type[float]
 
 
@@ -88,7 +89,8 @@ TEMPLATES: dict[str, Template] = {
 
 @dataclass(frozen=True)
 class ReportResult:
-    """What ``render_report`` wrote; ``summary_path`` exists only when ``ok``."""
+    """What ``render_report`` wrote. After a failure ``html_path`` is ``<template>.failed.html`` and
+    ``summary_path`` (the good render's headline) exists only if an earlier render succeeded."""
 
     notebook_path: Path
     html_path: Path
@@ -136,14 +138,20 @@ def render_report(
     values = typed_params(template, spec, params)
     out = out_dir or REPORTS_DIR / "+".join(run_id(run) for run in runs)
     out.mkdir(parents=True, exist_ok=True)
-    notebook, summary = out / f"{template}.ipynb", out / f"{template}.summary.json"
-    summary.unlink(missing_ok=True)
+    files = RenderFiles(out, template)
     values[spec.runs_param] = ",".join(str(run) for run in runs)
-    values[SUMMARY_PARAM] = summary.name
-    error = execute(NOTEBOOKS_DIR / spec.notebook, notebook, values, timeout)
-    result = ReportResult(notebook, out / f"{template}.html", summary, ok=error is None, error=error)
-    export_html(notebook, result.html_path, error)
-    update_index(out, template, runs, result)
+    values[SUMMARY_PARAM] = files.summary_tmp.name
+    try:
+        with template_path(spec) as notebook:
+            error = execute(notebook, files.notebook_tmp, values, timeout)
+        export_html(files.notebook_tmp, files.html_tmp, f"{template} (failed)" if error else template)
+        files.publish(ok=error is None)
+    finally:
+        files.clean()
+    notebook_path, html_path = files.paths(ok=error is None)
+    result = ReportResult(notebook_path, html_path, files.summary, ok=error is None, error=error)
+    if result.ok or not _has_good_entry(out, template):
+        update_index(out, template, runs, result)
     return result
 
 
@@ -152,6 +160,16 @@ def template_spec(template: str) -> Template:
     if template not in TEMPLATES:
         raise ReportError(unknown_name("report template", template, TEMPLATES))
     return TEMPLATES[template]
+
+
+@contextlib.contextmanager
+def template_path(spec: Template) -> Iterator[Path]:
+    """The template's notebook as a file on disk (an absolute ``spec.notebook`` is used as is)."""
+    if Path(spec.notebook).is_absolute():
+        yield Path(spec.notebook)
+        return
+    with importlib.resources.as_file(importlib.resources.files(TEMPLATE_PACKAGE) / spec.notebook) as path:
+        yield path
 
 
 def check_runs(run_dirs: Sequence[Path], template: str, spec: Template) -> list[Path]:
@@ -213,7 +231,7 @@ def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: fl
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
-        source = Path(tmp) / f"{output.stem}.ipynb"
+        source = Path(tmp) / notebook.with_suffix(".ipynb").name
         jupytext.write(jupytext.read(notebook), source)
         try:
             papermill.execute_notebook(
@@ -236,39 +254,22 @@ def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: fl
     return None
 
 
-def untyped(module: str) -> Any:
-    """Import a module whose functions carry no annotations (nbformat, nbconvert), typed as Any."""
-    return importlib.import_module(module)
+def _read_index(out: Path) -> dict[str, Any]:
+    try:
+        index = json.loads((out / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return index if isinstance(index, dict) else {}
 
 
-def mark_failed(notebook: Path, error: str) -> str:
-    """Put a visible error banner at the top of a notebook that papermill did not mark; returns error."""
-    nbformat = untyped("nbformat")
-    nb = nbformat.read(notebook, as_version=4)
-    banner = f'<span style="color:red; font-size:1.5em">Report failed: {html.escape(error)}</span>'
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(banner))
-    nbformat.write(nb, notebook)
-    return error
-
-
-def export_html(notebook: Path, target: Path, error: str | None) -> None:
-    """The executed notebook as standalone HTML without code cells (figures are embedded data URIs)."""
-    nb = untyped("nbformat").read(notebook, as_version=4)
-    exporter = untyped("nbconvert").HTMLExporter(
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-    )
-    title = target.stem + (" (failed)" if error else "")
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    target.write_text(body, encoding="utf-8")
+def _has_good_entry(out: Path, template: str) -> bool:
+    entry = _read_index(out).get("reports", {}).get(template)
+    return isinstance(entry, dict) and entry.get("ok") is True
 
 
 def update_index(out: Path, template: str, runs: Sequence[Path], result: ReportResult) -> None:
-    """Record this render in ``<out>/summary.json``, keeping the entries of other templates."""
-    index_path = out / INDEX
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        index = {}
+    """Record this render in ``<out>/summary.json`` (replaced atomically), keeping other templates."""
+    index = _read_index(out)
     headline = json.loads(result.summary_path.read_text(encoding="utf-8")) if result.ok else None
     index.setdefault("reports", {})[template] = {
         "ok": result.ok,
@@ -279,4 +280,6 @@ def update_index(out: Path, template: str, runs: Sequence[Path], result: ReportR
         "summary": result.summary_path.name if result.ok else None,
         "headline": headline,
     }
-    index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp = out / f".{INDEX}.tmp"
+    tmp.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out / INDEX)

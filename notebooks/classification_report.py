@@ -31,7 +31,7 @@ from IPython.display import HTML, Markdown, display
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
 from coder_eval.errors import AnalysisError, unknown_name
-from coder_eval.analysis.notebook import load_report_runs, trajectory_links, write_summary
+from coder_eval.analysis.notebook import load_report_runs, readable, show_scripted_banner, trajectory_links, write_summary
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dir)
@@ -40,6 +40,8 @@ if variant and variant not in set(runs.episodes.variant_id):
     raise AnalysisError(unknown_name("variant", variant, set(runs.episodes.variant_id)))
 chosen = criteria[criteria.variant_id == variant] if variant else criteria
 result = ca.classification(chosen, criterion or None)
+show_scripted_banner(runs.episodes)
+label_why = {"precision": "label never observed", "recall": "label never expected", "f1": "precision or recall undefined"}
 
 # %% [markdown]
 # ## What is classified
@@ -78,13 +80,18 @@ result.confusion
 # cluster bootstrap for F1 (the `method` column, and the text beside the accuracy, say which).
 
 # %%
+headline = readable(
+    pd.DataFrame([{"accuracy": result.accuracy, "accuracy_low": result.accuracy_low,
+                   "accuracy_high": result.accuracy_high, "macro_f1": result.macro_f1}]),
+    why={"accuracy": "no items", "macro_f1": "no items"},
+).iloc[0]
 display(
     Markdown(
-        f"**Accuracy {result.accuracy:.1%}** (95% CI {result.accuracy_low:.1%}–{result.accuracy_high:.1%}, "
-        f"{result.accuracy_method}, n = {result.n}); **macro F1 {result.macro_f1:.3f}**."
+        f"**Accuracy {headline.accuracy}** (95% CI {headline.accuracy_low}–{headline.accuracy_high}, "
+        f"{result.accuracy_method}, n = {result.n}); **macro F1 {headline.macro_f1}**."
     )
 )
-result.per_label.set_index("label")
+readable(result.per_label.set_index("label"), why=label_why)
 
 # %% [markdown]
 # ## Per variant
@@ -102,17 +109,18 @@ per_variant = pd.DataFrame(
         for v, r in by_variant.items()
     ]
 )
-display(per_variant.set_index("variant_id"))
+display(readable(per_variant.set_index("variant_id"), why={"accuracy": "no items", "macro_f1": "no items"}))
 if len(by_variant) > 1:
     size = 1.2 * len(result.confusion) + 2
     fig, axes = plt.subplots(1, len(by_variant), figsize=(size * len(by_variant), size - 0.5), squeeze=False)
     for ax, (v, r) in zip(axes[0], by_variant.items()):
         plots.confusion_plot(r, ax)
-        ax.set_title(f"{v}: accuracy {r.accuracy:.0%} (n={r.n})")
+        ax.set_title(f"{v}: accuracy {'n/a' if pd.isna(r.accuracy) else f'{r.accuracy:.0%}'} (n={r.n})")
     plt.tight_layout()
     plt.show()
     label_columns = ["support", "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "f1"]
-    display(pd.concat({v: r.per_label.set_index("label")[label_columns] for v, r in by_variant.items()}, names=["variant_id"]))
+    per_label = pd.concat({v: r.per_label.set_index("label")[label_columns] for v, r in by_variant.items()}, names=["variant_id"])
+    display(readable(per_label, why=label_why))
 
 # %% [markdown]
 # ## Misclassified items

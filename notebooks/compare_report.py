@@ -34,11 +34,12 @@ from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
-from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, trajectory_links, variant_pair, write_summary
+from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, show_scripted_banner, trajectory_links, variant_pair, write_summary
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dirs)
 episodes = runs.episodes
+show_scripted_banner(episodes)
 baseline, candidate = variant_pair(episodes, baseline, candidate)
 verdicts = {"a_better": f"{candidate} better", "b_better": f"{baseline} better", "inconclusive": "inconclusive"}
 

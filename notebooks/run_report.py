@@ -13,15 +13,7 @@
 # %% [markdown]
 # # Run report
 #
-# What ran, how it went and what it cost. Conventions used throughout:
-#
-# - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
-#   over the task means, so a task run three times counts once, not three times.
-# - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
-#   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
-# - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
-#   one run per task), *t over task means* (pass rate with repeats, scores), *cluster bootstrap BCa*
-#   (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
+# What ran, how it went and what it cost.
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
@@ -35,13 +27,33 @@ from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
-from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, write_summary
+from coder_eval.analysis.notebook import (
+    REPORT_METRICS,
+    load_report_runs,
+    readable,
+    show_scripted_banner,
+    token_buckets_plot,
+    write_summary,
+)
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)
 runs, notes = load_report_runs(run_dir)
 episodes, criteria, tool_calls = runs.episodes, runs.criteria, runs.tool_calls
 repeats = int(episodes.groupby(["task_id", "variant_id"]).size().max())
+show_scripted_banner(episodes)
+
+# %% [markdown]
+# Conventions used throughout:
+#
+# - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
+#   over the task means, so a task run three times counts once, not three times.
+# - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
+#   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
+# - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
+#   one run per task), *t over task means* (pass rate with repeats, scores), *cluster bootstrap BCa*
+#   (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
+# - A number that cannot be computed reads **n/a** with the reason beside it.
 
 # %% [markdown]
 # ## What ran
@@ -95,7 +107,7 @@ invalid if len(invalid) else None
 per_variant = pd.concat(
     [ca.summarize(episodes, metric).assign(metric=metric) for metric in REPORT_METRICS], ignore_index=True
 )
-per_variant.set_index(["metric", "variant_id"])
+readable(per_variant.set_index(["metric", "variant_id"]))
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -114,7 +126,7 @@ plt.show()
 # %%
 if repeats > 1:
     passk = ca.pass_at_k_table(episodes, ks=list(range(1, repeats + 1)))
-    display(passk.set_index(["variant_id", "measure", "k"]).sort_index())
+    display(readable(passk.set_index(["variant_id", "measure", "k"]).sort_index(), why={"*": "no task has k valid attempts"}))
 else:
     passk = None
     display(Markdown("One run per task and variant: pass@k and pass^k need repeats (`--repeats`)."))
@@ -133,7 +145,7 @@ per_task = per_task.pivot_table(
     values=["passed", "invalid", "cost_usd"],
     aggfunc={"passed": "mean", "invalid": "sum", "cost_usd": "mean"},
 ).rename(columns={"passed": "pass rate", "invalid": "invalid episodes", "cost_usd": "mean cost_usd"})
-display(per_task)
+display(readable(per_task, why={"pass rate": "no valid episode", "mean cost_usd": "no valid episode with a known price"}))
 fig, ax = plt.subplots(figsize=(7, 0.45 * episodes.task_id.nunique() + 1.5))
 plots.flips_heatmap(episodes, ax, only_changed=False)
 ax.set_title("Pass rate per task and variant")
@@ -158,10 +170,11 @@ by_criterion = (
     )
     .sort_values("fail_rate", ascending=False)
 )
-display(by_criterion)
-graded.assign(failed=~graded.passed).pivot_table(
+display(readable(by_criterion))
+fail_rates = graded.assign(failed=~graded.passed).pivot_table(
     index="criterion_id", columns="variant_id", values="failed", aggfunc="mean"
 ).rename_axis(columns="fail rate by variant")
+readable(fail_rates, why={"*": "not graded in this variant"})
 
 # %% [markdown]
 # ## Tool usage
@@ -169,7 +182,7 @@ graded.assign(failed=~graded.passed).pivot_table(
 # Every tool call of every episode (invalid ones included: this describes behaviour, not success).
 
 # %%
-display(ca.tool_usage(tool_calls))
+display(readable(ca.tool_usage(tool_calls), why={"error_rate": "no result recorded"}))
 display(Markdown("Most frequent commands (Bash):"))
 display(ca.frequent_calls(tool_calls, "Bash"))
 display(Markdown("Calls that returned an error, most frequent first:"))
@@ -184,7 +197,7 @@ ca.frequent_errors(tool_calls)
 
 # %%
 cost = ca.cost_per_resolved(episodes)
-cost.set_index("variant_id")
+readable(cost.set_index("variant_id"))
 
 # %% [markdown]
 # ## Tokens and cost
@@ -201,15 +214,16 @@ fig.tight_layout()
 plt.show()
 
 # %%
-buckets = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"]
-fig, ax = plt.subplots(figsize=(6, 3.5))
-episodes[episodes.outcome != "invalid"].groupby("variant_id")[buckets].mean().plot.bar(stacked=True, ax=ax)
-ax.set_ylabel("mean tokens per episode")
+fig, ax = plt.subplots(figsize=(7.5, 3.5), layout="constrained")
+token_buckets_plot(episodes, ax)
 ax.set_title("Token buckets")
 plt.show()
 
 # %% [markdown]
 # ## Slowest and most expensive episodes
+#
+# The episodes that took longest (wall time of the whole episode: set-up, agent, grading) and those that
+# cost most (the agent's cost), invalid ones included, to find what to look at first.
 
 # %%
 columns = [
@@ -222,8 +236,11 @@ columns = [
     "num_turns",
     "n_tool_calls",
 ]
-display(episodes.nlargest(top_n, "duration_s")[columns].reset_index(drop=True))
-episodes.nlargest(top_n, "cost_usd")[columns].reset_index(drop=True)
+slow_why = {"cost_usd": "price unknown", "num_turns": "not recorded"}
+display(Markdown(f"**The {top_n} slowest episodes** (`duration_s`: seconds, whole episode):"))
+display(readable(episodes.nlargest(top_n, "duration_s")[columns].reset_index(drop=True), why=slow_why))
+display(Markdown(f"**The {top_n} most expensive episodes** (`cost_usd`: the agent's cost in USD):"))
+readable(episodes.nlargest(top_n, "cost_usd")[columns].reset_index(drop=True), why=slow_why)
 
 # %% [markdown]
 # ## Judges
@@ -239,13 +256,15 @@ if has_votes:
     votes = ca.judge_votes(criteria)
     split = votes.groupby(["episode_id", "criterion_id"]).passed.transform("nunique") > 1
     display(
-        votes.assign(split=split)
-        .sort_values(["split", "episode_id"], ascending=[False, True])
-        .head(top_n * 4)
+        readable(
+            votes.assign(split=split)
+            .sort_values(["split", "episode_id"], ascending=[False, True])
+            .head(top_n * 4)
+        )
     )
     agreement, judge_cost = ca.judge_agreement(criteria), ca.evaluation_cost(criteria)
-    display(agreement)
-    display(judge_cost)
+    display(readable(agreement))
+    display(readable(judge_cost, why={"*": "price unknown"}))
 else:
     agreement = judge_cost = None
     display(Markdown("No criterion in this run asked a judge panel."))

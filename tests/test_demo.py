@@ -77,3 +77,15 @@ def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp
     assert (summary["baseline"], summary["candidate"]) == ("baseline", "with_skill")
     assert summary["comparisons"] == json.loads(json.dumps(jsonable(ca.comparisons_frame(comparisons))))
     assert summary["mde"] == ca.mde(episodes, "with_skill", "baseline", "passed")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_demo_md_figures_are_what_the_demo_run_produces(tmp_path: Path) -> None:
+    from tests.demo_figures import DOC, figures, run_demo, section
+
+    run, code = run_demo(tmp_path)
+    produced = figures(run, code)
+    assert section(DOC.read_text(encoding="utf-8")) == produced, (
+        "docs/demo.md's figures differ from this run: run `make demo-figures`\n" + produced
+    )

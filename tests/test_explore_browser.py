@@ -1,10 +1,11 @@
-"""The ``explore`` notebook served by Voila and driven in a real Chromium through Playwright."""
+"""``coder-eval view`` served for real and driven in Chromium through Playwright: the explorer's tables,
+a changed candidate, and a trajectory link that opens a readable transcript page."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -13,15 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.viewer import free_port
 from tests.helpers import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURE_RUNS = REPO / "tests" / "fixtures" / "runs"
-START_TIMEOUT_S = 60
-WAIT_MS = 60_000
+START_TIMEOUT_S = 90
+WAIT_MS = 90_000
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.slow,
     pytest.mark.skipif(
         not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium: apt-get install chromium"
     ),
@@ -32,90 +36,71 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def explore_notebook(folder: Path) -> Path:
-    """notebooks/explore.py as an .ipynb whose ``runs`` parameter points at the fixture runs."""
-    import jupytext
-
-    nb = jupytext.read(REPO / "notebooks" / "explore.py")
-    for cell in nb.cells:
-        if "parameters" in cell.metadata.get("tags", []):
-            cell.source = f"runs = {str(FIXTURE_RUNS)!r}"
-    path = folder / "explore.ipynb"
-    jupytext.write(nb, path)
-    return path
-
-
-def wait_until_listening(port: int, server: subprocess.Popen[bytes]) -> None:
-    """Return once Voila accepts connections (a GET would already start a kernel)."""
+def start_view(args: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    """``coder-eval view ARGS --no-browser`` in a subprocess; returns it and the URL it printed."""
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(cwd / "data"), "JUPYTER_RUNTIME_DIR": str(cwd / "rt")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "coder_eval", "view", *args, "--no-browser"],
+        cwd=cwd,
+        env={**env, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=(cwd / "view.log").open("w"),
+        text=True,
+    )
+    assert server.stdout is not None
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"voila exited with {server.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"voila did not listen within {START_TIMEOUT_S} s")
+        line = server.stdout.readline()
+        if line.startswith("explorer: "):
+            return server, line.removeprefix("explorer: ").strip()
+        if not line and server.poll() is not None:
+            break
+    server.kill()
+    raise RuntimeError(f"coder-eval view printed no URL: {(cwd / 'view.log').read_text()[-2000:]}")
 
 
 @pytest.fixture
-def voila_url(tmp_path: Path) -> Iterator[str]:
-    notebook = explore_notebook(tmp_path)
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "voila",
-            notebook.name,
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            "--show_tracebacks=True",
-        ],
-        cwd=tmp_path,
-        env={
-            **os.environ,
-            "JUPYTER_DATA_DIR": str(tmp_path / "data"),
-            "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "voila.log").open("wb"),
-    )
+def view_url(tmp_path: Path) -> Iterator[str]:
+    server, url = start_view([str(FIXTURE_RUNS), "--port", str(free_port())], tmp_path)
     try:
-        wait_until_listening(port, server)
-        yield f"http://127.0.0.1:{port}/"
+        yield url
     finally:
         server.terminate()
         try:
-            server.wait(timeout=10)
+            server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(timeout=10)
 
 
-def test_changing_the_candidate_updates_the_comparison_table(voila_url: str) -> None:
+def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: str) -> None:
     from playwright.sync_api import sync_playwright
 
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", view_url)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             page = browser.new_page()
             page.set_default_timeout(WAIT_MS)
-            page.goto(voila_url, timeout=WAIT_MS)
+            page.goto(view_url, timeout=WAIT_MS)
             table = page.locator("table.explorer-comparison")
             table.wait_for()
-            assert "candidate with_hint" in table.inner_text()
+            header = table.locator("thead").inner_text()
+            assert "baseline baseline" in header and "candidate with_hint" in header
+            first_row = table.locator("tbody tr").first.inner_text()
+            assert first_row.startswith("passed") and "%" in first_row and " pts " in first_row
+
+            flips = page.locator("table.explorer-flips")
+            assert "baseline → candidate" in flips.locator("thead").inner_text()
+            link = flips.locator("a").first
+            episode = link.inner_text()
+            with page.context.expect_page() as opened:
+                link.click()
+            transcript = opened.value
+            transcript.wait_for_load_state()
+            assert transcript.locator("h1").inner_text().startswith(f"{episode} (task ")
+            assert transcript.locator(".line.user").count() >= 1
+
             candidate = page.locator(".widget-dropdown", has_text="candidate").locator("select")
             candidate.select_option("with_skill")
             script = "() => document.querySelector('table.explorer-comparison')?.innerText.includes(%r)"

@@ -26,7 +26,7 @@ from tests.helpers import REPO
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
 SKILL_AB, THREE_WAY = RUNS / "skill-ab", RUNS / "three-way"
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))
+NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("*.py") if p.name != "__init__.py")
 PARAM_LINE = re.compile(
     r"^(?P<name>[a-z_][a-z0-9_]*): (?P<type>str|int|float|bool) = (?P<value>.+?)  # \S.*$"
 )
@@ -316,3 +316,67 @@ def test_templates_declare_the_parameters_their_notebook_has(name: str) -> None:
         k: t.__name__ for k, t in spec.params.items()
     }
     assert declared == expected
+
+
+def visible_text(page: str) -> str:
+    """The HTML without styles, scripts and data URIs (what a reader sees, give or take tags)."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.DOTALL)
+    return re.sub(r'data:[^"\')\s]+', "", page)
+
+
+@pytest.mark.slow
+def test_reports_load_nothing_remote(
+    run_report: ReportResult, compare_report: ReportResult, classification_report: ReportResult
+) -> None:
+    for result in (run_report, compare_report, classification_report):
+        page = html_of(result)
+        loaded = re.findall(r"<(?:script|link|img|iframe)\b[^>]*(?:src|href)=\"([^\"]+)\"", page)
+        assert not [url for url in loaded if not url.startswith("data:")], result.html_path.name
+        assert not re.search(r"https?://[^\"' ]*(cdnjs|jsdelivr|unpkg|mathjax|require)", page, re.I)
+
+
+@pytest.mark.slow
+def test_every_report_says_at_the_top_that_the_model_was_scripted(
+    run_report: ReportResult, compare_report: ReportResult, classification_report: ReportResult
+) -> None:
+    for result in (run_report, compare_report, classification_report):
+        page = html_of(result)
+        banner, first_section = page.find("This run used the scripted model"), page.find("<h2")
+        assert 0 < banner < first_section, result.html_path.name
+
+
+@pytest.mark.slow
+def test_reports_print_na_with_a_reason_never_a_bare_nan(
+    run_report: ReportResult, classification_report: ReportResult, out: Path
+) -> None:
+    three_way = render_report([THREE_WAY], "run_report", out_dir=out / "three-way")
+    for result in (run_report, classification_report, three_way):
+        text = visible_text(html_of(result))
+        assert not re.findall(r">\s*(?:NaN|nan|inf|-inf|None|&lt;NA&gt;)\s*<", text), result.html_path.name
+    assert "n/a (label never observed)" in visible_text(html_of(classification_report))
+    assert "∞" in visible_text(html_of(three_way))  # an unbounded cost-per-resolved interval
+
+
+@pytest.mark.slow
+def test_the_slowest_and_most_expensive_tables_are_captioned(run_report: ReportResult) -> None:
+    text = visible_text(html_of(run_report))
+    assert "The 3 slowest episodes" in text and "The 3 most expensive episodes" in text
+
+
+@pytest.mark.slow
+def test_a_failed_rerender_never_replaces_a_good_report(out: Path) -> None:
+    folder = out / "rerender"
+    good = render_report([SKILL_AB], "compare_report", out_dir=folder)
+    assert good.ok, good.error
+    kept = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    failed = render_report([SKILL_AB], "compare_report", {"baseline": "nope"}, out_dir=folder)
+    assert not failed.ok and failed.html_path.name == "compare_report.failed.html"
+    assert "unknown variant" in html_of(failed)
+    now = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert {name: now[name] for name in kept} == kept  # the report, its headline and summary.json
+    assert set(now) - set(kept) == {"compare_report.failed.html", "compare_report.failed.ipynb"}
+
+    again = render_report([SKILL_AB], "compare_report", out_dir=folder)
+    assert again.ok and not (folder / "compare_report.failed.html").exists()
+    assert not list(folder.glob(".*"))  # no temporary file left behind

@@ -34,7 +34,7 @@ def test_show_lists_episodes_when_none_is_named_and_suggests_on_a_typo(tmp_path:
     listing = coder_eval("show", "runs/latest", cwd=tmp_path)
     assert listing.returncode == 2 and "greet--default--r0" in listing.stderr
     typo = coder_eval("show", "runs/latest", "greet--default--r1", cwd=tmp_path)
-    assert typo.returncode == 2 and "did you mean 'greet--default--r0'" in typo.stderr
+    assert typo.returncode == 2 and "nearest: greet--default--r0" in typo.stderr
 
 
 def test_interrupted_trajectory_says_so(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""What the report notebooks call: loading runs, picking the variant pair, links, the summary file.
+"""What the report notebooks and the explorer call: loading runs, the scripted-model banner, picking the
+variant pair, links to transcripts, readable tables, the summary file.
 
 The templates in ``notebooks/`` stay thin: a parameters cell, then calls into ``coder_eval.analysis``
 and these helpers.
@@ -6,20 +7,25 @@ and these helpers.
 Example (a template cell)::
 
     runs, notes = load_report_runs(run_dirs)
+    show_scripted_banner(runs.episodes)
     baseline, candidate = variant_pair(runs.episodes, baseline, candidate)
+    readable(summarize(runs.episodes), why={"mean": "no valid episode"})
     write_summary(summary_path, comparisons=comparisons_frame([...]))
 """
 
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import math
 import os
+import urllib.parse
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -90,13 +96,186 @@ def variant_pair(episodes: pd.DataFrame, baseline: str = "", candidate: str = ""
     return base, cand
 
 
+TRANSCRIPT_URL_ENV = "CODER_EVAL_TRANSCRIPT_URL"
+"""Set by the viewer's server (``coder-eval view``, or the Jupyter server extension) for its kernels:
+the URL of the page that shows a trajectory as a readable transcript (``?path=<file>``)."""
+
+
 def trajectory_links(paths: Sequence[str], base: Path | None = None) -> str:
-    """HTML links to trajectory files, relative to ``base`` (the report's folder; default: cwd).
+    """HTML links to trajectories: to the viewer's transcript page when a viewer serves this kernel,
+    else to the files, relative to ``base`` (the report's folder; default: cwd).
 
     Example: ``trajectory_links(["/r/run/episodes/t--a--r0.jsonl"])`` -> ``'<a href="...">t--a--r0</a>'``
     """
+    page = os.environ.get(TRANSCRIPT_URL_ENV)
     start = base or Path.cwd()
-    return " ".join(
-        f'<a href="{html.escape(Path(os.path.relpath(p, start)).as_posix())}">{html.escape(Path(p).stem)}</a>'
-        for p in paths
+    links = []
+    for p in paths:
+        if page:
+            query = urllib.parse.urlencode({"path": str(Path(p).resolve())})
+            href, target = f"{page}?{query}", ' target="_blank"'
+        else:
+            href, target = Path(os.path.relpath(p, start)).as_posix(), ""
+        links.append(f'<a href="{html.escape(href)}"{target}>{html.escape(Path(p).stem)}</a>')
+    return " ".join(links)
+
+
+def show_scripted_banner(episodes: pd.DataFrame) -> None:
+    """Display, at the top of a report, that its episodes used the scripted model server (if any did).
+
+    Example (first output of every template): ``show_scripted_banner(runs.episodes)``
+    """
+    display = importlib.import_module("IPython.display")  # untyped
+
+    scripted = int(episodes["scripted"].fillna(False).astype(bool).sum()) if len(episodes) else 0
+    if not scripted:
+        return
+    share = "" if scripted == len(episodes) else f" ({scripted} of {len(episodes)} episodes)"
+    display.display(
+        display.HTML(
+            '<div class="coder-eval-scripted" style="border-left: 4px solid #d08700; background: #fff7e0;'
+            ' padding: 0.5em 1em; margin: 0.5em 0">'
+            f"<b>This run used the scripted model{share}.</b> The model was coder_eval's scripted "
+            "server replaying scripted turns offline: the numbers below describe the scripted "
+            "behaviour and the harness, not a real model.</div>"
+        )
     )
+
+
+INTERVAL_SUFFIXES = ("_low", "_high")
+
+
+def readable(frame: pd.DataFrame, why: Mapping[str, str] | None = None, digits: int = 3) -> pd.DataFrame:
+    """A frame for people: floats to ``digits`` significant digits, ``∞`` for an unbounded interval,
+    and ``n/a (why)`` where a number is undefined, never a bare NaN.
+
+    The reason for an empty cell is ``why[column]`` (the first level of a pivoted column); for an
+    interval bound, the reason of its estimate when that is empty too, else "one task" when the row
+    has fewer than two; else the row's ``note``, or its ``method`` when that explains an empty
+    estimate ("no valid episodes", "undefined: nothing resolved"); else ``why["*"]`` or "undefined".
+    Example: ``readable(per_label, why={"precision": "label never observed"})``
+    """
+    reasons = dict(why or {})
+    shown = frame.astype(object)
+    for position, column in enumerate(frame.columns):
+        values = frame.iloc[:, position]
+        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        name = str(column[0] if isinstance(column, tuple) else column)
+        cells = [
+            f"n/a ({_reason(frame.iloc[row], name, reasons)})" if pd.isna(value) else _number(value, digits)
+            for row, value in enumerate(values)
+        ]
+        shown.iloc[:, position] = cells
+    return shown
+
+
+def _number(value: Any, digits: int) -> str:
+    number = float(value)
+    if math.isinf(number):
+        return "∞" if number > 0 else "-∞"
+    return str(int(number)) if number.is_integer() else f"{number:.{digits}g}"
+
+
+def _reason(row: pd.Series, column: str, why: dict[str, str]) -> str:
+    if column in why:
+        return why[column]
+    estimate = next((column[: -len(s)] for s in INTERVAL_SUFFIXES if column.endswith(s)), None)
+    if estimate:
+        estimate = "mean" if estimate == "ci" else estimate
+        if estimate in row.index and pd.isna(row[estimate]):
+            return _reason(row, estimate, why)
+        if "n_tasks" in row.index and not pd.isna(row["n_tasks"]) and row["n_tasks"] < 2:
+            return "one task"
+    for explains in ("note", "method"):
+        text = row.get(explains)
+        if isinstance(text, str) and text and (explains == "note" or text.startswith(("no ", "undefined"))):
+            return text
+    return why.get("*", "undefined")
+
+
+RATE_METRICS = ("passed", "score")
+"""Metrics shown as percentages (their differences in percentage points)."""
+
+
+def metric_value(metric: str, value: float, signed: bool = False) -> str:
+    """``metric_value("passed", 0.6667)`` -> ``'66.7%'``; amounts keep 3 significant digits; NaN -> ``'n/a'``.
+
+    ``signed`` formats a difference: ``'+33.3 pts'`` for a rate, ``'+0.012'`` for an amount.
+    """
+    if pd.isna(value):
+        return "n/a"
+    sign = "+" if signed else ""
+    if metric in RATE_METRICS:
+        return f"{100 * value:{sign}.1f} pts" if signed else f"{100 * value:.1f}%"
+    return f"{value:{sign}.3g}"
+
+
+def p_value_text(p: float) -> str:
+    """``p_value_text(0.0625)`` -> ``'0.062'``; below 0.001 -> ``'< 0.001'``; NaN -> ``'n/a'``."""
+    return "n/a" if pd.isna(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+
+
+VERDICTS = {"a_better": "{a} better", "b_better": "{b} better", "inconclusive": "inconclusive"}
+
+
+def comparison_table(comparisons: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
+    """``comparisons_frame`` rows (each ``compare(episodes, candidate, baseline, metric)``) as a table a
+    person reads: the baseline's and the candidate's means named after them, the difference with its
+    95 % interval (percentage points for rates), p, the verdict in words, and the method.
+
+    Example: ``comparison_table(comparisons_frame([compare(e, "new", "old", "passed")]), "old", "new")``
+    """
+    if not comparisons.empty and not (comparisons["a"] == candidate).all():
+        raise ValueError(f"comparison_table expects compare(episodes, {candidate!r}, {baseline!r}, ...)")
+    rows = []
+    for record in comparisons.to_dict("records"):
+        r = SimpleNamespace(**{str(k): v for k, v in record.items()})
+        interval = f"[{metric_value(r.metric, r.ci_low, True)}, {metric_value(r.metric, r.ci_high, True)}]"
+        rows.append(
+            {
+                "metric": r.metric,
+                f"baseline {baseline}": metric_value(r.metric, r.mean_b),
+                f"candidate {candidate}": metric_value(r.metric, r.mean_a),
+                "candidate − baseline [95% CI]": f"{metric_value(r.metric, r.diff, True)} {interval}",
+                "p": p_value_text(r.p_value),
+                "verdict": VERDICTS[r.verdict].format(a=candidate, b=baseline),
+                "tasks": int(r.n_tasks),
+                "method": r.method,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def flips_table(flipped: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
+    """``flips(episodes, baseline, candidate)`` with the variants named and linked: pass rates as
+    percentages, the direction read from baseline to candidate, trajectories as transcript links.
+
+    Example: ``HTML(flips_table(flips(e, "old", "new"), "old", "new").to_html(escape=False))``
+    """
+    return pd.DataFrame(
+        {
+            "task": flipped["task_id"],
+            f"baseline {baseline}": [metric_value("passed", v) for v in flipped["pass_rate_a"]],
+            f"candidate {candidate}": [metric_value("passed", v) for v in flipped["pass_rate_b"]],
+            "baseline → candidate": flipped["direction"],
+            f"trajectories {baseline}": flipped["paths_a"].map(trajectory_links),
+            f"trajectories {candidate}": flipped["paths_b"].map(trajectory_links),
+        }
+    )
+
+
+TOKEN_BUCKETS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"]
+
+
+def token_buckets_plot(episodes: pd.DataFrame, ax: Any) -> Any:
+    """Mean tokens per valid episode, stacked by bucket, one bar per variant; the legend sits outside
+    the axes so it never covers a bar. Returns ``ax``."""
+    valid = episodes[episodes["outcome"] != "invalid"]
+    means = valid.groupby("variant_id")[TOKEN_BUCKETS].mean()
+    means.columns = [c.removesuffix("_tokens").replace("_", " ") for c in means.columns]
+    means.plot.bar(stacked=True, ax=ax, rot=0)
+    ax.set_xlabel("")
+    ax.set_ylabel("mean tokens per episode")
+    ax.legend(title="bucket", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return ax

@@ -29,7 +29,7 @@ from coder_eval.analysis.compare import compare, comparisons_frame
 from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import N_RESAMPLES
 from coder_eval.analysis.load import load_runs
-from coder_eval.analysis.notebook import REPORT_METRICS, trajectory_links, variant_pair
+from coder_eval.analysis.notebook import REPORT_METRICS, comparison_table, flips_table, variant_pair
 from coder_eval.analysis.plots import forest_plot
 from coder_eval.errors import AnalysisError, ReportError
 from coder_eval.run_dir import MANIFEST
@@ -38,7 +38,7 @@ from coder_eval.transcript import transcript_text
 ALL_TAGS = "(all tags)"
 ALL_METRICS = "(all metrics)"
 TABLE_CLASS = "explorer-comparison"
-TABLE_COLUMNS = ["metric", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "verdict", "method"]
+FLIPS_CLASS = "explorer-flips"
 
 
 def discover_runs(paths: Sequence[str | Path]) -> tuple[dict[str, Path], list[str]]:
@@ -130,7 +130,7 @@ class Explorer:
                 w.HTML("<h3>Comparison (candidate − baseline)</h3>"),
                 self.views["table"],
                 self.views["plot"],
-                w.HTML("<h3>Tasks that flipped</h3>"),
+                w.HTML("<h3>Tasks that flipped (baseline → candidate)</h3>"),
                 self.views["flips"],
                 w.HTML("<h3>Transcript</h3>"),
                 self.episode,
@@ -238,21 +238,14 @@ class Explorer:
             for name in ("table", "plot", "flips"):
                 self.views[name].outputs = ()
             return
-        table = self.comparison[TABLE_COLUMNS].rename(
-            columns={
-                "mean_a": f"candidate {self.candidate.value}",
-                "mean_b": f"baseline {self.baseline.value}",
-            }
-        )
-        self.views["table"].outputs = (
-            html_output(table.to_html(index=False, classes=TABLE_CLASS, float_format="{:.4g}".format)),
-        )
+        base, cand = str(self.baseline.value), str(self.candidate.value)
+        table = comparison_table(self.comparison, base, cand)
+        self.views["table"].outputs = (html_output(table.to_html(index=False, classes=TABLE_CLASS)),)
         self.views["plot"].outputs = (figure_output(self.forest_figure()),)
-        flips_table = self.flips.assign(
-            paths_a=self.flips["paths_a"].map(trajectory_links),
-            paths_b=self.flips["paths_b"].map(trajectory_links),
+        flipped = flips_table(self.flips, base, cand)
+        self.views["flips"].outputs = (
+            html_output(flipped.to_html(index=False, escape=False, classes=FLIPS_CLASS)),
         )
-        self.views["flips"].outputs = (html_output(flips_table.to_html(index=False, escape=False)),)
 
     def forest_figure(self) -> Figure:
         """One forest plot per metric (each on its own scale)."""

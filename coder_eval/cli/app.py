@@ -1,17 +1,30 @@
-"""The typer app, its two consoles, and the one place errors become exit codes."""
+"""The typer app, its two consoles, and the one place errors become exit codes.
+
+Usage errors (an unknown command or option, a bad value, a missing argument) exit 2 with the usage
+line, a hint and no traceback, whichever click the installed typer uses (typer vendors its own since
+0.2x): the exception classes are taken from the module that defines ``typer.BadParameter``.
+
+Every command registered with ``@app.command()`` gets readable metavars (``-j N``, ``--model MODEL``,
+``RUN_DIR...``) without declaring them; ``METAVARS`` names the few that a type cannot say.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
 
-from coder_eval.errors import CoderEvalError, ExitCode, InputError, ReportError
+from coder_eval import __version__
+from coder_eval.errors import CoderEvalError, ExitCode, InputError, ReportError, did_you_mean
 
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Evaluate AI coding agents on task suites."
-)
+PROG = "coder-eval"
 console = Console(stderr=True)
 """Progress, warnings and errors."""
 out = Console()
@@ -20,29 +33,134 @@ out = Console()
 INPUT_ERRORS = (InputError, ReportError)
 """Errors that mean the input was wrong (exit 2); any other CoderEvalError exits 1."""
 
+METAVARS = {"define": "PATH=VALUE", "param": "KEY=VALUE", "experiment": "FILE"}
+"""Metavars by parameter name, for values whose type alone does not say what to write."""
 
-def main() -> None:
-    """Entry point: run the app, mapping coder_eval errors to exit codes once, here."""
+_click = importlib.import_module(typer.BadParameter.__module__)
+"""The click exceptions module typer raises from (``click.exceptions`` or typer's vendored copy)."""
+
+
+class CommandGroup(TyperGroup):
+    """The root group: did-you-mean for unknown commands, readable metavars on every command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in [self, *self.commands.values()]:
+            for param in command.params:
+                readable_metavar(param)
+            command.get_help_option = _flag_help_option(command.get_help_option)  # type: ignore[method-assign]
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)
+        for param in params:  # typer appends the completion options after __init__
+            readable_metavar(param)
+        return params
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            ctx.fail(f"No such command {name!r}{did_you_mean(name, self.list_commands(ctx))}.")
+        return super().resolve_command(ctx, args)
+
+
+def _flag_help_option(make: Any) -> Any:
+    """``make`` (a command's ``get_help_option``) with a help flag that shows no value type."""
+
+    def help_option(ctx: Any) -> Any:
+        option = make(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    return help_option
+
+
+def value_type(param: Any) -> type | None:
+    """The Python type of one value of a click parameter (``list[Path]`` -> ``Path``), across typer
+    versions: newer ones keep the annotation, older ones a click ``ParamType``."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        annotation = descriptor.annotation
+        inner = get_args(annotation)
+        return inner[0] if inner else annotation  # type: ignore[no-any-return]
+    names = {"integer": int, "integer range": int, "float": float, "float range": float}
+    names |= {"path": Path, "text": str, "boolean": bool}
+    return names.get(getattr(getattr(param, "type", None), "name", ""))
+
+
+def readable_metavar(param: Any) -> None:
+    """Give ``param`` a metavar a person reads (``N``, ``X``, ``DIR``, ``MODEL``) unless it has one."""
+    if param.metavar is not None:
+        return
+    kind = value_type(param)
+    if kind is bool or getattr(param, "is_flag", False):
+        param.metavar = ""  # a flag takes no value
+        return
+    name = (param.name or "value").lower()
+    singular = name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+    if name in METAVARS:
+        metavar = METAVARS[name]
+    elif kind is int:
+        metavar = "N"
+    elif kind is float:
+        metavar = "X"
+    elif kind is Path and param.param_type_name == "option":
+        metavar = "DIR" if singular.endswith("dir") else "PATH"
+    else:
+        metavar = singular.upper()
+    if param.param_type_name == "argument" and param.nargs != 1 and not hasattr(param, "type_descriptor"):
+        metavar += "..."  # newer typer adds the dots itself
+    param.metavar = metavar
+
+
+app = typer.Typer(
+    cls=CommandGroup,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Evaluate AI coding agents on task suites.",
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"{PROG} {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Evaluate AI coding agents on task suites."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: run the app, mapping errors to exit codes once, here. Bare ``coder-eval`` prints help."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = app(standalone_mode=False)
+        code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
-    except (typer.Exit, SystemExit) as exc:
-        sys.exit(getattr(exc, "exit_code", None) or getattr(exc, "code", 0) or 0)
     except KeyboardInterrupt:
-        console.print("interrupted")
-        sys.exit(ExitCode.INTERRUPTED)
-    except Exception as exc:  # click's usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(ExitCode.INVALID_INPUT)
-        raise
+        sys.exit(_interrupted())
+    except typer.Abort as exc:  # older click turns Ctrl-C into Abort
+        sys.exit(_interrupted() if isinstance(exc.__cause__, KeyboardInterrupt) else 1)
+    except _click.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, _click.UsageError) else exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupted() -> int:
+    console.print("interrupted")
+    return ExitCode.INTERRUPTED
 
 
 def warn(lines: list[str]) -> None:
     for line in lines:
-        console.print(f"[yellow]warning:[/yellow] {line}", markup=True, highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]warning:[/yellow] {escape(line)}", markup=True, highlight=False, soft_wrap=True
+        )

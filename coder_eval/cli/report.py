@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Annotated, NamedTuple
 
 import typer
+from rich.markup import escape
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import ExitCode, ReportError
+from coder_eval.report import TEMPLATES
 
 
 class ReportJob(NamedTuple):
@@ -25,7 +27,10 @@ class ReportJob(NamedTuple):
 @app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/<run_id>, runs/latest).")],
-    template: Annotated[str, typer.Option("--template", "-t", help="Report template.")] = "run_report",
+    template: Annotated[
+        str,
+        typer.Option("--template", "-t", help="Report template.", autocompletion=lambda: sorted(TEMPLATES)),
+    ] = "run_report",
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Template parameter KEY=VALUE.")
     ] = None,
@@ -38,9 +43,18 @@ def report(
 
     result = render_report(run_dirs, template, parse_params(param or []), out_dir)
     if not result.ok:
-        console.print(f"report {template} failed: {result.error}\nthe error is shown in {result.html_path}")
+        _failed(template, result.error, result.html_path)
         raise typer.Exit(ExitCode.REPORT_FAILED)
     out.print(f"report: {result.html_path}", highlight=False)
+
+
+def _failed(template: str, error: str | None, html: Path) -> None:
+    console.print(
+        f"report {template} failed: {error}\nthe error is shown in {html}"
+        "; an earlier report of the same name, if any, is kept",
+        markup=False,
+        highlight=False,
+    )
 
 
 def render_run_reports(run: Path, variants: list[str]) -> bool:
@@ -79,12 +93,10 @@ def _render(run: Path, job: ReportJob) -> bool:
     try:
         result = render_report([run], job.template, job.params, job.out_dir)
     except (ReportError, ImportError) as exc:
-        console.print(f"[red]report {job.template} failed:[/red] {exc}", markup=True, highlight=False)
+        console.print(f"[red]report {job.template} failed:[/red] {escape(str(exc))}", highlight=False)
         return False
     if not result.ok:
-        console.print(
-            f"report {job.template} failed: {result.error}\nthe error is shown in {result.html_path}"
-        )
+        _failed(job.template, result.error, result.html_path)
         return False
     out.print(f"report: {result.html_path}", highlight=False)
     return True

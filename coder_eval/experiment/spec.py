@@ -23,6 +23,7 @@ path absolute, relative to the experiment file.
 
 from __future__ import annotations
 
+import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,7 +151,7 @@ class Experiment:
 
 
 def load_experiment(path: Path | None) -> Experiment:
-    """``path``, else ``experiments/default.yaml`` when it exists here, else the built-in default."""
+    """``path``, else ``experiments/default.yaml`` when it exists here, else the one coder_eval ships."""
     if path is None:
         if not DEFAULT_EXPERIMENT.is_file():
             return default_experiment()
@@ -164,13 +165,11 @@ def load_experiment(path: Path | None) -> Experiment:
 
 
 def default_experiment() -> Experiment:
-    """The built-in default: one variant, ``default``, that changes nothing."""
-    spec = ExperimentSpec(
-        experiment_id="default",
-        description="Each task as written.",
-        variants=[VariantSpec(variant_id="default")],
-    )
-    return _build(spec, None)
+    """The default shipped with coder_eval (``experiments/default.yaml``, package data): one variant,
+    ``default``, that changes nothing."""
+    shipped = importlib.resources.files("coder_eval.experiments") / DEFAULT_EXPERIMENT.name
+    with importlib.resources.as_file(shipped) as path:
+        return load_experiment(path)
 
 
 def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:

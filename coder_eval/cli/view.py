@@ -1,0 +1,56 @@
+"""``coder-eval view``: the explorer in a browser, one command, runs preloaded.
+
+Example::
+
+    coder-eval view                        # every run under runs/, the newest selected
+    coder-eval view runs/a runs/b --port 8866 --no-browser
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coder_eval.cli.app import app, console, out
+from coder_eval.errors import InputError
+from coder_eval.run_dir import MANIFEST
+
+DEFAULT_RUNS = Path("runs")
+
+
+@app.command()
+def view(
+    run_dirs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Run directories, or folders of runs (default: runs/, newest selected)."),
+    ] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: a free one).")] = 0,
+    browser: Annotated[bool, typer.Option(help="Open the explorer in a web browser.")] = True,
+) -> None:
+    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL."""
+    runs = checked_runs(run_dirs or [DEFAULT_RUNS])
+    try:
+        from coder_eval.viewer import serve
+    except ImportError as exc:
+        raise InputError(
+            f"view needs Voila (the lab extra): pip install 'coder_eval[lab]' ({exc.name} is missing)"
+        ) from exc
+    console.print(f"starting the explorer on {len(runs)} path(s); Ctrl-C stops it", highlight=False)
+    with tempfile.TemporaryDirectory(prefix="coder-eval-view-") as folder:
+        serve(runs, Path(folder), port, browser, announce=lambda url: out.print(f"explorer: {url}"))
+
+
+def checked_runs(paths: list[Path]) -> list[Path]:
+    """The paths, if each is a run directory or a folder holding runs; InputError saying why not.
+
+    The same rule as the explorer's ``discover_runs``, without importing the analysis stack here.
+    """
+    hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
+    for path in paths:
+        is_run = (path / MANIFEST).is_file()
+        if not is_run and not (path.is_dir() and any((p / MANIFEST).is_file() for p in path.iterdir())):
+            raise InputError(f"{path}: not a run directory or a folder of runs{hint}")
+    return paths

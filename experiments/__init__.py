@@ -1,0 +1,1 @@
+"""Experiment files; ``default.yaml`` ships as ``coder_eval.experiments`` (package data)."""

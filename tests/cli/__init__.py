@@ -1,0 +1,1 @@
+"""Tests of coder_eval.cli, module by module."""

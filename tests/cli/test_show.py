@@ -1,0 +1,121 @@
+"""``coder-eval show``: a transcript, the nearest ids for a wrong one, and --follow on a running episode."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from coder_eval.cli.show import follow_transcript
+from coder_eval.errors import InputError
+from coder_eval.trajectory import EpisodeEnd, EpisodeStart, Message, ToolCall, TrajectoryWriter
+from tests.helpers import REPO, coder_eval
+
+RUN = REPO / "tests" / "fixtures" / "runs" / "three-way"
+
+
+def test_show_prints_the_transcript(tmp_path: Path) -> None:
+    result = coder_eval("show", str(RUN), "csv-report--baseline--r0", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("# csv-report--baseline--r0 (task csv-report")
+
+
+def test_an_unknown_episode_suggests_the_nearest_ids_not_all_of_them(tmp_path: Path) -> None:
+    result = coder_eval("show", str(RUN), "csv-reprot--basline--r0", cwd=tmp_path)
+    assert result.returncode == 2
+    message = result.stderr.replace("\n", " ")
+    assert "no episode 'csv-reprot--basline--r0'; nearest: csv-report--baseline--r0" in message
+    assert "(18 in the run)" in message
+    assert message.count("--r0") <= 6  # five suggestions and the id asked for
+
+
+def test_a_run_without_an_episode_id_names_a_few(tmp_path: Path) -> None:
+    result = coder_eval("show", str(RUN), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "name an episode (it has 18), e.g. csv-report--baseline--r0" in result.stderr
+
+
+START = EpisodeStart(
+    run_id="r",
+    episode_id="t--v--r0",
+    task_id="t",
+    variant_id="v",
+    repeat=0,
+    seed=1,
+    task={},
+    agent={"kind": "oracle"},
+)
+
+
+def make_run(root: Path) -> Path:
+    """A running run directory (a copy of the fixture's manifest) with no trajectory yet."""
+    run = root / "run"
+    (run / "episodes").mkdir(parents=True)
+    shutil.copy(RUN / "run.json", run / "run.json")
+    text = (run / "run.json").read_text().replace('"completed"', '"running"')
+    (run / "run.json").write_text(text.replace("csv-report--baseline--r0", "t--v--r0"))
+    return run
+
+
+def test_follow_prints_each_event_as_it_is_written(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "coder_eval", "show", str(run), "t--v--r0", "--follow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert follower.stdout is not None
+    try:
+        with TrajectoryWriter(run / "episodes" / "t--v--r0.jsonl") as sink:
+            sink.write(START)
+            sink.write(Message(role="user", content=[{"type": "text", "text": "write ok"}]))
+            assert follower.stdout.readline().startswith("# t--v--r0 (task t")
+            follower.stdout.readline()  # the agent line of the header
+            assert follower.stdout.readline().strip() == "[user] write ok"  # before the episode ends
+            sink.write(ToolCall(id="1", name="Bash", input={"command": "echo ok > ok.txt"}))
+            assert follower.stdout.readline().rstrip() == "  → Bash: echo ok > ok.txt"
+            sink.write(EpisodeEnd(outcome="pass", status="completed"))
+        rest = follower.communicate(timeout=30)[0]
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert follower.returncode == 0
+    assert rest.startswith("= pass (completed)")
+
+
+def test_follow_waits_for_a_planned_episode_and_gives_up_when_the_run_stops(tmp_path: Path) -> None:
+    path = tmp_path / "never.jsonl"
+    checks = iter([False, False, True])
+    with pytest.raises(InputError, match="never started this episode"):
+        list(follow_transcript(path, stopped=lambda: next(checks), sleep=lambda _: None))
+
+
+def test_follow_reads_a_line_only_once_it_is_complete(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    line = START.model_dump_json()
+    path.write_text(line[:20])
+    writer = threading.Timer(
+        0.3,
+        lambda: path.write_text(
+            line + "\n" + EpisodeEnd(outcome="fail", status="completed").model_dump_json() + "\n"
+        ),
+    )
+    writer.start()
+    lines = list(follow_transcript(path, poll_s=0.05))
+    writer.join()
+    assert lines[0].startswith("# t--v--r0") and lines[-1].startswith("= fail")
+    assert not any(text.startswith("!") for text in lines)
+
+
+def test_follow_without_an_episode_needs_a_running_one(tmp_path: Path) -> None:
+    result = coder_eval("show", str(RUN), "--follow", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no episode is running" in result.stderr

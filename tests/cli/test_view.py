@@ -1,0 +1,72 @@
+"""``coder-eval view`` without a browser: its input checks, the notebook it serves, the transcript page.
+
+The served explorer itself is driven in Chromium by tests/test_explore_browser.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+import tornado.web
+
+from coder_eval.viewer import explore_notebook, inside, served_trajectory, transcript_page
+from tests.helpers import REPO, coder_eval
+
+RUNS = REPO / "tests" / "fixtures" / "runs"
+EPISODE = RUNS / "three-way" / "episodes" / "csv-report--baseline--r0.jsonl"
+
+
+def test_view_without_runs_exits_2_and_says_what_to_do(tmp_path: Path) -> None:
+    result = coder_eval("view", "--no-browser", cwd=tmp_path)
+    assert result.returncode == 2
+    assert (
+        "runs: not a run directory or a folder of runs (run something first: coder-eval run" in result.stderr
+    )
+    missing = coder_eval("view", "nowhere", "--no-browser", cwd=tmp_path)
+    assert missing.returncode == 2 and "not a run directory or a folder of runs" in missing.stderr
+
+
+def test_view_without_voila_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coder_eval.cli import main
+
+    monkeypatch.setitem(sys.modules, "coder_eval.viewer", None)  # as if Voila were not installed
+    with pytest.raises(SystemExit) as exited:
+        main(["view", str(RUNS), "--no-browser"])
+    assert exited.value.code == 2
+    assert "pip install 'coder_eval[lab]'" in capsys.readouterr().err
+
+
+def test_the_served_notebook_preloads_the_runs(tmp_path: Path) -> None:
+    notebook = explore_notebook([RUNS / "skill-ab", RUNS / "three-way"], tmp_path)
+    cells = [c for c in jupytext.read(notebook).cells if "parameters" in c.metadata.get("tags", [])]
+    assert cells[0].source.startswith(f"runs: str = '{RUNS / 'skill-ab'},{RUNS / 'three-way'}'")
+
+
+def test_the_transcript_page_is_readable_html() -> None:
+    page = transcript_page(EPISODE)
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<h1>csv-report--baseline--r0 (task csv-report, variant baseline, repeat 0)</h1>" in page
+    assert '<div class="line user">[user] Summarise sales.csv into report.xlsx</div>' in page
+    assert '<div class="line end">= ' in page
+
+
+def test_only_trajectories_of_the_given_runs_are_served(tmp_path: Path) -> None:
+    allowed = inside([RUNS / "three-way"])
+    assert served_trajectory(str(EPISODE), allowed) == EPISODE
+    other = RUNS / "skill-ab" / "episodes" / "memo-docx--baseline--r0.jsonl"
+    for path in (str(other), "/etc/passwd", str(RUNS / "three-way" / "run.json"), str(tmp_path / "x.jsonl")):
+        with pytest.raises(tornado.web.HTTPError) as refused:
+            served_trajectory(path, allowed)
+        assert refused.value.status_code == 404
+
+
+def test_server_and_kernels_agree_on_the_transcript_variable() -> None:
+    from coder_eval import viewer
+    from coder_eval.analysis import notebook
+
+    assert viewer.TRANSCRIPT_URL_ENV == notebook.TRANSCRIPT_URL_ENV

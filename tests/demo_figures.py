@@ -1,0 +1,144 @@
+"""The figures section of docs/demo.md, written from a run of the demo, never by hand.
+
+``python -m tests.demo_figures --write`` (``make demo-figures``) runs the whole demo as ``make run``
+does (without reports) and rewrites the section between the markers; tests/test_demo.py runs it
+again and fails when the section differs from what the run produced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+import coder_eval.analysis as ca
+from coder_eval.analysis.notebook import VERDICTS, metric_value, p_value_text
+from tests.helpers import REPO, coder_eval
+
+DOC = REPO / "docs" / "demo.md"
+BEGIN, END = "<!-- figures: begin (tests/demo_figures.py writes this section) -->", "<!-- figures: end -->"
+DEMO = ("run", "--experiment", "experiments/skills_ab.yaml", "-j", "4", "--no-report")
+ARMS = ("baseline", "with_skill")
+
+
+def run_demo(folder: Path) -> tuple[Path, int]:
+    """The demo run (``make run``'s command without reports) and its exit code."""
+    result = coder_eval(*DEMO, "--run-dir", str(folder / "demo"), cwd=REPO, timeout=3000)
+    assert (folder / "demo" / "run.json").is_file(), result.stdout + result.stderr
+    return folder / "demo", result.returncode
+
+
+def _rate(frame: pd.DataFrame, arm: str) -> str:
+    row = ca.summarize(frame[frame.variant_id == arm]).iloc[0]
+    return f"{row['mean']:.2f} [{row.ci_low:.2f}, {row.ci_high:.2f}]"
+
+
+def _mean(frame: pd.DataFrame, arm: str, metric: str, digits: int) -> str:
+    return f"{ca.summarize(frame[frame.variant_id == arm], metric).iloc[0]['mean']:.{digits}f}"
+
+
+def _comparison(frame: pd.DataFrame, metric: str) -> str:
+    c = ca.compare(frame, "with_skill", "baseline", metric)
+    if metric == "passed":  # percentage points, interval included
+        diff, low, high = (metric_value(metric, v, signed=True) for v in (c.diff, c.ci_low, c.ci_high))
+    else:
+        diff, low, high = (f"{v:+.3g}" for v in (c.diff, c.ci_low, c.ci_high))
+    p = p_value_text(c.p_value)
+    p = p if p.startswith("<") else f"= {p}"
+    verdict = VERDICTS[c.verdict].format(a="with_skill", b="baseline")
+    return f"{diff}, 95 % CI [{low}, {high}], {c.test} p {p}: **{verdict}**, MDE {c.mde:.3g}"
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or value != value  # NaN
+
+
+def _row(label: str, *cells: str) -> str:
+    return f"| {label} | {' | '.join(cells)} |"
+
+
+def figures(run: Path, exit_code: int) -> str:
+    """The section's Markdown, from the run's trajectories and manifest."""
+    episodes = ca.load_runs(run).episodes
+    graded = episodes[episodes.tags.map(lambda tags: "triggers" not in tags)]
+    by_tag = {tag: graded[graded.tags.map(lambda tags, t=tag: t in tags)] for tag in ("api", "docs")}
+    counts = episodes.groupby("variant_id").outcome.value_counts().unstack(fill_value=0)
+    lines = [
+        BEGIN,
+        "",
+        f"{len(episodes)} episodes: "
+        + "; ".join(f"{arm} {', '.join(f'{n} {o}' for o, n in counts.loc[arm].items())}" for arm in ARMS)
+        + ".",
+        "",
+        f"The {graded.task_id.nunique()} graded tasks (mean of task means, 95 % interval and method as in",
+        "the reports):",
+        "",
+        "| | baseline | with_skill |",
+        "|---|---|---|",
+        _row(f"pass rate, all {graded.task_id.nunique()}", *(_rate(graded, arm) for arm in ARMS)),
+    ]
+    for tag, label in (("api", "API"), ("docs", "docs")):
+        n = by_tag[tag].task_id.nunique()
+        row = [_mean(by_tag[tag], arm, "passed", 2) for arm in ARMS]
+        lines.append(f"| pass rate, {n} {label} tasks | {row[0]} | {row[1]} |")
+    lines += [
+        _row("turns per episode", *(_mean(graded, arm, "num_turns", 1) for arm in ARMS)),
+        _row(
+            "cost per episode, USD (list prices of the scripted model's name)",
+            *(_mean(graded, arm, "cost_usd", 3) for arm in ARMS),
+        ),
+        "",
+        "Paired on the graded tasks, with_skill − baseline:",
+        "",
+        f"- pass rate: {_comparison(graded, 'passed')};",
+        f"- score: {_comparison(graded, 'score')};",
+        f"- turns: {_comparison(graded, 'num_turns')};",
+        f"- cost: {_comparison(graded, 'cost_usd')}.",
+        "",
+        "The gates (`suite_thresholds` of the trigger dataset), as `coder-eval run` prints them:",
+        "",
+        "| variant | metric | value | 95 % CI | min | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for gate in json.loads((run / "run.json").read_text(encoding="utf-8"))["extra"].get("gates", []):
+        value = "n/a" if _missing(gate["value"]) else f"{gate['value']:.2f}"
+        ci = "" if _missing(gate["ci_low"]) else f"{gate['ci_low']:.2f}–{gate['ci_high']:.2f}"
+        label = f" ({gate['label']})" if gate["label"] else ""
+        threshold = f"{gate['threshold']:.2f}"
+        lines.append(
+            _row(gate["variant_id"], f"{gate['metric']}{label}", value, ci, threshold, gate["verdict"])
+        )
+    lines += [
+        "",
+        f"`coder-eval run --experiment experiments/skills_ab.yaml -j 4` exits with code **{exit_code}**.",
+        "",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def section(text: str) -> str:
+    """The figures section of a docs/demo.md text, markers included."""
+    match = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), text, re.DOTALL)
+    assert match, f"docs/demo.md has no {BEGIN!r} ... {END!r} section"
+    return match.group(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help="rewrite docs/demo.md (else print)")
+    with tempfile.TemporaryDirectory() as folder:
+        run, code = run_demo(Path(folder))
+        text = figures(run, code)
+    if parser.parse_args().write:
+        doc = DOC.read_text(encoding="utf-8")
+        DOC.write_text(doc.replace(section(doc), text), encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

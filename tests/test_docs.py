@@ -1,0 +1,176 @@
+"""Every fenced block in README.md, reports/README.md and docs/*.md is run or checked here, so samples
+cannot rot.
+
+How to write a block (the fence's info string: a language, then ``key=value`` words):
+
+- ```` ```python ````: executed; top-level ``await`` works.
+- ```` ```bash ````: each command (``\\`` continues a line) runs through bash; it must exit 0, or the
+  code given with ``exit=N``. ``coder-eval`` is the project's own.
+- ```` ```yaml as=KIND ````: loaded by coder_eval's own loader; KIND is ``task`` (a whole task file),
+  ``task-part`` (top-level task fields, put over a minimal task), ``criteria`` (a list of criteria),
+  ``experiment``, ``variant-part`` (fields of one variant) or ``script`` (a scripted-model script);
+  ``over=tasks/demo/x.yaml`` puts a part over that task instead of a minimal one.
+- ```` ```json ````: parsed.
+- anything else, or a block that must not run (a real model, the full demo, an excerpt with
+  ``...``): ```` ```text norun="why" ```` -- the reason is required.
+
+Each block runs on its own, in a fresh folder that holds a copy of tasks/ and experiments/ and, in
+runs/, the test fixture runs ``skill-ab`` (variants ``baseline`` and ``with_skill``, a labelled
+``skill_triggered`` criterion) and ``three-way``, with ``runs/latest`` pointing at ``skill-ab``. Task
+YAML is written as ``tasks/examples/doc.yaml``, so ``fixtures/...`` paths resolve as in the examples.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.helpers import REPO
+
+DOCS = [REPO / "README.md", REPO / "reports" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FIXTURE_RUNS = REPO / "tests" / "fixtures" / "runs"
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,})(?P<info>.*)$")
+YAML_KINDS = ("task", "task-part", "criteria", "experiment", "variant-part", "script")
+MINIMAL_TASK = {
+    "task_id": "doc",
+    "initial_prompt": "p",
+    "success_criteria": [{"type": "file_exists", "path": "x"}],
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block: where it is, its language, its ``key=value`` options, its text."""
+
+    doc: Path
+    line: int
+    language: str
+    options: dict[str, str]
+    text: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc.relative_to(REPO)}:{self.line}"
+
+
+def blocks(doc: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file, with their info strings parsed."""
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    found, i = [], 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        closing = re.compile(rf"^\s*{opening['fence']}\s*$")
+        end = next(j for j in range(i + 1, len(lines)) if closing.match(lines[j]))
+        words = shlex.split(opening["info"])
+        language = words[0] if words and "=" not in words[0] else ""
+        options = dict(w.split("=", 1) for w in words[1 if language else 0 :])
+        indent = len(opening["indent"])
+        text = "\n".join(line[indent:] for line in lines[i + 1 : end]) + "\n"
+        found.append(Block(doc, i + 1, language, options, text))
+        i = end + 1
+    return found
+
+
+ALL = [b for doc in DOCS for b in blocks(doc)]
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    """The folder a block runs in (see the module docstring)."""
+    for name in ("tasks", "experiments"):
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(FIXTURE_RUNS, tmp_path / "runs")
+    (tmp_path / "runs" / "latest").symlink_to("skill-ab")
+    return tmp_path
+
+
+def test_every_block_is_runnable_or_says_why_not() -> None:
+    for block in ALL:
+        reason = block.options.get("norun")
+        if reason is not None:
+            assert reason.strip(), f"{block.id}: norun needs a reason"
+            continue
+        assert block.language in ("python", "bash", "yaml", "json"), (
+            f'{block.id}: a {block.language or "plain"} block runs nothing: mark it norun="why"'
+        )
+        if block.language == "yaml":
+            assert block.options.get("as") in YAML_KINDS, f"{block.id}: yaml needs as=one of {YAML_KINDS}"
+
+
+def runnable(*languages: str) -> list[Any]:
+    return [pytest.param(b, id=b.id) for b in ALL if b.language in languages and "norun" not in b.options]
+
+
+@pytest.mark.parametrize("block", runnable("python"))
+def test_python_sample_runs(block: Block, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(scratch)
+    code = compile(block.text, block.id, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = eval(code, {"__name__": "__doc_sample__"})  # the sample is ours, from the repository
+    if asyncio.iscoroutine(result):
+        asyncio.run(result)
+
+
+def commands(text: str) -> list[str]:
+    """The commands of a shell block: continued lines joined, blank and comment-only lines dropped."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", runnable("bash"))
+def test_shell_sample_runs(block: Block, scratch: Path) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "NO_COLOR": "1"}
+    expected = int(block.options.get("exit", "0"))
+    for command in commands(block.text):
+        result = subprocess.run(
+            ["bash", "-c", command], cwd=scratch, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == expected, f"{block.id}: {command}\n{result.stdout}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("block", runnable("json"))
+def test_json_sample_parses(block: Block) -> None:
+    json.loads(block.text)
+
+
+@pytest.mark.parametrize("block", runnable("yaml"))
+def test_yaml_sample_loads(block: Block, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_eval.experiment import load_experiment
+    from coder_eval.scripted.script import load_script
+    from coder_eval.task import load_tasks
+
+    monkeypatch.chdir(scratch)
+    data = yaml.safe_load(block.text)
+    kind = block.options["as"]
+    if kind in ("task", "task-part", "criteria"):
+        over = scratch / block.options.get("over", "tasks/examples/doc.yaml")
+        base = yaml.safe_load(over.read_text(encoding="utf-8")) if "over" in block.options else MINIMAL_TASK
+        part = data if kind == "task-part" else {"success_criteria": data}
+        text = block.text if kind == "task" else yaml.safe_dump({**base, **part}, sort_keys=False)
+        path = over.parent / "doc.yaml"
+        path.write_text(text, encoding="utf-8")
+        assert load_tasks([path])
+    elif kind in ("experiment", "variant-part"):
+        variant = {"experiment_id": "doc", "variants": [{"variant_id": "v", **(data or {})}]}
+        text = block.text if kind == "experiment" else yaml.safe_dump(variant, sort_keys=False)
+        path = scratch / "experiments" / "doc.yaml"
+        path.write_text(text, encoding="utf-8")
+        assert load_experiment(path).variants
+    else:
+        assert load_script(data)
