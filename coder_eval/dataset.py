@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coder_eval.errors import TaskError, did_you_mean
-from coder_eval.yaml_source import YamlDoc, explain
+from coder_eval.yaml_source import YamlDoc, explain, read_text_file
 
 ROW_REF = re.compile(r"\$\{row\.([A-Za-z0-9_]+)\}")
 ROW_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,78}[A-Za-z0-9])?")
@@ -113,10 +113,9 @@ def select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) 
 
 def read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[dict[str, Any]]:
     path = doc.path.resolve().parent / relative
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise TaskError(f"{doc.where(loc)}: dataset file {relative!r} not found ({path})") from exc
+    if not path.is_file():
+        raise TaskError(f"{doc.where(loc)}: dataset file {relative!r} not found ({path})")
+    lines = read_text_file(path, kind=TaskError, what="dataset").splitlines()
     rows = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
@@ -124,6 +123,8 @@ def read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise TaskError(f"{path}:{number}: invalid JSON in dataset: {exc.msg}") from exc
+            except RecursionError as exc:
+                raise TaskError(f"{path}:{number}: dataset row nested too deep") from exc
     return rows
 
 

@@ -28,7 +28,7 @@ from coder_eval.pricing import cost_usd
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
-from coder_eval.stage import Stage, close_quietly, open_stage
+from coder_eval.stage import MODEL_AGENTS, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,
@@ -208,13 +208,20 @@ def _out_of_memory(result: AgentResult, task: TaskSpec) -> AgentResult:
 
 
 def _timed_out(task: TaskSpec, sink: TrajectoryWriter) -> AgentResult:
-    """The agent was cut off: keep what its recorded messages say it used."""
+    """The agent was cut off: keep what its recorded messages say it used. A model agent that never
+    got one reply from its model was not measured: the provider was unavailable (``invalid``)."""
     messages = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant"]
     usage = sum((m.usage for m in messages if m.usage is not None), Usage())
     models = {m.model for m in messages if m.model}
     cost = cost_usd(models.pop(), usage) if len(models) == 1 and usage.total else None
-    error = f"task_timeout of {task.run_limits.task_timeout:g} s reached"
-    return AgentResult(status="timeout", error=error, usage=usage, cost_usd=cost, num_turns=len(messages))
+    limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
+    replies = [m for m in messages if m.content and m.model != "<synthetic>"]
+    if task.agent.kind in MODEL_AGENTS and not replies:
+        error = f"provider unavailable: the model did not answer once before the {limit} was reached"
+        return AgentResult(status="infra_error", invalid=True, error=error, usage=usage, cost_usd=cost)
+    return AgentResult(
+        status="timeout", error=f"{limit} reached", usage=usage, cost_usd=cost, num_turns=len(messages)
+    )
 
 
 def _simulated_user(

@@ -39,7 +39,7 @@ from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import ScriptRef, load_script
 from coder_eval.simulation import SimulationSpec, agent_problem
-from coder_eval.yaml_source import YamlDoc, explain, read_yaml
+from coder_eval.yaml_source import YamlDoc, explain, parse_yaml, read_text_file, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
 """Ids (task, variant, experiment): letters, digits, '.', '_', '-'; a letter or digit at both ends;
@@ -231,12 +231,10 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
 
 def _looks_like_task(path: Path) -> bool:
-    import yaml
-
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return True  # let the loader report it properly
+        data = parse_yaml(read_text_file(path, kind=TaskError)).data
+    except Exception:  # the loader reports every problem properly, with the file and line
+        return True
     return isinstance(data, dict) and bool(TASK_FIELDS & set(data))
 
 

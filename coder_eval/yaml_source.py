@@ -96,25 +96,90 @@ class ParsedYaml(NamedTuple):
     data: Any
 
 
+class TooComplex(ValueError):
+    """A YAML document nested too deep or expanding to too many values through aliases."""
+
+
+def check_shape(node: yaml.Node) -> None:
+    """Refuse a node tree deeper than ``MAX_DEPTH`` or larger than ``MAX_NODES`` once aliases are
+    followed (a "billion laughs" document is small on disk and huge when expanded)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
+    while stack:
+        current, depth, done = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TooComplex(
+                f"YAML nested deeper than {MAX_DEPTH} levels (line {current.start_mark.line + 1})"
+            )
+        children = _children(current)
+        if done:
+            sizes[id(current)] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[id(current)] > MAX_NODES:
+                raise TooComplex(f"YAML expands to more than {MAX_NODES:,} values through its aliases")
+        elif id(current) not in sizes:
+            stack.append((current, depth, True))
+            stack.extend((child, depth + 1, False) for child in children if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
 def parse_yaml(text: str) -> ParsedYaml:
-    """Parse one YAML document with :class:`UniqueKeyLoader`; raises ``yaml.YAMLError``."""
+    """Parse one YAML document with :class:`UniqueKeyLoader`; raises ``yaml.YAMLError``, ``TooComplex``
+    or ``RecursionError``."""
     loader = UniqueKeyLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_shape(node)
         return ParsedYaml(node, loader.construct_document(node) if node is not None else None)
     finally:
         loader.dispose()
+
+
+MAX_BYTES = 10 * 1024 * 1024
+"""A task, experiment or script file larger than this is refused before it is read."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists a file may have."""
+MAX_NODES = 200_000
+"""Most values a file may expand to once its aliases (``*name``) are followed."""
+
+
+def read_text_file(path: Path, *, kind: type[InputError] = InputError, what: str = "") -> str:
+    """A UTF-8 text file of at most ``MAX_BYTES``; ``kind`` naming the file otherwise."""
+    role = f" {what}" if what else ""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise kind(
+                f"{path}: {size / 1024 / 1024:.1f} MB is more than a{role or ' YAML'} file may be "
+                f"({MAX_BYTES // 1024 // 1024} MB); is it the right file?"
+            )
+        data = path.read_bytes()
+    except OSError as exc:
+        raise kind(f"{path}: cannot read{role}: {exc.strerror or exc}") from exc
+    if b"\0" in data[:8192]:
+        raise kind(f"{path}: a binary file, not YAML text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise kind(f"{path}:{line}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from exc
 
 
 def read_yaml(path: Path, *, kind: type[InputError] = InputError, what: str = "") -> YamlDoc:
     """Parse a YAML mapping, raising ``kind`` with the file and line on a syntax error or duplicate key.
 
     ``what`` names the file's role in messages: ``read_yaml(p, what="script")`` -> "cannot read script".
+    Files that are too big, not UTF-8, nested too deep or that expand too far through aliases are
+    refused with the reason.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise kind(f"{path}: cannot read{' ' + what if what else ''}: {exc.strerror or exc}") from exc
+    text = read_text_file(path, kind=kind, what=what)
     try:
         node, data = parse_yaml(text)
     except DuplicateKeyError as exc:
@@ -123,6 +188,10 @@ def read_yaml(path: Path, *, kind: type[InputError] = InputError, what: str = ""
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise kind(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from exc
+    except (RecursionError, TooComplex) as exc:
+        raise kind(
+            f"{path}: {exc if isinstance(exc, TooComplex) else 'YAML nested too deep to read'}"
+        ) from exc
     if not isinstance(data, dict):
         raise kind(
             f"{path}: a {what or 'YAML file'} must be a mapping of fields at the top level, "

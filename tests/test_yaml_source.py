@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,41 @@ def test_a_script_with_a_duplicate_key_is_a_task_error(tmp_path: Path) -> None:
         load_script(path)
 
     assert str(caught.value) == f"{path}:3: duplicate key 'final_text' (first at line 1); remove one"
+
+
+BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"task_id: t\n\x00\x01\x02binary", "a binary file, not YAML text"),
+        ("task_id: caf\u00e9\n".encode("latin-1"), ":1: not UTF-8 text"),
+        (b"task_id: t\nx: " + b"[" * 5000 + b"]" * 5000, "nested"),
+        (b"task_id: t\nx: &r [*r]\n", "nested deeper than 64 levels"),
+        (BILLION_LAUGHS.encode(), "expands to more than 200,000 values through its aliases"),
+    ],
+)
+def test_hostile_yaml_is_refused_with_the_file(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "task.yaml"
+    path.write_bytes(content)
+
+    with pytest.raises(TaskError) as caught:
+        load_tasks([path])
+
+    assert str(path) in str(caught.value) and message in str(caught.value)
+
+
+def test_a_huge_task_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "task.yaml"
+    with path.open("wb") as handle:
+        handle.write(b"task_id: t\n")
+        handle.truncate(50 * 1024 * 1024)
+    started = time.monotonic()
+
+    with pytest.raises(TaskError, match=r"50\.0 MB is more than a YAML file may be \(10 MB\)"):
+        load_tasks([path])
+
+    assert time.monotonic() - started < 1.0

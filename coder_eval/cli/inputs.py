@@ -27,7 +27,7 @@ ModelOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.model=
 AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.kind=KIND (oracle, none, ...).")]
 RepeatsOpt = Annotated[int | None, typer.Option(min=1, help="Repeats per task, every variant.")]
 TagsOpt = Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")]
-SampleOpt = Annotated[int | None, typer.Option(help="A fixed-seed (0) random sample of N tasks.")]
+SampleOpt = Annotated[int | None, typer.Option(min=1, help="A fixed-seed (0) random sample of N tasks.")]
 SplitOpt = Annotated[str | None, typer.Option(help="Only dataset rows of this split.")]
 
 

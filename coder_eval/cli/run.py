@@ -56,7 +56,9 @@ def run(
     tags: TagsOpt = None,
     sample: SampleOpt = None,
     split: SplitOpt = None,
-    max_cost_usd: Annotated[float | None, typer.Option(help="Stop launching episodes once spent.")] = None,
+    max_cost_usd: Annotated[
+        float | None, typer.Option(min=0, help="Stop launching episodes once this many dollars are spent.")
+    ] = None,
     min_pass_rate: Annotated[
         float | None, typer.Option(min=0, max=1, help="Gate: each variant's pass rate at least X.")
     ] = None,

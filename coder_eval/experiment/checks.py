@@ -6,13 +6,15 @@
 - a criterion using ``${row.x}`` where ``x`` is empty in some rows (``expected`` / ``expected_skill``
   of labelling criteria are exempt: there an empty value is the negative label ``none``);
 - ``agent.model: scripted`` with no ``scripted`` block (every episode would be invalid);
-- a prompt ``replace`` that matches no selected task's prompt.
+- a prompt ``replace`` that matches no selected task's prompt;
+- ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run.
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import functools
 import json
@@ -22,6 +24,7 @@ from typing import Any
 
 from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.resolve import Resolution, SourceFile
+from coder_eval.sandbox import resolve_driver
 from coder_eval.sandbox.spec import RepoSource, StarterFile, TemplateDir, TemplateSource
 from coder_eval.task import TaskSpec
 
@@ -32,6 +35,7 @@ LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected
 def plan_warnings(resolution: Resolution) -> list[str]:
     """Every warning, each once."""
     found = [
+        *_driver_fallback(resolution),
         *_skill_warnings(resolution),
         *_identical_variants(resolution),
         *(w for source in resolution.sources for w in _empty_row_fields(source)),
@@ -42,6 +46,13 @@ def plan_warnings(resolution: Resolution) -> list[str]:
         ),
     ]
     return list(dict.fromkeys(found))
+
+
+def _driver_fallback(resolution: Resolution) -> Iterator[str]:
+    if any(plan.task.sandbox.driver == "auto" for plan in resolution.plans):
+        _, warning = asyncio.run(resolve_driver("auto"))
+        if warning is not None:
+            yield warning
 
 
 def _skill_warnings(resolution: Resolution) -> Iterator[str]:

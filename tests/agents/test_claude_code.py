@@ -198,14 +198,22 @@ def test_a_retried_error_is_not_a_failure(tmp_path: Path) -> None:
     assert len(retries) == 1
 
 
-@pytest.mark.parametrize("turn", ["- error: {kind: hang}", f"- blocks: [{BASH.format(SLOW_COMMAND)}]"])
-def test_task_timeout_kills_the_cli_and_its_children(tmp_path: Path, turn: str) -> None:
+@pytest.mark.parametrize(
+    ("turn", "ended"),
+    [
+        ("- error: {kind: hang}", ("invalid", "infra_error")),  # not one model reply: provider unavailable
+        (f"- blocks: [{BASH.format(SLOW_COMMAND)}]", ("fail", "timeout")),
+    ],
+)
+def test_task_timeout_kills_the_cli_and_its_children(
+    tmp_path: Path, turn: str, ended: tuple[str, str]
+) -> None:
     marker = f"CODER_EVAL_TEST_{uuid.uuid4().hex}"
     agent = f"agent: {{kind: claude-code, model: scripted, env: {{{marker}: '1'}}}}\n"
     path = scripted_task(tmp_path, turn, extra="run_limits: {task_timeout: 4}\n")
     path.write_text(path.read_text().replace("agent: {kind: claude-code, model: scripted}\n", agent))
     end, events = run(path, tmp_path)
-    assert (end.outcome, end.status) == ("fail", "timeout")
+    assert (end.outcome, end.status) == ended
     assert 4 <= end.timings.agent_s < 7
     assert survivors(marker) == []
     assert any(isinstance(e, Message) and e.role == "system" for e in events)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from coder_eval.experiment.checks import plan_warnings
 from tests.experiment.builders import resolved, two_tasks, word_dataset, write_experiment
 from tests.helpers import write_task
@@ -95,3 +97,15 @@ def test_replacement_matching_no_prompt(tmp_path: Path) -> None:
     assert warnings_for(tmp_path, experiment) == [
         "variant 'v': prompt_mutations.replace 'typo' matches no selected task's prompt"
     ]
+
+
+def test_auto_falling_back_to_tempdir_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def unavailable() -> str:
+        return "bwrap is not installed"
+
+    monkeypatch.setattr("coder_eval.sandbox.bwrap_problem", unavailable)
+    experiment = "experiment_id: e\nvariants: [{variant_id: v}]\n"
+
+    found = warnings_for(tmp_path, experiment)
+
+    assert any("not a security boundary" in w and "not installed" in w for w in found)
