@@ -130,7 +130,10 @@ def _experiment_record(resolution: Resolution) -> dict[str, object]:
             }
         )
     path = resolution.experiment.path
-    return {"path": str(path) if path else None, "variants": variants}
+    compare = (
+        resolution.experiment.compare.model_dump()
+    )  # the A/B headline's tasks, read by the compare report
+    return {"path": str(path) if path else None, "variants": variants, "compare": compare}
 
 
 def _reopen(path: Path) -> tuple[RunDir, RunManifest]:
