@@ -33,7 +33,7 @@ metric: str = "passed"  # primary metric for all pairs (Holm) and for planning
 tags: str = ""  # headline tasks: only these tags, comma-separated; empty: the experiment's compare block
 exclude_tags: str = ""  # headline tasks: leave out these tags, comma-separated
 estimand: str = "population"  # population (tasks like these) or fixed_tasks (exactly these tasks)
-adjust: str = "holm"  # p-values across the report's metrics: holm or none
+adjust: str = "none"  # verdicts across the report's metrics: none (each on its own) or holm
 summary_path: str = ""  # file for the headline numbers as JSON; empty: not written
 
 # %%
@@ -48,6 +48,9 @@ from coder_eval.analysis.notebook import REPORT_METRICS, load_report_runs, traje
 from coder_eval.analysis.selection import compare_selection
 
 pd.set_option("display.precision", 3)
+pd.set_option("display.max_colwidth", 160)
+if adjust not in ("none", "holm"):
+    raise ValueError(f"adjust must be 'none' or 'holm' (got {adjust!r})")
 runs, notes = load_report_runs(run_dirs)
 declared = compare_selection(p.strip() for p in run_dirs.split(",") if p.strip())
 
@@ -84,8 +87,8 @@ pair = episodes[episodes.variant_id.isin([baseline, candidate])]
 display(
     Markdown(
         f"**{candidate}** (candidate) against **{baseline}** (baseline), runs "
-        f"{', '.join(sorted(runs.episodes.run_id.unique()))}. **Every number below covers the headline's "
-        f"{chosen.description}**: {first.n_tasks} tasks paired, up to {first.n_repeats} repeats per task, "
+        f"{', '.join(sorted(runs.episodes.run_id.unique()))}. **Every number below covers the headline: "
+        f"{chosen.description}.** {first.n_tasks} tasks paired, up to {first.n_repeats} repeats per task, "
         f"{first.n_excluded_tasks} tasks excluded (no valid episode in one variant), "
         f"{int((pair.outcome == 'invalid').sum())} invalid episodes excluded. Intervals describe "
         f"{'a population of tasks like these' if estimand == 'population' else 'exactly these tasks'}."
@@ -128,8 +131,8 @@ else:
 # the typical factor by which the candidate's task mean differs from the baseline's (geometric mean over
 # tasks, exact sign-flip test and t interval on the log ratios); their `diff` interval is descriptive
 # and approximate. Amounts get no verdict below the minimum number of tasks shown. `p (Holm)` adjusts the
-# p-values for testing several metrics at once and sets the verdict when `adjust=holm`; the intervals are
-# **not** adjusted (each is a 95 % interval on its own).
+# p-values for testing several metrics at once (Holm); it sets the verdicts when the report is rendered
+# with `-p adjust=holm`. The intervals are **not** adjusted: each is a 95 % interval on its own.
 
 # %%
 adjusted = ca.compare_metrics(episodes, candidate, baseline, REPORT_METRICS, estimand=estimand)
@@ -170,7 +173,7 @@ shown = pd.DataFrame(
 display(shown)
 display(
     Markdown(
-        f"Verdicts use {'Holm-adjusted p-values across these ' + str(len(table)) + ' metrics' if adjust == 'holm' else 'unadjusted p-values'}. "
+        f"Verdicts use {'Holm-adjusted p-values across these ' + str(len(table)) + ' metrics' if adjust == 'holm' else 'unadjusted p-values: each metric on its own (render with adjust=holm to control the chance of any false call across the ' + str(len(table)) + ' metrics)'}. "
         f"Amounts: no verdict below {MIN_TASKS} paired tasks (an exact sign-flip test cannot reach p < 0.05 "
         "with fewer). How each number was computed:"
     )

@@ -35,8 +35,8 @@ from statsmodels.stats.power import TTestPower
 from coder_eval.analysis.intervals import NAN, SEED, FloatArray
 from coder_eval.analysis.signflip import grouped_tail, lattice
 
-N_SIMS = 500
-"""Simulated planned runs per power estimate (Monte Carlo SE of a power of 0.8: 1.8 points)."""
+N_SIMS = 2000
+"""Simulated planned runs per power estimate (Monte Carlo SE of a power of 0.8: 0.9 points)."""
 CONTINUOUS_SIM_MAX = 12
 """Continuous differences: simulate (exact enumeration of sign patterns) below this many tasks."""
 LATTICE_SIM_MAX = 60
@@ -81,16 +81,16 @@ class DifferenceModel:
             points = np.arange(-span, span + 1)
             observed = np.rint(d * denominator).astype(int) + span
             counts = np.bincount(observed, minlength=len(points)).astype(float)
-            counts = (counts + counts[::-1]) / 2 + 1.0 / len(points)  # symmetric, plus one pseudo-task
+            counts += 1.0 / len(points)  # one pseudo-task spread over every value
             return cls(points / denominator, counts / counts.sum(), denominator, min_tasks, seed, n_sims)
-        centred = d - np.mean(d) if len(d) else np.zeros(1)
-        values = np.concatenate([centred, -centred])
+        values = d - np.mean(d) if len(d) else np.zeros(1)
         return cls(values, np.full(len(values), 1 / len(values)), None, min_tasks, seed, n_sims)
 
     @property
     def sd(self) -> float:
-        """Standard deviation of a difference at effect 0."""
-        return float(np.sqrt(np.sum(self.weights * self.values**2)))
+        """Standard deviation of a difference (as in the pilot)."""
+        centre = float(np.sum(self.weights * self.values))
+        return float(np.sqrt(np.sum(self.weights * (self.values - centre) ** 2)))
 
     def moved(self, effect: float) -> tuple[FloatArray, FloatArray]:
         """(values, weights) with mean ``effect``: tilted on a lattice, shifted otherwise."""
