@@ -43,6 +43,8 @@ BETAS = ((2.0, 2.0), (0.7, 0.5), (5.0, 1.0))
 RATE_TASKS = (5, 10, 20, 50, 100)
 REPEATS = (1, 2, 3, 5)
 AMOUNT_TASKS = (2, 3, 5, 6, 8, 10, 15, 20, 30, 50, 100, 200)
+PILOT = 100_000
+"""Tasks in the pilot the power check takes its MDE from (large, so the MDE is that of the design)."""
 
 
 class Amounts(NamedTuple):
@@ -145,7 +147,7 @@ def power_cell(args: tuple[str, int, int, int]) -> str:
     design, n_tasks, repeats, sims = args
     rng = np.random.default_rng([n_tasks, repeats, len(design)])
     if design == "rates":
-        big = (rng.beta(2, 2, 4000), rng.random((4000, repeats)), rng.random((4000, repeats)))
+        big = (rng.beta(2, 2, PILOT), rng.random((PILOT, repeats)), rng.random((PILOT, repeats)))
 
         def gap(x: float) -> float:
             d = rates_at(x, 2, 2, big)
@@ -167,7 +169,7 @@ def power_cell(args: tuple[str, int, int, int]) -> str:
         effect = float(rates_at(shift, 2, 2, big).mean())
     else:
         s0 = Amounts("pilot", 0.5, 1.0)
-        logs = np.log(np.divide(*cost_draws(rng, s0, 4000, repeats)))
+        logs = np.log(np.divide(*cost_draws(rng, s0, PILOT, repeats)))
         effect = math.exp(DifferenceModel.from_pilot(logs, None, MIN_TASKS).mde(n_tasks))
         s = Amounts("at mde", 0.5, effect)
 
@@ -215,8 +217,8 @@ def main() -> None:
         )
         run("Costs, K = 3: verdict rate (type-I under H0), coverage", header, amounts_cell, cells, args.jobs)
     if args.part in ("power", "all"):
-        cells = [("rates", t, k, n) for k, t in itertools.product((1, 3), (10, 20, 30, 50, 100))]
-        cells += [("amounts", t, 3, n) for t in (10, 20, 50)]
+        cells = [("rates", t, k, n) for k, t in itertools.product((1, 3), (10, 20, 30, 50, 100, 300))]
+        cells += [("amounts", t, 3, n) for t in (10, 20, 50, 100)]
         header = "design      T  K       mde  actual power (target 80)"
         run("Power at the reported MDE", header, power_cell, cells, args.jobs)
 

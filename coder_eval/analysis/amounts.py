@@ -7,8 +7,9 @@ Task scales differ by orders of magnitude, so the primary comparison of two vari
 - interval: t over the r_i, exponentiated: an interval for the geometric mean of the per-task
   ratios (``ratio``), the typical factor by which a differs from b on a task.
 
-When some task mean is 0 (a ratio is undefined) the comparison falls back to the differences
-d_i = mean_a,i − mean_b,i: the sign-flip test on d_i and a studentized bootstrap interval.
+When some task mean is 0 (a ratio is undefined), or every task has the same ratio (its interval
+would have no width), the verdict rests on the differences d_i = mean_a,i − mean_b,i instead: the
+sign-flip test on d_i and the t interval over them.
 
 The difference of means is always reported too, with a t interval over tasks; it is descriptive
 when the verdict rests on the ratio. No verdict is called with fewer than
@@ -25,7 +26,15 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, FloatArray, Interval, t_interval
+from coder_eval.analysis.intervals import (
+    N_RESAMPLES,
+    NAN,
+    SEED,
+    FloatArray,
+    Interval,
+    no_spread,
+    t_interval,
+)
 from coder_eval.analysis.signflip import sign_flip
 
 MIN_TASKS = 6
@@ -68,22 +77,22 @@ def amount_test(
     """
     d = xa - xb
     diff_ci, diff_method = difference_interval(d, confidence)
-    if len(d) < 2 or np.any(xa <= 0) or np.any(xb <= 0):
+    positive = len(d) >= 2 and bool(np.all(xa > 0) and np.all(xb > 0))
+    r = np.log(xa) - np.log(xb) if positive else np.array([])
+    if not positive or no_spread(r):
         flip = sign_flip(d, n_resamples, seed)
-        why = "" if len(d) < 2 else "; a task mean is 0, so ratios are undefined"
+        why = "a task mean is 0, so ratios are undefined" if len(d) >= 2 else "fewer than 2 tasks"
+        ratio = float(np.exp(np.mean(r))) if positive else NAN
         return AmountResult(
-            mean(d), *diff_ci, diff_method, NAN, NAN, NAN, "undefined" + why, flip.p_value,
+            mean(d), *diff_ci, diff_method, ratio, NAN, NAN,
+            "undefined: " + ("every task has the same ratio" if positive else why), flip.p_value,
             f"sign-flip on differences ({flip.label(n_resamples)})", "difference",
         )  # fmt: skip
-    r = np.log(xa) - np.log(xb)
     flip = sign_flip(r, n_resamples, seed)
     low, high = t_interval(r, confidence)
-    ratio_ci, ratio_method = Interval(float(np.exp(low)), float(np.exp(high))), "t over log ratios"
-    if not low < high:
-        ratio_ci, ratio_method = Interval(NAN, NAN), "undefined: every task has the same ratio"
     return AmountResult(
-        mean(d), *diff_ci, diff_method, float(np.exp(np.mean(r))), *ratio_ci, ratio_method,
-        flip.p_value, f"sign-flip on log ratios ({flip.label(n_resamples)})", "ratio",
+        mean(d), *diff_ci, diff_method, float(np.exp(np.mean(r))), float(np.exp(low)), float(np.exp(high)),
+        "t over log ratios", flip.p_value, f"sign-flip on log ratios ({flip.label(n_resamples)})", "ratio",
     )  # fmt: skip
 
 

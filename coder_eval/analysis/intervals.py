@@ -57,17 +57,23 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval:
     return Interval(float(ci.low), float(ci.high))
 
 
+def no_spread(values: FloatArray) -> bool:
+    """True when all values are equal up to rounding (1/3 − 0 and 2/3 − 1/3 differ in the last bit)."""
+    return len(values) < 2 or float(np.ptp(values)) <= 1e-9 * max(1.0, float(np.max(np.abs(values))))
+
+
 def t_interval(values: FloatArray, confidence: float = 0.95) -> Interval:
     """Student-t interval for the mean of ``values`` with len − 1 df; NaN for fewer than 2 values.
 
+    Values without spread give the point itself (callers fall back to another interval).
     Example: ``t_interval(np.array([0.2, 0.4, 0.9]))``
     """
     if len(values) < 2:
         return Interval(NAN, NAN)
     mean = float(np.mean(values))
-    se = float(stats.sem(values))
-    if se == 0:
+    if no_spread(values):
         return Interval(mean, mean)
+    se = float(stats.sem(values))
     low, high = stats.t.interval(confidence, len(values) - 1, loc=mean, scale=se)
     return Interval(float(low), float(high))
 

@@ -22,7 +22,15 @@ from scipy import stats
 
 from coder_eval.analysis.amounts import Basis, amount_test
 from coder_eval.analysis.estimate import Estimand, task_estimate, within_variances
-from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, FloatArray, Interval, t_interval
+from coder_eval.analysis.intervals import (
+    N_RESAMPLES,
+    NAN,
+    SEED,
+    FloatArray,
+    Interval,
+    no_spread,
+    t_interval,
+)
 from coder_eval.analysis.metrics import MetricKind
 from coder_eval.analysis.signflip import sign_flip
 
@@ -80,8 +88,8 @@ def paired_t_p(d: FloatArray) -> float:
     """Paired t-test p-value (``ttest_1samp(d, 0)``); 1.0 when every difference is 0."""
     if len(d) < 2:
         return NAN
-    if np.all(d == d[0]):
-        return 1.0 if d[0] == 0 else 0.0
+    if no_spread(d):
+        return 1.0 if abs(float(np.mean(d))) < 1e-12 else 0.0
     return float(stats.ttest_1samp(d, 0.0).pvalue)
 
 

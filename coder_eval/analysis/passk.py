@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from coder_eval.analysis.estimate import wilson_effective
-from coder_eval.analysis.intervals import NAN, Interval, t_interval
+from coder_eval.analysis.intervals import NAN, Interval, no_spread, t_interval
 from coder_eval.analysis.metrics import check_columns, renumbered, task_means, valid_episodes
 from coder_eval.errors import AnalysisError
 
@@ -108,7 +108,7 @@ def per_task_interval(values: np.ndarray, confidence: float) -> tuple[Interval, 
     """t over per-task values clipped to [0, 1]; Wilson over tasks when they are all equal."""
     if len(values) == 0:
         return Interval(NAN, NAN), "no task with enough attempts"
-    if np.ptp(values) == 0:
+    if no_spread(values):
         return wilson_effective(float(values[0]), len(values), confidence), "Wilson over tasks (all equal)"
     low, high = t_interval(values, confidence)
     return Interval(max(low, 0.0), min(high, 1.0)), "t over per-task values"

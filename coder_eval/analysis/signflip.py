@@ -12,7 +12,7 @@ computed without listing the patterns:
   two halves of 2^(n/2) each (meet in the middle), so n = 30 needs two arrays of 32,768 sums.
 - beyond that: a Monte Carlo test over ``n_resamples`` random sign patterns (seeded).
 
-Zero differences are dropped first: flipping the sign of a 0 changes nothing.
+Zero differences (up to rounding) are dropped first: flipping the sign of a 0 changes nothing.
 
 Example::
 
@@ -63,7 +63,7 @@ def sign_flip(d: FloatArray, n_resamples: int = N_RESAMPLES, seed: int = SEED) -
     d = np.asarray(d, dtype=float)
     if len(d) == 0:
         return SignFlip(NAN, True, 0)
-    nonzero = d[d != 0]
+    nonzero = d[np.abs(d) > 1e-12 * max(1.0, float(np.max(np.abs(d))))]  # rounding noise counts as 0
     n = len(nonzero)
     if n == 0:
         return SignFlip(1.0, True, 0)

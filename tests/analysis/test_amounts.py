@@ -58,7 +58,14 @@ def test_no_verdict_below_the_minimum_number_of_tasks() -> None:
 
 def test_a_clear_saving_over_enough_tasks_is_called_on_the_ratio() -> None:
     df = episodes_frame({v: {f"t{i}": ["pass"] for i in range(12)} for v in ("a", "b")})
-    df["cost_usd"] = np.concatenate([COST_B * 0.5, COST_B])
+    df["cost_usd"] = np.concatenate([COST_B * RNG.lognormal(np.log(0.5), 0.1, 12), COST_B])
     c = compare(df, "a", "b", "cost_usd")
-    assert (c.basis, c.verdict) == ("ratio", "a_better") and c.ratio == pytest.approx(0.5)
+    assert (c.basis, c.verdict) == ("ratio", "a_better") and c.ratio == pytest.approx(0.5, rel=0.1)
     assert c.mde_ratio > 1 and np.isnan(c.mde)
+
+
+def test_the_same_ratio_on_every_task_rests_the_verdict_on_the_differences() -> None:
+    result = amount_test(COST_B * 0.5, COST_B)
+    assert result.basis == "difference" and result.ratio == pytest.approx(0.5)
+    assert np.isnan(result.ratio_low) and result.ratio_method == "undefined: every task has the same ratio"
+    assert result.low < result.high < 0

@@ -57,12 +57,14 @@ def test_mde_is_the_effect_with_eighty_percent_power() -> None:
 
 
 def test_large_designs_use_the_sign_flip_tests_normal_form() -> None:
+    """|Σd| ≥ z √Σd² plus a continuity correction of one lattice step (1/3 here)."""
     model = DifferenceModel.from_pilot(THIRDS, bound=1.0)
     sd = model.sd
-    assert model.power(0.1, 400) == pytest.approx(normal_sign_flip_power(0.1, sd, 400, 0.05))
+    assert model.power(0.1, 400) == pytest.approx(normal_sign_flip_power(0.1, sd, 400, 0.05, 1 / 3))
     z = stats.norm.ppf(0.975)
-    assert normal_sign_flip_power(0.1, sd, 400, 0.05) == pytest.approx(
-        stats.norm.cdf((20 * 0.1 - z * math.sqrt(sd**2 + 0.01)) / sd)
+    threshold = z * math.sqrt(400 * (sd**2 + 0.01)) + 1 / 3
+    assert normal_sign_flip_power(0.1, sd, 400, 0.05, 1 / 3) == pytest.approx(
+        stats.norm.cdf((400 * 0.1 - threshold) / (20 * sd))
     )
 
 
