@@ -20,8 +20,8 @@
 # - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
 #   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
 # - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
-#   one run per task), *t over task means* (pass rate with repeats, scores), *cluster bootstrap BCa*
-#   (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
+#   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
+#   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
