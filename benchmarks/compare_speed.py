@@ -1,7 +1,9 @@
 """How long ``compare`` takes as the number of tasks grows, with every task differing (the worst case
 for an exact sign-flip test), and ``compare_all`` on 5 variants × 20 tasks.
 
-Each case is timed ``--repeat`` times in this process; the median is printed. The baseline is
+Each case is timed ``--repeat`` times in this process; the median is printed, and for typical pass
+rates with 3 repeats also the first call with the caches of exact null distributions emptied (as in a
+fresh process). The baseline is
 ``scipy.stats.permutation_test`` enumerating every sign pattern (what an exact test costs without the
 lattice convolution or the two-half enumeration), timed in the same run on the same differences.
 
@@ -21,9 +23,9 @@ import pandas as pd
 from scipy import stats
 
 from coder_eval.analysis import compare, compare_all
-from coder_eval.analysis.signflip import sign_flip
+from coder_eval.analysis.signflip import fair_binomial, grouped_tail, sign_flip
 
-TASKS = (5, 10, 20, 21, 30, 50, 100, 300, 1000)
+TASKS = (5, 6, 8, 10, 20, 21, 30, 50, 60, 61, 100, 300, 1000)
 BASELINE_TASKS = (16, 20)
 
 
@@ -57,7 +59,7 @@ def median_ms(call: Callable[[], object], repeat: int) -> float:
 
 
 def cases(n_tasks: int, rng: np.random.Generator) -> dict[str, tuple[pd.DataFrame, str]]:
-    """Three designs of ``n_tasks`` tasks where every task differs between the variants."""
+    """Designs of ``n_tasks`` tasks: three where every task differs, and typical pass rates with repeats."""
     every = frame({"a": [[1]] * n_tasks, "b": [[0]] * n_tasks})
     thirds = frame(
         {"a": [[1, 1, 0]] * n_tasks, "b": [[0, 0, 1] if i % 2 else [1, 0, 0] for i in range(n_tasks)]}
@@ -67,10 +69,13 @@ def cases(n_tasks: int, rng: np.random.Generator) -> dict[str, tuple[pd.DataFram
         {"a": [[1, 1, 1]] * n_tasks, "b": [[1, 1, 1]] * n_tasks},
         {"a": cost_b * rng.lognormal(0.2, 0.3, 3 * n_tasks), "b": cost_b},
     )
+    p = rng.beta(1, 1, n_tasks)
+    typical = frame({v: [[int(x) for x in rng.random(3) < q] for q in p] for v in "ab"})
     return {
         "pass, K=1": (every, "passed"),
         "pass, K=3": (thirds, "passed"),
         "cost, K=3": (costly, "cost_usd"),
+        "typical, K=3": (typical, "passed"),
     }
 
 
@@ -82,13 +87,18 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     print("compare(), every task differing: median ms of", args.repeat, "runs")
-    print(f"{'T':>5}  {'pass, K=1':>10}  {'pass, K=3':>10}  {'cost, K=3':>10}")
+    print("columns: pass rates, every task differing, K = 1 and K = 3; cost, every task differing;")
+    print("typical pass rates with K = 3 (tasks from Beta(1, 1)); that case again with cold caches")
+    print(f"{'T':>5}  {'pass, K=1':>10}  {'pass, K=3':>10}  {'cost, K=3':>10}  {'typical':>10}  {'cold':>8}")
     for n_tasks in TASKS:
+        designs = cases(n_tasks, rng)
+        grouped_tail.cache_clear()  # a process's first call computes the exact null distributions
+        fair_binomial.cache_clear()
+        cold = median_ms(lambda df=designs["typical, K=3"][0]: compare(df, "a", "b"), 1)
         row = [
-            median_ms(lambda df=df, m=m: compare(df, "a", "b", m), args.repeat)
-            for df, m in cases(n_tasks, rng).values()
+            median_ms(lambda df=df, m=m: compare(df, "a", "b", m), args.repeat) for df, m in designs.values()
         ]
-        print(f"{n_tasks:>5}  " + "  ".join(f"{ms:>10.1f}" for ms in row), flush=True)
+        print(f"{n_tasks:>5}  " + "  ".join(f"{ms:>10.1f}" for ms in row) + f"  {cold:>8.1f}", flush=True)
     variants = {
         v: [[int(x) for x in rng.random(3) < p] for _ in range(20)]
         for v, p in zip("abcde", (0.3, 0.45, 0.5, 0.6, 0.8), strict=True)

@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from coder_eval.analysis.signflip import grouped_tail, lattice
 
 N_SIMS = 1000
 """Simulated planned runs per power estimate (Monte Carlo SE of a power of 0.8: 1.3 points)."""
-CONTINUOUS_SIM_MAX = 12
+CONTINUOUS_SIM_MAX = 10
 """Continuous differences: simulate (exact enumeration of sign patterns) below this many tasks."""
 LATTICE_SIM_MAX = 60
 """Lattice differences: simulate (exact lattice test) up to this many tasks."""
@@ -172,11 +173,17 @@ def tilted_mean(model: DifferenceModel, rate: float) -> float:
     return float(np.sum(tilted(model, rate) * model.values))
 
 
+@functools.lru_cache(maxsize=16)
+def sign_patterns(n: int) -> FloatArray:
+    """Every sign pattern of n values with the first sign +: the other half mirror them, same |sum|."""
+    patterns = np.array([(1.0, *rest) for rest in itertools.product((1.0, -1.0), repeat=n - 1)])
+    patterns.flags.writeable = False
+    return np.asarray(patterns, dtype=float)
+
+
 def enumerated_rejects(draws: FloatArray, alpha: float) -> np.ndarray:
     """Exact sign-flip on continuous draws with few tasks: every sign pattern, for all runs at once."""
-    n = draws.shape[1]
-    signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-    sums = np.abs(draws) @ signs.T
+    sums = np.abs(draws) @ sign_patterns(draws.shape[1]).T
     observed = np.abs(draws.sum(axis=1, keepdims=True))
     tolerance = 1e-9 * np.abs(draws).sum(axis=1, keepdims=True)
     p = np.mean(np.abs(sums) >= observed - tolerance, axis=1)
