@@ -126,23 +126,38 @@ def compare(
     arm_a, arm_b = (arm(both, v) for v in (a, b))
     result = paired_test(arm_a, arm_b, kind, confidence, n_resamples, seed, estimand)
     repeats = int(np.nanmax(both[["n"]].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
-    invalid, missing = excluded_counts(episodes, a, b, metric)
-    mde, mde_ratio = planned_mde(arm_a, arm_b, kind, result, seed)
-    better = higher_is_better(metric)
-    d = arm_a.means - arm_b.means
+    counts = (len(both), repeats, len(wide) - len(both), *excluded_counts(episodes, a, b, metric))
+    c = record(metric, a, b, counts, (arm_a, arm_b), kind, result, seed)
+    return replace(c, estimand=estimand, verdict=verdict_of(c))
+
+
+def record(
+    metric: str,
+    a: str,
+    b: str,
+    counts: tuple[int, int, int, int, int],
+    arms: tuple[Arm, Arm],
+    kind: str,
+    result: PairedResult,
+    seed: int,
+) -> Comparison:
+    """The Comparison of a paired test (verdict still to set); counts are (n_tasks, n_repeats,
+    n_excluded_tasks, n_invalid_excluded, n_missing_excluded)."""
+    n_tasks, repeats, excluded, invalid, missing = counts
+    xa, xb = arms[0].means, arms[1].means
+    d = xa - xb
     binary = kind == "binary"
-    c = Comparison(
-        metric, a, b, len(both), repeats, len(wide) - len(both), mean_a=mean(arm_a.means),
-        mean_b=mean(arm_b.means), diff=result.diff, ci_low=result.low, ci_high=result.high,
-        p_value=result.p_value, test=result.test, a_only=float((d > 0).sum()) if binary else NAN,
-        b_only=float((d < 0).sum()) if binary else NAN, correlation=correlation(arm_a.means, arm_b.means),
-        mde=mde, verdict="inconclusive", method=result.method,
-        higher_is_better=better, ratio=result.ratio, ratio_ci_low=result.ratio_low,
+    mde, mde_ratio = planned_mde(arms[0], arms[1], kind, result, seed)
+    return Comparison(
+        metric, a, b, n_tasks, repeats, excluded, mean_a=mean(xa), mean_b=mean(xb), diff=result.diff,
+        ci_low=result.low, ci_high=result.high, p_value=result.p_value, test=result.test,
+        a_only=float((d > 0).sum()) if binary else NAN, b_only=float((d < 0).sum()) if binary else NAN,
+        correlation=correlation(xa, xb), mde=mde, verdict="inconclusive", method=result.method,
+        higher_is_better=higher_is_better(metric), ratio=result.ratio, ratio_ci_low=result.ratio_low,
         ratio_ci_high=result.ratio_high, p_value_t=result.p_value_t, ratio_method=result.ratio_method,
         basis=result.basis, mde_ratio=mde_ratio, min_tasks=MIN_TASKS if kind == "amount" else 0,
-        estimand=estimand, n_invalid_excluded=invalid, n_missing_excluded=missing,
+        n_invalid_excluded=invalid, n_missing_excluded=missing,
     )  # fmt: skip
-    return replace(c, verdict=verdict_of(c))
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
