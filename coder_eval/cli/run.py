@@ -130,9 +130,7 @@ def _experiment_record(resolution: Resolution) -> dict[str, object]:
             }
         )
     path = resolution.experiment.path
-    compare = (
-        resolution.experiment.compare.model_dump()
-    )  # the A/B headline's tasks, read by the compare report
+    compare = resolution.experiment.compare.model_dump()  # the headline's tasks, for the compare report
     return {"path": str(path) if path else None, "variants": variants, "compare": compare}
 
 
