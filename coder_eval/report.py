@@ -75,7 +75,15 @@ TEMPLATES: dict[str, Template] = {
         "paired comparison of two variants on every metric, flips, all pairs (Holm), power",
         runs_param="run_dirs",
         many_runs=True,
-        params={"baseline": str, "candidate": str, "metric": str},
+        params={
+            "baseline": str,
+            "candidate": str,
+            "metric": str,
+            "tags": str,
+            "exclude_tags": str,
+            "estimand": str,
+            "adjust": str,
+        },
     ),
     "classification_report": Template(
         "classification_report.py",

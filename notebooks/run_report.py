@@ -13,7 +13,15 @@
 # %% [markdown]
 # # Run report
 #
-# What ran, how it went and what it cost.
+# What ran, how it went and what it cost. Conventions used throughout:
+#
+# - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
+#   over the task means, so a task run three times counts once, not three times.
+# - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
+#   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
+# - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
+#   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
+#   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest

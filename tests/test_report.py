@@ -145,6 +145,10 @@ def test_compare_report_numbers_are_the_analysis_library_numbers(compare_report:
     flips = ca.flips(episodes, "baseline", "with_skill").drop(columns=["paths_a", "paths_b"])
     assert summary["flips"] == same(flips)
     assert summary["mde"] == ca.mde(episodes, "with_skill", "baseline", "passed")
+    adjusted = ca.compare_metrics(episodes, "with_skill", "baseline", REPORT_METRICS)
+    assert summary["comparisons_adjusted"] == same(adjusted)
+    assert summary["power_observed"] == ca.power_at(episodes, "with_skill", "baseline", comparisons[0].diff)
+    assert summary["scripted"] is True and summary["headline_tasks"] == sorted(set(episodes.task_id))
 
 
 @pytest.mark.slow
@@ -158,6 +162,7 @@ def test_compare_report_html_links_flipped_trajectories_relatively(compare_repor
         "How many tasks a conclusive answer needs",
     ]
     assert_complete_html(page, sections)
+    assert "scripted model server" in page and "Every number below covers the headline" in page
     links = re.findall(r'<a href="([^"#]+\.jsonl)">', page)
     assert links and not any(link.startswith("/") for link in links)
     assert all((compare_report.html_path.parent / link).resolve().is_file() for link in links)

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from coder_eval.analysis.estimate import wilson_effective
 from coder_eval.analysis.intervals import (
     N_RESAMPLES,
     NAN,
     SEED,
     FloatArray,
+    Interval,
     bootstrap_interval,
     wilson_interval,
 )
@@ -119,8 +121,20 @@ def accuracy_estimate(
         return (correct / n, *wilson_interval(correct, n, confidence), "Wilson")
     per_task = items.groupby("task_id")["correct"].agg(["sum", "count"]).astype(float)
     hits, sizes = per_task["sum"].to_numpy(float), per_task["count"].to_numpy(float)
-    ci, method = bootstrap_interval((hits, sizes), ratio_of_sums, confidence, n_resamples, seed)
+    ci, method = clustered_share(hits, sizes, confidence, n_resamples, seed)
     return correct / n, ci.low, ci.high, method
+
+
+def clustered_share(
+    hits: FloatArray, sizes: FloatArray, confidence: float, n_resamples: int, seed: int
+) -> tuple[Interval, str]:
+    """Σ hits / Σ sizes over tasks: cluster bootstrap, or pooled Wilson when every resample agrees
+    (all correct, say), since an interval from finite data never has zero width."""
+    ci, method = bootstrap_interval((hits, sizes), ratio_of_sums, confidence, n_resamples, seed)
+    if ci.low < ci.high:
+        return ci, method
+    p = float(hits.sum() / sizes.sum())
+    return wilson_effective(p, float(sizes.sum()), confidence), "pooled Wilson (no spread between tasks)"
 
 
 def labelled_items(criteria: pd.DataFrame, criterion: str | None) -> pd.DataFrame:
@@ -161,6 +175,19 @@ def share(num: FloatArray, den: FloatArray) -> FloatArray:
     return np.asarray(np.divide(num, den, out=out, where=np.asarray(den) != 0), dtype=float)
 
 
+def share_estimate(
+    tp: FloatArray, den: FloatArray, one_run: bool, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float, float, str]:
+    """Σ tp / Σ den (precision or recall) with Wilson (one run per task) or a clustered interval."""
+    k, n = int(tp.sum()), int(den.sum())
+    if n == 0:
+        return NAN, NAN, NAN, "undefined"
+    if one_run:
+        return (k / n, *wilson_interval(k, n, confidence), "Wilson")
+    ci, method = clustered_share(tp, den, confidence, n_resamples, seed)
+    return k / n, ci.low, ci.high, method
+
+
 def label_scores(
     items: pd.DataFrame, label: str, one_run: bool, confidence: float, n_resamples: int, seed: int
 ) -> tuple[object, ...]:
@@ -178,23 +205,21 @@ def label_scores(
         .sum()
     )
     tp, fp, fn = (counts[c].to_numpy(float) for c in ("tp", "fp", "fn"))
-    ratios = []
-    for den in (tp + fp, tp + fn):
-        k, n = int(tp.sum()), int(den.sum())
-        if n == 0:
-            ratios.append((NAN, NAN, NAN))
-        elif one_run:
-            ratios.append((k / n, *wilson_interval(k, n, confidence)))
-        else:
-            ci, _ = bootstrap_interval((tp, den), ratio_of_sums, confidence, n_resamples, seed)
-            ratios.append((k / n, ci.low, ci.high))
+    ratios = [share_estimate(tp, den, one_run, confidence, n_resamples, seed) for den in (tp + fp, tp + fn)]
+    pooled = any(method.startswith("pooled") for *_, method in ratios)
+    p_and_r = (
+        "Wilson" if one_run else "cluster bootstrap" + (" (pooled Wilson where it has no spread)" * pooled)
+    )
     f1_ci, f1_method = bootstrap_interval((tp, fp, fn), f1_of, confidence, n_resamples, seed)
-    method = ("Wilson" if one_run else "cluster bootstrap") + f" for P and R; {f1_method} for F1"
+    if not f1_ci.low < f1_ci.high:  # every resample gives the same F1: F1 = TP / (TP + (FP + FN) / 2)
+        size = float(tp.sum() + (fp.sum() + fn.sum()) / 2)
+        f1_ci, f1_method = wilson_effective(float(tp.sum()) / size, size, confidence), "pooled Wilson"
+    method = f"{p_and_r} for P and R; {f1_method} for F1"
     return (
         label,
         int(tp.sum() + fn.sum()),
-        *ratios[0],
-        *ratios[1],
+        *ratios[0][:3],
+        *ratios[1][:3],
         float(f1_of(tp, fp, fn)),
         f1_ci.low,
         f1_ci.high,

@@ -1,8 +1,10 @@
-"""``compare`` two variants paired on tasks; ``compare_all`` every pair with Holm-adjusted p-values.
+"""``compare`` two variants paired on tasks.
 
-Verdicts are called only when the 95 % interval of the difference excludes 0 and p < 0.05. For
-metrics where lower is better (tokens, cost, duration, turns, tool calls; see ``higher_is_better``)
-``a_better`` means a is *lower*.
+A verdict is called only when the test's p < 0.05 and the 95 % interval excludes "no difference":
+0 for a difference, 1 for a ratio (amounts rest on the ratio of per-task means; see ``amounts``).
+For metrics where lower is better (tokens, cost, duration, turns, tool calls; ``higher_is_better``)
+``a_better`` means a is *lower*. ``mde`` is the smallest difference the same test would call with
+80 % power at this number of tasks (``power_model``).
 
 Example::
 
@@ -12,39 +14,36 @@ Example::
 
 from __future__ import annotations
 
-import itertools
+import math
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
+from coder_eval.analysis.amounts import MIN_TASKS
+from coder_eval.analysis.estimate import Estimand, check_estimand
 from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED
 from coder_eval.analysis.metrics import (
     check_variants,
     higher_is_better,
+    is_invalid,
     metric_kind,
     metric_values,
+    renumbered,
     task_means,
-    valid_episodes,
 )
-from coder_eval.analysis.paired import (
-    ALPHA,
-    PairedResult,
-    RatioResult,
-    paired_mde,
-    paired_test,
-    ratio_of_means,
-)
+from coder_eval.analysis.paired import ALPHA, Arm, PairedResult, paired_test
+from coder_eval.analysis.power_model import DifferenceModel
 from coder_eval.errors import AnalysisError
 
 Verdict = Literal["a_better", "b_better", "inconclusive"]
+Method = Literal["paired", "mixed"]
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Variant a vs variant b on one metric, paired on tasks (diff = a − b).
+    """Variant a vs variant b on one metric, paired on tasks (diff = a − b, ratio = a / b).
 
     Example: ``compare(df, "new", "old").verdict`` -> ``'inconclusive'``
     """
@@ -67,13 +66,26 @@ class Comparison:
     b_only: float
     correlation: float
     mde: float
+    """Smallest |diff| the test calls with 80 % power at n_tasks; NaN when the verdict rests on the ratio."""
     verdict: Verdict
     method: str
     higher_is_better: bool
     ratio: float = NAN
+    """Amounts: geometric mean over tasks of mean_a,i / mean_b,i."""
     ratio_ci_low: float = NAN
     ratio_ci_high: float = NAN
     p_value_t: float = NAN
+    ratio_method: str = ""
+    basis: str = "difference"
+    """What the verdict rests on: ``difference`` or ``ratio``."""
+    mde_ratio: float = NAN
+    """Amounts on the ratio: the smallest factor (≥ 1, either way) called with 80 % power."""
+    min_tasks: int = 0
+    """No verdict below this many paired tasks (amounts)."""
+    estimand: str = "population"
+    n_invalid_excluded: int = 0
+    n_missing_excluded: int = 0
+    """Valid episodes without a value for the metric (e.g. unknown cost)."""
 
 
 def compare(
@@ -84,10 +96,14 @@ def compare(
     confidence: float = 0.95,
     n_resamples: int = N_RESAMPLES,
     seed: int = SEED,
+    estimand: Estimand = "population",
+    method: Method = "paired",
 ) -> Comparison:
     """Paired comparison of variants ``a`` and ``b`` on the tasks both have valid episodes for.
 
     Tasks present in only one variant are excluded and counted (``n_excluded_tasks``).
+    ``estimand="fixed_tasks"`` narrows the intervals to these tasks (needs repeats);
+    ``method="mixed"`` fits a mixed-effects logistic model instead (pass rates; ``mixed``).
 
     Example::
 
@@ -95,54 +111,103 @@ def compare(
     """
     if a == b:
         raise AnalysisError(f"compare needs two different variants (got {a!r} twice)")
+    check_estimand(estimand)
+    episodes = renumbered(episodes)
     check_variants(episodes, a, b)
-    metric_values(episodes, metric)
     kind = metric_kind(metric, episodes if metric in episodes.columns else None)
+    if method == "mixed":
+        from coder_eval.analysis.mixed import mixed_comparison
+
+        return mixed_comparison(episodes, a, b, metric, confidence)
+    if method != "paired":
+        raise AnalysisError(f"method must be 'paired' or 'mixed' (got {method!r})")
     wide = paired_means(episodes, a, b, metric)
-    both = wide.dropna()
-    xa, xb = both[("mean", a)].to_numpy(float), both[("mean", b)].to_numpy(float)
-    repeats = int(np.nanmax(both["n"].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
-    result = paired_test(xa, xb, kind, repeats, confidence, n_resamples, seed)
-    ratio = (
-        ratio_of_means(xa, xb, confidence, n_resamples, seed)
-        if kind == "amount"
-        else RatioResult(NAN, NAN, NAN)
-    )
-    counts = (len(both), repeats, len(wide) - len(both))
-    return comparison(metric, a, b, counts, xa, xb, result, ratio, kind == "binary")
+    both = wide.dropna(subset=[("mean", a), ("mean", b)])
+    arm_a, arm_b = (arm(both, v) for v in (a, b))
+    result = paired_test(arm_a, arm_b, kind, confidence, n_resamples, seed, estimand)
+    repeats = int(np.nanmax(both[["n"]].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
+    counts = (len(both), repeats, len(wide) - len(both), *excluded_counts(episodes, a, b, metric))
+    c = record(metric, a, b, counts, (arm_a, arm_b), kind, result, seed)
+    return replace(c, estimand=estimand, verdict=verdict_of(c))
 
 
-def comparison(
+def record(
     metric: str,
     a: str,
     b: str,
-    counts: tuple[int, int, int],
-    xa: np.ndarray,
-    xb: np.ndarray,
+    counts: tuple[int, int, int, int, int],
+    arms: tuple[Arm, Arm],
+    kind: str,
     result: PairedResult,
-    ratio: RatioResult,
-    binary: bool,
+    seed: int,
 ) -> Comparison:
-    """The Comparison record; counts are (n_tasks, n_repeats, n_excluded_tasks)."""
+    """The Comparison of a paired test (verdict still to set); counts are (n_tasks, n_repeats,
+    n_excluded_tasks, n_invalid_excluded, n_missing_excluded)."""
+    n_tasks, repeats, excluded, invalid, missing = counts
+    xa, xb = arms[0].means, arms[1].means
     d = xa - xb
-    better = higher_is_better(metric)
+    binary = kind == "binary"
+    mde, mde_ratio = planned_mde(arms[0], arms[1], kind, result, seed)
     return Comparison(
-        metric, a, b, *counts, mean_a=mean(xa), mean_b=mean(xb), diff=result.diff, ci_low=result.low,
-        ci_high=result.high, p_value=result.p_value, test=result.test,
+        metric, a, b, n_tasks, repeats, excluded, mean_a=mean(xa), mean_b=mean(xb), diff=result.diff,
+        ci_low=result.low, ci_high=result.high, p_value=result.p_value, test=result.test,
         a_only=float((d > 0).sum()) if binary else NAN, b_only=float((d < 0).sum()) if binary else NAN,
-        correlation=correlation(xa, xb), mde=paired_mde(d),
-        verdict=verdict(result.diff, result.low, result.high, result.p_value, better), method=result.method,
-        higher_is_better=better, ratio=ratio.ratio, ratio_ci_low=ratio.low, ratio_ci_high=ratio.high,
-        p_value_t=result.p_value_t,
+        correlation=correlation(xa, xb), mde=mde, verdict="inconclusive", method=result.method,
+        higher_is_better=higher_is_better(metric), ratio=result.ratio, ratio_ci_low=result.ratio_low,
+        ratio_ci_high=result.ratio_high, p_value_t=result.p_value_t, ratio_method=result.ratio_method,
+        basis=result.basis, mde_ratio=mde_ratio, min_tasks=MIN_TASKS if kind == "amount" else 0,
+        n_invalid_excluded=invalid, n_missing_excluded=missing,
     )  # fmt: skip
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
-    """Task × (mean, n) × variant, over valid episodes; NaN where a variant lacks the task."""
-    chosen = valid_episodes(episodes[episodes["variant_id"].isin([a, b])])
+    """Task × (mean, n, var) × variant, over valid episodes; NaN where a variant lacks the task."""
+    chosen = episodes[episodes["variant_id"].isin([a, b]) & ~is_invalid(episodes)]
     means = task_means(chosen, metric)
-    wide = means.pivot(index="task_id", columns="variant_id", values=["mean", "n"])
-    return wide.reindex(columns=pd.MultiIndex.from_product([["mean", "n"], [a, b]]))
+    wide = means.pivot(index="task_id", columns="variant_id", values=["mean", "n", "var"])
+    return wide.reindex(columns=pd.MultiIndex.from_product([["mean", "n", "var"], [a, b]]))
+
+
+def arm(both: pd.DataFrame, variant: str) -> Arm:
+    """One variant's task means, run counts and run-to-run variances on the paired tasks."""
+    return Arm.of(
+        both[("mean", variant)].to_numpy(float),
+        both[("n", variant)].to_numpy(float),
+        both[("var", variant)].to_numpy(float),
+    )
+
+
+def excluded_counts(episodes: pd.DataFrame, a: str, b: str, metric: str) -> tuple[int, int]:
+    """(invalid episodes, valid episodes without a value) of the two variants."""
+    pair = episodes[episodes["variant_id"].isin([a, b])]
+    invalid = is_invalid(pair)
+    missing = metric_values(pair, metric).isna() & ~invalid
+    return int(invalid.sum()), int(missing.sum())
+
+
+def planned_mde(arm_a: Arm, arm_b: Arm, kind: str, result: PairedResult, seed: int) -> tuple[float, float]:
+    """(mde, mde_ratio) of the test that was run, at this number of tasks (``power_model``)."""
+    if len(arm_a.means) < 2:
+        return NAN, NAN
+    if result.basis == "ratio":
+        logs = np.log(arm_a.means) - np.log(arm_b.means)
+        delta = DifferenceModel.from_pilot(logs, None, MIN_TASKS, seed).mde(len(logs))
+        return NAN, math.exp(delta) if not math.isnan(delta) else NAN
+    d = arm_a.means - arm_b.means
+    bound = None if kind == "amount" else 1.0
+    return DifferenceModel.from_pilot(d, bound, MIN_TASKS if kind == "amount" else 0, seed).mde(len(d)), NAN
+
+
+def verdict_of(c: Comparison, p_value: float | None = None) -> Verdict:
+    """The verdict on the basis the test used (``p_value`` replaces c's, e.g. Holm-adjusted);
+    never below ``c.min_tasks`` paired tasks."""
+    p = c.p_value if p_value is None else p_value
+    if c.n_tasks < c.min_tasks:
+        return "inconclusive"
+    if c.basis == "ratio":
+        point, low, high = (math.log(x) if x > 0 else NAN for x in (c.ratio, c.ratio_ci_low, c.ratio_ci_high))
+        return verdict(point, low, high, p, c.higher_is_better)
+    return verdict(c.diff, c.ci_low, c.ci_high, p, c.higher_is_better)
 
 
 def mean(x: np.ndarray) -> float:
@@ -174,44 +239,3 @@ def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:
     """
     columns = list(Comparison.__dataclass_fields__)
     return pd.DataFrame([asdict(c) for c in comparisons], columns=columns)
-
-
-def compare_all(
-    episodes: pd.DataFrame,
-    metric: str = "passed",
-    confidence: float = 0.95,
-    n_resamples: int = N_RESAMPLES,
-    seed: int = SEED,
-) -> pd.DataFrame:
-    """Every pair of variants; ``p_adjusted`` is Holm over all pairs and sets the verdict.
-
-    Example: ``compare_all(runs.episodes)[["a", "b", "diff", "p_adjusted", "verdict"]]``
-    """
-    variants = [str(v) for v in pd.unique(episodes["variant_id"].dropna())]
-    if len(variants) < 2:
-        raise AnalysisError(f"compare_all needs at least two variants (found {variants})")
-    comparisons = [
-        compare(episodes, a, b, metric, confidence, n_resamples, seed)
-        for a, b in itertools.combinations(variants, 2)
-    ]
-    adjusted = holm([c.p_value for c in comparisons])
-    rows = [
-        replace(c, verdict=verdict(c.diff, c.ci_low, c.ci_high, p, c.higher_is_better))
-        for c, p in zip(comparisons, adjusted, strict=True)
-    ]
-    frame = comparisons_frame(rows)
-    frame.insert(list(frame.columns).index("p_value") + 1, "p_adjusted", adjusted)
-    return frame
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-adjusted p-values (``multipletests(method="holm")``); NaN stays NaN and is not counted.
-
-    Example: ``holm([0.01, 0.04, 0.03])`` -> ``[0.03, 0.06, 0.06]``
-    """
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(len(p), NAN)
-    finite = ~np.isnan(p)
-    if finite.any():
-        out[finite] = multipletests(p[finite], method="holm")[1]
-    return [float(x) for x in out]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, FloatArray, bootstrap_interval
-from coder_eval.analysis.metrics import check_columns, is_invalid
+from coder_eval.analysis.metrics import check_columns, is_invalid, metric_values, renumbered
 
 COST_COLUMNS = [
     "n_tasks",
@@ -47,16 +47,15 @@ def cost_per_resolved(
 
     Example: ``cost_per_resolved(runs.episodes, by="model")``
     """
+    episodes = renumbered(episodes)
     check_columns(episodes, [by, "task_id", "cost_usd", "passed", "outcome"])
-    invalid = is_invalid(episodes)
+    frame = episodes.assign(_invalid=is_invalid(episodes), _resolved=metric_values(episodes, "passed"))
     rows = []
-    for group, part in episodes.groupby(by, observed=True, sort=True):
-        valid = part[~invalid.loc[part.index]]
+    for group, part in frame.groupby(by, observed=True, sort=True):
+        valid = part[~part["_invalid"]]
         priced = valid[valid["cost_usd"].notna()]
         per_task = (
-            priced.assign(resolved=priced["passed"].astype(float))
-            .groupby("task_id")[["cost_usd", "resolved"]]
-            .sum()
+            priced.assign(resolved=priced["_resolved"]).groupby("task_id")[["cost_usd", "resolved"]].sum()
         )
         cost, resolved = per_task["cost_usd"].to_numpy(float), per_task["resolved"].to_numpy(float)
         estimate, low, high, method = ratio_estimate(cost, resolved, confidence, n_resamples, seed)

@@ -1,12 +1,11 @@
-"""Interval primitives over task-level values, each a thin wrapper of scipy.
+"""Interval primitives over task-level values, each a thin wrapper of scipy or statsmodels.
 
-``task_estimate`` picks the method of STATS.md from the metric kind and the number of repeats; it
-is the single code path behind ``summarize`` (and the coverage benchmark).
+``task_estimate`` (in ``estimate.py``) picks among them by metric kind; docs/statistics.md says why.
 
 Example::
 
     wilson_interval(7, 10)                      # Interval(low=0.397..., high=0.892...)
-    task_estimate(np.array([1.0, 0.5, 0.0]), "binary", repeats=2)
+    t_interval(np.array([0.2, 0.4, 0.9]))
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from coder_eval.analysis.metrics import MetricKind
 from coder_eval.errors import AnalysisError
 
 FloatArray = NDArray[np.float64]
@@ -59,17 +57,23 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Interval:
     return Interval(float(ci.low), float(ci.high))
 
 
+def no_spread(values: FloatArray) -> bool:
+    """True when all values are equal up to rounding (1/3 − 0 and 2/3 − 1/3 differ in the last bit)."""
+    return len(values) < 2 or float(np.ptp(values)) <= 1e-9 * max(1.0, float(np.max(np.abs(values))))
+
+
 def t_interval(values: FloatArray, confidence: float = 0.95) -> Interval:
     """Student-t interval for the mean of ``values`` with len − 1 df; NaN for fewer than 2 values.
 
+    Values without spread give the point itself (callers fall back to another interval).
     Example: ``t_interval(np.array([0.2, 0.4, 0.9]))``
     """
     if len(values) < 2:
         return Interval(NAN, NAN)
     mean = float(np.mean(values))
-    se = float(stats.sem(values))
-    if se == 0:
+    if no_spread(values):
         return Interval(mean, mean)
+    se = float(stats.sem(values))
     low, high = stats.t.interval(confidence, len(values) - 1, loc=mean, scale=se)
     return Interval(float(low), float(high))
 
@@ -106,35 +110,3 @@ def bootstrap_interval(
         if not (np.isnan(ci.low) or np.isnan(ci.high)):
             return ci, label if method == "BCa" else f"{label} (BCa undefined)"
     return ci, "cluster bootstrap undefined (degenerate resamples)"
-
-
-def task_estimate(
-    means: FloatArray,
-    kind: MetricKind,
-    repeats: int = 1,
-    confidence: float = 0.95,
-    n_resamples: int = N_RESAMPLES,
-    seed: int = SEED,
-) -> Estimate:
-    """Mean of per-task means with the STATS.md interval for the metric kind.
-
-    Binary with one run per task: Wilson; binary with repeats or a proportion: t over task means
-    clipped to [0, 1]; amounts: cluster bootstrap BCa. ``repeats`` is the most runs any task has.
-
-    Example: ``task_estimate(np.array([1.0, 0.0, 1.0]), "binary")`` -> Estimate(..., method='Wilson')
-    """
-    t = len(means)
-    if t == 0:
-        return Estimate(NAN, NAN, NAN, "no valid episodes")
-    mean = float(np.mean(means))
-    if kind == "binary" and repeats == 1:
-        low, high = wilson_interval(round(float(means.sum())), t, confidence)
-        return Estimate(mean, low, high, "Wilson")
-    if kind in ("binary", "proportion"):
-        low, high = t_interval(means, confidence)
-        method = "t over task means" if t > 1 else "t undefined with 1 task"
-        return Estimate(mean, max(low, 0.0), min(high, 1.0), method)
-    ci, method = bootstrap_interval((means,), np.mean, confidence, n_resamples, seed)
-    return Estimate(
-        mean, ci.low, ci.high, method + (f"; approximate (T={t} < {SMALL_T})" if t < SMALL_T else "")
-    )

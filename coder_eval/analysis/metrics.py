@@ -37,6 +37,7 @@ LOWER_IS_BETTER = frozenset(
 )
 PROPORTIONS = frozenset({"score"})
 TOKEN_BUCKETS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+OUTCOME_PASSED = {"pass": 1.0, "fail": 0.0}
 
 
 def higher_is_better(metric: str) -> bool:
@@ -86,13 +87,28 @@ def check_variants(episodes: pd.DataFrame, *variants: str, by: str = "variant_id
             raise AnalysisError(unknown_name("variant", variant, valid))
 
 
+def renumbered(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with a fresh 0..n−1 index: frames joined by ``pd.concat`` repeat index labels.
+
+    Example: ``renumbered(pd.concat([runs_a.episodes, runs_b.episodes]))``
+    """
+    return frame.reset_index(drop=True)
+
+
 def metric_values(episodes: pd.DataFrame, metric: str) -> pd.Series:
-    """The metric as floats (``passed`` -> 1.0 / 0.0 / NaN; ``total_tokens`` derived when absent)."""
+    """The metric as floats (``passed`` -> 1.0 / 0.0 / NaN; ``total_tokens`` derived when absent).
+
+    A missing ``passed`` on an episode whose outcome is ``pass`` or ``fail`` is read from the
+    outcome, so every function counts such episodes the same way.
+    """
     if metric == "total_tokens" and metric not in episodes.columns:
         check_columns(episodes, TOKEN_BUCKETS)
         return episodes[list(TOKEN_BUCKETS)].sum(axis=1, min_count=1).astype(float)
     check_metric(episodes, metric)
-    return episodes[metric].astype(float)
+    values = episodes[metric].astype(float)
+    if metric == "passed" and "outcome" in episodes.columns:
+        return values.fillna(episodes["outcome"].map(OUTCOME_PASSED).astype(float))
+    return values
 
 
 def is_invalid(episodes: pd.DataFrame) -> pd.Series:
@@ -107,13 +123,14 @@ def valid_episodes(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def task_means(episodes: pd.DataFrame, metric: str, by: str | list[str] = "variant_id") -> pd.DataFrame:
-    """Per (group, task): ``mean`` of the metric over repeats and ``n`` (repeats with a value).
+    """Per (group, task): ``mean`` of the metric over repeats, ``n`` (repeats with a value), ``var``.
 
-    Example: ``task_means(df, "passed")`` -> columns variant_id, task_id, mean, n
+    ``var`` is the variance between repeats (NaN with one). Example: ``task_means(df, "passed")``
+    -> columns variant_id, task_id, mean, n, var
     """
     keys = [by] if isinstance(by, str) else list(by)
     check_columns(episodes, [*keys, "task_id"])
-    values = metric_values(episodes, metric).rename("value")
-    frame = pd.concat([episodes[[*keys, "task_id"]], values], axis=1).dropna(subset=["value"])
+    values = metric_values(episodes, metric).to_numpy(float)
+    frame = episodes[[*keys, "task_id"]].assign(value=values).dropna(subset=["value"])
     grouped = frame.groupby([*keys, "task_id"], observed=True, sort=True)["value"]
     return grouped.agg(mean="mean", n="count", var="var").reset_index()

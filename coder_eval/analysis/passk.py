@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from coder_eval.analysis.intervals import t_interval
-from coder_eval.analysis.metrics import check_columns, task_means, valid_episodes
+from coder_eval.analysis.estimate import wilson_effective
+from coder_eval.analysis.intervals import NAN, Interval, no_spread, t_interval
+from coder_eval.analysis.metrics import check_columns, renumbered, task_means, valid_episodes
 from coder_eval.errors import AnalysisError
 
 PASSK_COLUMNS = [
@@ -67,10 +68,12 @@ def pass_at_k_table(episodes: pd.DataFrame, ks: Sequence[int], confidence: float
     """Per variant, k and measure (pass@k, pass^k): mean over tasks with a t interval over tasks.
 
     Tasks with fewer than k valid attempts are excluded and counted (``n_tasks_excluded``);
-    ``n_min``/``n_max`` are the attempts per task behind each k. Example::
+    ``n_min``/``n_max`` are the attempts per task behind each k. When every task has the same value
+    (all pass, say) the t interval would have no width: Wilson over tasks is used and named. Example::
 
         pass_at_k_table(runs.episodes, ks=[1, 5])
     """
+    episodes = renumbered(episodes)
     check_columns(episodes, ["variant_id", "task_id", "passed", "outcome"])
     if not ks or any(k < 1 for k in ks):
         raise AnalysisError(f"ks must be positive integers (got {list(ks)})")
@@ -82,7 +85,7 @@ def pass_at_k_table(episodes: pd.DataFrame, ks: Sequence[int], confidence: float
             usable = part[part["n"] >= k]
             for measure, func in MEASURES.items():
                 values = np.array([func(n, c, k) for n, c in zip(usable["n"], usable["c"], strict=True)])
-                low, high = t_interval(values, confidence)
+                (low, high), method = per_task_interval(values, confidence)
                 rows.append(
                     (
                         variant,
@@ -93,9 +96,19 @@ def pass_at_k_table(episodes: pd.DataFrame, ks: Sequence[int], confidence: float
                         usable["n"].min(),
                         usable["n"].max(),
                         float(values.mean()) if len(values) else float("nan"),
-                        max(low, 0.0),
-                        min(high, 1.0),
-                        "t over per-task values",
+                        low,
+                        high,
+                        method,
                     )
                 )
     return pd.DataFrame(rows, columns=PASSK_COLUMNS)
+
+
+def per_task_interval(values: np.ndarray, confidence: float) -> tuple[Interval, str]:
+    """t over per-task values clipped to [0, 1]; Wilson over tasks when they are all equal."""
+    if len(values) == 0:
+        return Interval(NAN, NAN), "no task with enough attempts"
+    if no_spread(values):
+        return wilson_effective(float(values[0]), len(values), confidence), "Wilson over tasks (all equal)"
+    low, high = t_interval(values, confidence)
+    return Interval(max(low, 0.0), min(high, 1.0)), "t over per-task values"

@@ -40,26 +40,33 @@ def pass_rate_plot(summary: pd.DataFrame, ax: Axes, by: str = "variant_id") -> A
 
 
 def forest_plot(comparisons: pd.DataFrame, ax: Axes) -> Axes:
-    """One row per comparison: diff with its interval, coloured by verdict; a line at 0.
+    """One row per comparison with its interval, coloured by verdict, and a line at "no difference".
 
-    Input: ``comparisons_frame([...])`` or ``compare_all(...)``. Example: ``forest_plot(frame, ax)``
+    Rows whose verdict rests on the ratio (``basis == "ratio"``: amounts) are drawn as ratios on a
+    log scale when every row does; otherwise differences. Input: ``comparisons_frame([...])`` or
+    ``compare_all(...)``. Example: ``forest_plot(frame, ax)``
     """
     check_columns(comparisons, ["metric", "a", "b", "diff", "ci_low", "ci_high", "verdict"], "comparisons")
+    on_ratio = "basis" in comparisons.columns and bool((comparisons["basis"] == "ratio").all())
+    columns = ("ratio", "ratio_ci_low", "ratio_ci_high") if on_ratio else ("diff", "ci_low", "ci_high")
     y = np.arange(len(comparisons))[::-1]
-    diff, low, high = (comparisons[c].to_numpy(float) for c in ("diff", "ci_low", "ci_high"))
+    point, low, high = (comparisons[c].to_numpy(float) for c in columns)
     colours = [VERDICT_COLOURS.get(str(v), "black") for v in comparisons["verdict"]]
     ax.hlines(y, low, high, colors=colours, linewidth=2)
-    ax.scatter(diff, y, c=colours, zorder=3)
-    ax.axvline(0, color="black", linewidth=0.8, linestyle="--")
+    ax.scatter(point, y, c=colours, zorder=3)
+    ax.axvline(1 if on_ratio else 0, color="black", linewidth=0.8, linestyle="--")
+    if on_ratio:
+        ax.set_xscale("log")
+    sign = " / " if on_ratio else " − "
     labels = (
         comparisons["metric"].astype(str)
         + ": "
         + comparisons["a"].astype(str)
-        + " − "
+        + sign
         + comparisons["b"].astype(str)
     )
     ax.set_yticks(y, labels.tolist())
-    ax.set_xlabel("paired difference a − b (95% CI)")
+    ax.set_xlabel(f"{'ratio a / b' if on_ratio else 'paired difference a − b'} (95% CI)")
     return ax
 
 

@@ -150,7 +150,8 @@ def _experiment_record(resolution: Resolution) -> dict[str, object]:
             }
         )
     path = resolution.experiment.path
-    return {"path": str(path) if path else None, "variants": variants}
+    compare = resolution.experiment.compare.model_dump()  # the headline's tasks, for the compare report
+    return {"path": str(path) if path else None, "variants": variants, "compare": compare}
 
 
 def _reopen(path: Path) -> tuple[RunDir, RunManifest]:

@@ -24,7 +24,7 @@ path absolute, relative to the experiment file.
 from __future__ import annotations
 
 import importlib.resources
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,17 @@ class VariantSpec(_Strict):
     )
 
 
+class CompareSpec(_Strict):
+    """Which tasks the A/B headline (the compare report) pools; classification-only tasks never are."""
+
+    tags: list[str] = Field(
+        default_factory=list, description="Only tasks with any of these tags (empty: all)."
+    )
+    exclude_tags: list[str] = Field(
+        default_factory=list, description="Leave out tasks with any of these tags."
+    )
+
+
 class ExperimentSpec(_Strict):
     """An experiment file."""
 
@@ -111,6 +122,7 @@ class ExperimentSpec(_Strict):
     defaults: DefaultsSpec = Field(default_factory=DefaultsSpec, description="A partial task for all.")
     variants: list[VariantSpec] = Field(min_length=1, description="The arms, baseline first.")
     tasks: list[str] = Field(default_factory=list, description="Task paths, relative to this file.")
+    compare: CompareSpec = Field(default_factory=CompareSpec, description="Tasks in the A/B headline.")
 
     @field_validator("variants")
     @classmethod
@@ -144,6 +156,7 @@ class Experiment:
     repeats: int | None
     variants: tuple[Variant, ...]
     tasks: tuple[Path, ...]
+    compare: CompareSpec = field(default_factory=CompareSpec)
 
     @property
     def variant_ids(self) -> list[str]:
@@ -192,6 +205,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
         spec.defaults.repeats,
         variants,
         tasks,
+        spec.compare,
     )
 
 

@@ -75,3 +75,14 @@ def test_pooled_variants_are_not_counted_as_independent_items() -> None:
     pooled = pd.concat([criteria(PAIRS).assign(variant_id=v) for v in ("a", "b")], ignore_index=True)
     cls = classification(pooled, n_resamples=999)
     assert cls.n == 16 and cls.accuracy_method.startswith("cluster bootstrap")
+
+
+def test_a_classifier_that_never_engages_still_gets_intervals_with_width() -> None:
+    """Three items per task, the label expected on some and never observed: recall 0 in every resample."""
+    pairs = [("none", "skill" if i % 2 else "none") for i in range(8) for _ in range(3)]
+    frame = criteria(pairs).assign(task_id=[f"t{i}" for i in range(8) for _ in range(3)])
+    per = classification(frame, n_resamples=199).per_label.set_index("label")
+    assert per.loc["skill", "recall"] == 0 and per.loc["skill", "recall_high"] > 0.05
+    assert per.loc["none", "recall"] == 1 and per.loc["none", "recall_low"] < 0.95
+    assert per.loc["skill", "f1_high"] > 0 and "pooled Wilson" in per.loc["skill", "method"]
+    assert per.loc["skill", "method"].partition("; ")[0].endswith("for P and R")

@@ -1,33 +1,37 @@
+import matplotlib
+
+matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from coder_eval.analysis import compare, compare_all, comparisons_frame, higher_is_better
-from coder_eval.analysis.paired import sign_flip_p
+from coder_eval.analysis import compare, compare_all, compare_metrics, comparisons_frame, higher_is_better
+from coder_eval.analysis.signflip import sign_flip
 from coder_eval.errors import AnalysisError
 
 from .builders import binary_frame, episodes_frame
 
-FAST = {"n_resamples": 999}
-
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [([1] * 8 + [0] * 4, [0] * 8 + [0] * 4), ([1, 0, 1, 0, 1], [0, 1, 1, 0, 0]), ([1, 1, 1], [0, 0, 0])],
+    [
+        ([1] * 8 + [0] * 4, [0] * 8 + [0] * 4),
+        ([1, 0, 1, 0, 1], [0, 1, 1, 0, 0]),
+        ([1, 1, 0, 1], [0, 0, 0, 1]),
+    ],
 )
-def test_one_run_per_task_uses_exact_mcnemar(a: list[int], b: list[int]) -> None:
+def test_one_run_per_task_uses_exact_mcnemar_and_t_over_differences(a: list[int], b: list[int]) -> None:
     c = compare(binary_frame(a, b), "a", "b")
     a_only = sum(x > y for x, y in zip(a, b, strict=True))
     b_only = sum(x < y for x, y in zip(a, b, strict=True))
     assert (c.a_only, c.b_only, c.test) == (a_only, b_only, "exact McNemar")
     assert c.p_value == pytest.approx(stats.binomtest(a_only, a_only + b_only).pvalue)
     d = np.array(a) - np.array(b)
-    expected = (d.mean(), d.mean())  # no spread: the t interval shrinks to the point
-    if stats.sem(d) > 0:
-        expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
     assert (c.ci_low, c.ci_high) == pytest.approx(np.clip(expected, -1, 1))
+    assert c.method == "t over paired differences"
 
 
 def test_difference_interval_of_pass_rates_stays_within_minus_one_and_one() -> None:
@@ -36,12 +40,27 @@ def test_difference_interval_of_pass_rates_stays_within_minus_one_and_one() -> N
     assert raw_high > 1 and c.ci_high == 1.0
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "repeats"),
+    [("pass", "pass", 1), ("pass", "pass", 3), ("fail", "fail", 2), ("pass", "fail", 1), ("pass", "fail", 3)],
+)
+def test_no_spread_in_the_differences_still_gives_an_interval_and_an_mde(
+    a: str, b: str, repeats: int
+) -> None:
+    """All pass in both arms, or every task flipped: t has no width, the arms' intervals are combined."""
+    df = episodes_frame(
+        {"a": {f"t{i}": [a] * repeats for i in range(10)}, "b": {f"t{i}": [b] * repeats for i in range(10)}}
+    )
+    c = compare(df, "a", "b")
+    assert c.ci_high - c.ci_low > 0.05 and c.ci_low <= c.diff <= c.ci_high
+    assert c.method.startswith("MOVER") and 0 < c.mde < 1
+
+
 def test_one_differing_task_with_repeats_gives_p_one() -> None:
-    assert sign_flip_p(np.array([0.5, 0.0, 0.0])) == 1.0
     frame = episodes_frame(
         {"a": {"t0": ["pass", "pass"], "t1": ["fail"] * 2}, "b": {"t0": ["fail", "pass"], "t1": ["fail"] * 2}}
     )
-    c = compare(frame, "a", "b", **FAST)
+    c = compare(frame, "a", "b")
     assert (c.p_value, c.verdict) == (1.0, "inconclusive")
 
 
@@ -55,52 +74,45 @@ def test_all_differences_zero_is_inconclusive_with_p_one() -> None:
     assert (c.diff, c.p_value, c.verdict) == (0.0, 1.0, "inconclusive")
 
 
-def repeats_frame(rng: np.random.Generator, n_tasks: int) -> pd.DataFrame:
+def repeats_frame(rng: np.random.Generator, n_tasks: int, p_a: float = 0.7, p_b: float = 0.4) -> pd.DataFrame:
     outcomes = {
         v: {f"t{i}": ["pass" if rng.random() < p else "fail" for _ in range(3)] for i in range(n_tasks)}
-        for v, p in (("a", 0.7), ("b", 0.4))
+        for v, p in (("a", p_a), ("b", p_b))
     }
     return episodes_frame(outcomes)
 
 
-@pytest.mark.parametrize(("n_tasks", "seed"), [(8, 0), (12, 1), (30, 2)])
-def test_repeats_use_the_sign_flip_permutation_test(n_tasks: int, seed: int) -> None:
-    df = repeats_frame(np.random.default_rng(seed), n_tasks)
-    c = compare(df, "a", "b", n_resamples=2000)
+def differences(df: pd.DataFrame) -> np.ndarray:
     means = df.assign(p=df["passed"].astype(float)).pivot_table(
         index="task_id", columns="variant_id", values="p"
     )
-    d = (means["a"] - means["b"]).to_numpy()
-    nonzero = d[d != 0]
-    exact = len(d) <= 20
-    expected = stats.permutation_test(
-        (nonzero,),
-        np.mean,
-        permutation_type="samples",
-        n_resamples=np.inf if exact else 2000,
-        rng=np.random.default_rng(20_241_105),
-        vectorized=True,
-    ).pvalue
-    assert c.p_value == pytest.approx(expected) and c.n_repeats == 3
-    assert c.test.startswith("sign-flip permutation")
-    assert c.diff == pytest.approx(d.mean())
+    return (means["a"] - means["b"]).to_numpy()
 
 
-def test_dropping_zero_differences_does_not_change_the_exact_p_value() -> None:
-    d = np.array([0.0, 0.5, 0.0, 1.0, -0.25, 0.0, 0.75])
-    full = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
-    assert sign_flip_p(d) == pytest.approx(full)
+@pytest.mark.parametrize(("n_tasks", "seed"), [(8, 0), (12, 1), (30, 2), (120, 3)])
+def test_repeats_use_the_exact_sign_flip_test_at_any_size(n_tasks: int, seed: int) -> None:
+    df = repeats_frame(np.random.default_rng(seed), n_tasks)
+    c = compare(df, "a", "b")
+    d = differences(df)
+    assert c.test == "sign-flip (exact)" and c.n_repeats == 3
+    assert c.p_value == pytest.approx(sign_flip(d).p_value) and c.diff == pytest.approx(d.mean())
+    if n_tasks <= 12:  # small enough to check against scipy's own enumeration
+        nonzero = d[d != 0]
+        expected = stats.permutation_test(
+            (nonzero,), np.mean, permutation_type="samples", n_resamples=np.inf, vectorized=True
+        ).pvalue
+        assert c.p_value == pytest.approx(min(expected, 1.0))
 
 
 def test_lower_is_better_metrics_call_the_cheaper_variant_better() -> None:
     df = episodes_frame({v: {f"t{i}": ["pass"] for i in range(30)} for v in ("a", "b")})
     rng = np.random.default_rng(3)
     base = rng.lognormal(size=30)
-    df["cost_usd"] = np.concatenate([base * 0.5, base])
-    c = compare(df, "a", "b", metric="cost_usd", **FAST)
+    df["cost_usd"] = np.concatenate([base * 0.5 * rng.lognormal(0, 0.1, 30), base])
+    c = compare(df, "a", "b", metric="cost_usd")
     assert not higher_is_better("cost_usd") and c.verdict == "a_better" and c.diff < 0
-    assert c.ratio == pytest.approx(0.5) and c.test == "paired bootstrap"
-    assert c.method.endswith("approximate (T=30 < 50)")  # heavy tails: few tasks under-cover (STATS.md)
+    assert c.ratio == pytest.approx(0.5, rel=0.1) and c.test == "sign-flip on log ratios (exact)"
+    assert c.method.endswith("approximate (heavy-tailed amounts)")  # a difference of heavy-tailed means
 
 
 def test_tasks_in_one_variant_only_are_excluded_and_counted() -> None:
@@ -108,7 +120,7 @@ def test_tasks_in_one_variant_only_are_excluded_and_counted() -> None:
         {"a": {"t1": ["pass"], "t2": ["pass"], "t3": ["pass"]}, "b": {"t1": ["fail"], "t2": ["invalid"]}}
     )
     c = compare(df, "a", "b")
-    assert (c.n_tasks, c.n_excluded_tasks) == (1, 2)
+    assert (c.n_tasks, c.n_excluded_tasks, c.n_invalid_excluded) == (1, 2, 1)
 
 
 def test_variant_with_only_invalid_episodes_compares_no_tasks() -> None:
@@ -122,6 +134,8 @@ def test_unknown_variant_lists_valid_ones() -> None:
         compare(binary_frame([1], [0]), "a", "bb")
     with pytest.raises(AnalysisError, match="two different"):
         compare(binary_frame([1], [0]), "a", "a")
+    with pytest.raises(AnalysisError, match="method"):
+        compare(binary_frame([1], [0]), "a", "b", method="bayes")  # type: ignore[arg-type]
 
 
 def test_compare_all_holm_adjusts_every_pair() -> None:
@@ -138,10 +152,37 @@ def test_compare_all_holm_adjusts_every_pair() -> None:
     assert ((table["verdict"] != "inconclusive") == significant).all()
 
 
+def test_compare_metrics_holm_adjusts_across_metrics_and_leaves_intervals_alone() -> None:
+    df = repeats_frame(np.random.default_rng(5), 20)
+    df["score"] = df["passed"].astype(float) * 0.8
+    df["num_turns"] = np.random.default_rng(6).integers(1, 9, len(df)).astype(float)
+    metrics = ["passed", "score", "num_turns"]
+    table = compare_metrics(df, "a", "b", metrics)
+    single = comparisons_frame([compare(df, "a", "b", m) for m in metrics])
+    assert table["p_adjusted"].to_numpy() == pytest.approx(multipletests(single["p_value"], method="holm")[1])
+    assert table[["ci_low", "ci_high"]].to_numpy() == pytest.approx(single[["ci_low", "ci_high"]].to_numpy())
+    assert set(table["ci_adjustment"]) == {"unadjusted (95 % each)"}
+    assert (table["p_adjusted"] >= table["p_value"]).all()
+
+
+def test_fixed_tasks_narrow_the_interval_but_keep_the_test() -> None:
+    rng = np.random.default_rng(8)
+    p = rng.beta(0.5, 0.5, 20)
+    outcomes = {
+        v: {f"t{i}": ["pass" if rng.random() < q else "fail" for _ in range(4)] for i, q in enumerate(p)}
+        for v in "ab"
+    }
+    df = episodes_frame(outcomes)
+    population, fixed = compare(df, "a", "b"), compare(df, "a", "b", estimand="fixed_tasks")
+    assert fixed.p_value == population.p_value and fixed.estimand == "fixed_tasks"
+    assert fixed.ci_high - fixed.ci_low < population.ci_high - population.ci_low
+    assert fixed.method.startswith("fixed tasks: t on within-task variance")
+
+
 def test_comparisons_frame_has_one_row_per_comparison() -> None:
     df = binary_frame([1, 0, 1], [0, 0, 1])
     frame = comparisons_frame([compare(df, "a", "b"), compare(df, "b", "a")])
-    assert len(frame) == 2 and {"diff", "verdict", "mde", "ratio"} <= set(frame.columns)
+    assert len(frame) == 2 and {"diff", "verdict", "mde", "ratio", "basis", "min_tasks"} <= set(frame.columns)
 
 
 def test_repeats_and_test_come_from_the_paired_tasks_only() -> None:

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from coder_eval.analysis import wilson_interval
-from coder_eval.analysis.intervals import bootstrap_interval, t_interval, task_estimate
+from coder_eval.analysis.intervals import bootstrap_interval, t_interval
 from coder_eval.errors import AnalysisError
 
 
@@ -42,11 +42,3 @@ def test_bootstrap_is_seeded() -> None:
     assert bootstrap_interval((x,), np.mean, n_resamples=999) == bootstrap_interval(
         (x,), np.mean, n_resamples=999
     )
-
-
-def test_task_estimate_picks_the_method_by_kind_and_repeats() -> None:
-    x = np.array([1.0, 0.0, 1.0, 1.0])
-    assert task_estimate(x, "binary").method == "Wilson"
-    assert task_estimate(x / 2, "binary", repeats=2).method == "t over task means"
-    assert task_estimate(x, "amount", n_resamples=199).method.startswith("cluster bootstrap")
-    assert task_estimate(np.array([]), "binary").method == "no valid episodes"

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from coder_eval.analysis import pass_at_k, pass_at_k_table, pass_hat_k
+from coder_eval.analysis import pass_at_k, pass_at_k_table, pass_hat_k, wilson_interval
 from coder_eval.errors import AnalysisError
 
 from .builders import episodes_frame
@@ -38,3 +38,13 @@ def test_table_averages_per_task_values_and_reports_n_beside_k() -> None:
     assert row["mean"] == pytest.approx(np.mean([pass_at_k(3, 1, 2), 1.0]))
     assert (row["n_tasks"], row["n_tasks_excluded"], row["n_min"], row["n_max"]) == (2, 1, 3, 3)
     assert table.loc[(1, "pass^k"), "mean"] == pytest.approx(np.mean([1 / 3, 1.0, 0.0]))
+
+
+@pytest.mark.parametrize("outcome", ["pass", "fail"])
+def test_tasks_that_all_agree_still_get_an_interval(outcome: str) -> None:
+    df = episodes_frame({"a": {f"t{i}": [outcome] * 3 for i in range(8)}})
+    table = pass_at_k_table(df, ks=[1, 2, 3])
+    assert (table["ci_high"] - table["ci_low"] > 0.2).all()
+    assert set(table["method"]) == {"Wilson over tasks (all equal)"}
+    row = table.iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_interval(8 if outcome == "pass" else 0, 8))

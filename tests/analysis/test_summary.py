@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
-from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from coder_eval.analysis import summarize, wilson_interval
+from coder_eval.analysis.estimate import effective_count
 from coder_eval.errors import AnalysisError
 
 from .builders import episodes_frame
@@ -25,13 +26,24 @@ def test_one_run_per_task_gets_wilson() -> None:
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_interval(1, 2))
 
 
-def test_repeats_get_t_over_task_means_clipped() -> None:
+def test_repeats_get_wilson_on_the_effective_number_of_episodes() -> None:
     row = summarize(episodes_frame(OUTCOMES)).set_index("variant_id").loc["a"]
-    means = np.array([0.5, 1.0, 0.0])
-    low, high = stats.t.interval(0.95, 2, loc=means.mean(), scale=stats.sem(means))
+    means, counts = np.array([0.5, 1.0, 0.0]), np.array([2.0, 2.0, 1.0])
+    n_eff, deff = effective_count(means, counts)
     assert row["mean"] == pytest.approx(0.5)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((max(low, 0), min(high, 1)))
-    assert row["n_invalid_excluded"] == 1 and row["method"] == "t over task means"
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        proportion_confint(0.5 * n_eff, n_eff, method="wilson")
+    )
+    assert row["n_invalid_excluded"] == 1 and row["method"].startswith(f"Wilson, design effect {deff:.2f}")
+
+
+def test_fixed_tasks_view_is_offered() -> None:
+    df = episodes_frame({"a": {f"t{i}": ["pass", "fail", "pass"] for i in range(4)}})
+    population = summarize(df).iloc[0]
+    fixed = summarize(df, estimand="fixed_tasks").iloc[0]
+    assert fixed["mean"] == population["mean"] and fixed["method"].startswith("fixed tasks")
+    with pytest.raises(AnalysisError, match="estimand"):
+        summarize(df, estimand="everything")  # type: ignore[arg-type]
 
 
 def test_variant_with_only_invalid_episodes_is_shown_and_counted() -> None:

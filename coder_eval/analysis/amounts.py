@@ -1,0 +1,114 @@
+"""Paired comparison of amounts (tokens, cost, duration, turns, tool calls): ratios that hold their level.
+
+Task scales differ by orders of magnitude, so the primary comparison of two variants is on the
+**log ratio** of each task's means, r_i = log(mean_a,i / mean_b,i), where the task's scale cancels:
+
+- test: the exact sign-flip test on the r_i (``signflip.sign_flip``);
+- interval: t over the r_i, exponentiated: an interval for the geometric mean of the per-task
+  ratios (``ratio``), the typical factor by which a differs from b on a task.
+
+When some task mean is 0 (a ratio is undefined), or every task has the same ratio (its interval
+would have no width), the verdict rests on the differences d_i = mean_a,i − mean_b,i instead: the
+sign-flip test on d_i and the t interval over them.
+
+The difference of means is always reported too, with a t interval over tasks labelled approximate;
+it is descriptive when the verdict rests on the ratio. No verdict is called with fewer than
+``MIN_TASKS`` paired tasks.
+
+Example::
+
+    amount_test(np.array([2.0, 4.0, 3.0]), np.array([1.0, 2.0, 1.5])).ratio    # 2.0
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from coder_eval.analysis.intervals import (
+    N_RESAMPLES,
+    NAN,
+    SEED,
+    FloatArray,
+    Interval,
+    no_spread,
+    t_interval,
+)
+from coder_eval.analysis.signflip import sign_flip
+
+MIN_TASKS = 6
+"""No verdict on an amount with fewer paired tasks. Below 6 no exact sign-flip test reaches p < 0.05
+(2 / 2^5 = 0.0625); ``benchmarks/ci_coverage.py`` shows the verdict's type-I error and the ratio
+interval's coverage on target from 6 tasks on, so the floor is not set higher."""
+
+Basis = Literal["ratio", "difference"]
+
+
+class AmountResult(NamedTuple):
+    """An amount comparison: the difference with its interval, the ratio with its, and the test."""
+
+    diff: float
+    low: float
+    high: float
+    diff_method: str
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    ratio_method: str
+    p_value: float
+    test: str
+    basis: Basis
+    """What the verdict rests on: the ratio (all task means positive) or the difference."""
+
+
+def amount_test(
+    xa: FloatArray,
+    xb: FloatArray,
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+) -> AmountResult:
+    """Log-ratio sign-flip test and t interval when every task mean is positive; else differences.
+
+    Example: ``amount_test(cost_a, cost_b).p_value``
+    """
+    d = xa - xb
+    diff_ci, diff_method = difference_interval(d, confidence)
+    positive = len(d) >= 2 and bool(np.all(xa > 0) and np.all(xb > 0))
+    r = np.log(xa) - np.log(xb) if positive else np.array([])
+    if not positive or no_spread(r):
+        flip = sign_flip(d, n_resamples, seed)
+        why = "a task mean is 0, so ratios are undefined" if len(d) >= 2 else "fewer than 2 tasks"
+        ratio = float(np.exp(np.mean(r))) if positive else NAN
+        return AmountResult(
+            mean(d), *diff_ci, diff_method, ratio, NAN, NAN,
+            "undefined: " + ("every task has the same ratio" if positive else why), flip.p_value,
+            f"sign-flip on differences ({flip.label(n_resamples)})", "difference",
+        )  # fmt: skip
+    flip = sign_flip(r, n_resamples, seed)
+    low, high = t_interval(r, confidence)
+    return AmountResult(
+        mean(d), *diff_ci, diff_method, float(np.exp(np.mean(r))), float(np.exp(low)), float(np.exp(high)),
+        "t over log ratios", flip.p_value, f"sign-flip on log ratios ({flip.label(n_resamples)})", "ratio",
+    )  # fmt: skip
+
+
+def difference_interval(d: FloatArray, confidence: float = 0.95) -> tuple[Interval, str]:
+    """t interval of mean(d) over tasks, always labelled approximate.
+
+    With heavy-tailed task scales no interval for a difference of means holds its coverage on the
+    numbers of tasks evals have (``benchmarks/ci_coverage.py`` prints it), which is why the verdict
+    rests on the ratio. Example: ``difference_interval(np.array([1.0, 3.0, 2.0, 9.0]))``
+    """
+    if len(d) < 2:
+        return Interval(NAN, NAN), "undefined with fewer than 2 tasks"
+    low, high = t_interval(d, confidence)
+    if not low < high:
+        return Interval(NAN, NAN), "undefined: every task difference is the same"
+    return Interval(low, high), "t over paired differences; approximate (heavy-tailed amounts)"
+
+
+def mean(x: FloatArray) -> float:
+    """Mean, NaN when empty (without a warning)."""
+    return float(np.mean(x)) if len(x) else NAN
