@@ -162,7 +162,7 @@ def test_compare_report_html_links_flipped_trajectories_relatively(compare_repor
         "How many tasks a conclusive answer needs",
     ]
     assert_complete_html(page, sections)
-    assert "scripted model server" in page and "Every number below covers the headline" in page
+    assert "This run used the scripted model" in page and "Every number below covers the headline" in page
     links = re.findall(r'<a href="([^"#]+\.jsonl)">', page)
     assert links and not any(link.startswith("/") for link in links)
     assert all((compare_report.html_path.parent / link).resolve().is_file() for link in links)

@@ -118,13 +118,13 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         "/proc",
         *(["--ro-bind", "/proc/sys", "/proc/sys"] if Path("/proc/sys").is_dir() else []),
     ]
-    return [
+    return [  # the fresh /tmp comes first: what is bound later (a virtualenv under /tmp) stays visible
         bwrap,
         *namespace_flags(provision.network),
+        *("--tmpfs", "/tmp", "--dev", "/dev"),
+        *proc,
         *system_mounts(),
         *(arg for path in shared for arg in ("--ro-bind", path, path)),
-        *proc,
-        *("--dev", "/dev", "--tmpfs", "/tmp"),
         *own,
         *("--chdir", cwd),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -214,3 +215,20 @@ def test_cgroups_where_the_machine_allows_them() -> None:
         assert group.pids() == set()
     finally:
         group.remove()
+
+
+def test_a_python_installed_under_tmp_stays_visible_and_read_only(
+    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout (and its virtualenv) under /tmp must survive the sandbox's fresh /tmp."""
+    prefix = Path(tempfile.mkdtemp(prefix="coder_eval-venv-", dir="/tmp"))
+    try:
+        (prefix / "marker").write_text("still here\n")
+        monkeypatch.setattr(sys, "prefix", str(prefix))
+        sandbox = make_sandbox("bwrap")
+        shown = run(sandbox.exec(["cat", str(prefix / "marker")]))
+        written = run(sandbox.exec(["touch", str(prefix / "new")]))
+    finally:
+        shutil.rmtree(prefix)
+    assert (shown.exit_code, shown.stdout) == (0, "still here\n")
+    assert written.exit_code != 0
