@@ -100,7 +100,9 @@ async def run_cli(request: AgentRequest, launch: CliLaunch, recorder: Recorder, 
     """
     end = CliEnd()
     try:
-        async with CliProcess(launch.argv, sandbox=request.sandbox, env=launch.env, stdin=launch.stdin) as cli:
+        async with CliProcess(
+            launch.argv, sandbox=request.sandbox, env=launch.env, stdin=launch.stdin
+        ) as cli:
             async for event in cli.events():
                 recorder.handle(event)
                 stop = _over_limit(recorder.steps, limits)

@@ -47,7 +47,9 @@ class CliAgentSpec(BaseModel):
     model: str | None = Field(default=None, description="Model id, or 'scripted' for the scripted server.")
     permission_mode: str = Field(default="bypassPermissions", description="bypassPermissions (default).")
     allowed_tools: list[str] = Field(default_factory=list, description="Tools to keep (canonical names).")
-    disallowed_tools: list[str] = Field(default_factory=list, description="Tools to remove (canonical names).")
+    disallowed_tools: list[str] = Field(
+        default_factory=list, description="Tools to remove (canonical names)."
+    )
     plugins: list[LocalPlugin] = Field(default_factory=list, description="Plugin folders whose skills load.")
     system_prompt: str | None = Field(default=None, description="Extra instructions for the agent.")
     system_prompt_file: str | None = Field(default=None, description="A file of extra instructions.")

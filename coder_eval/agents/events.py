@@ -30,6 +30,15 @@ from coder_eval.agents.base import EventSink
 from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult, Usage, now
 
 
+def field_of(data: Any, key: str) -> dict[str, Any]:
+    """``data[key]`` when both are JSON objects, else ``{}`` (CLI events are read defensively).
+
+    Example: ``field_of({"part": {"tool": "bash"}}, "part")`` -> ``{"tool": "bash"}``.
+    """
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 @dataclass
 class _Step:
     seen: datetime = field(default_factory=now)
@@ -73,7 +82,9 @@ class Steps:
         self._step.calls.append(ToolCall(id=call_id, name=name, input=tool_input))
         self.calls += 1
 
-    def result(self, call_id: str, output: str, *, is_error: bool = False, exit_code: int | None = None) -> None:
+    def result(
+        self, call_id: str, output: str, *, is_error: bool = False, exit_code: int | None = None
+    ) -> None:
         """The result of call ``call_id``."""
         started = self._started.pop(call_id, None)
         self._step.results.append(

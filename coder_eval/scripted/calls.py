@@ -81,7 +81,9 @@ def _codex(tool: ToolUse, view: RequestView) -> NativeCall | None:
         body = "".join(f"+{line}\n" for line in lines)
         return NativeCall("apply_patch", _patch(f"*** Add File: {arguments.get('file_path')}\n{body}"))
     if tool.name == "Edit":
-        old, new = _whole_lines(str(arguments.get("old_string", "")), str(arguments.get("new_string", "")), view)
+        old, new = _whole_lines(
+            str(arguments.get("old_string", "")), str(arguments.get("new_string", "")), view
+        )
         hunk = "".join(f"-{line}\n" for line in old) + "".join(f"+{line}\n" for line in new)
         return NativeCall("apply_patch", _patch(f"*** Update File: {arguments.get('file_path')}\n@@\n{hunk}"))
     return None

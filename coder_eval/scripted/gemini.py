@@ -25,7 +25,9 @@ from coder_eval.scripted.selection import RequestView, call, conversation_key
 from coder_eval.scripted.skills import listed_skills
 from coder_eval.scripted.usage import serialize
 
-METHOD = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent|countTokens)$")
+METHOD = re.compile(
+    r"^/v1(?:beta|alpha)?/models/([^/:]+):(streamGenerateContent|generateContent|countTokens)$"
+)
 WORKSPACE = re.compile(r"Workspace Directories:\*\*\n\s*- (/\S*)|Workspace Directories:\n\s*- (/\S*)")
 ERRORS: dict[ErrorKind, tuple[int, str, str]] = {
     "auth": (401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key."),
@@ -105,7 +107,11 @@ class Gemini:
         )
 
     def chunks(self, body: dict[str, Any]) -> list[tuple[str, bool]]:
-        pieces = [*(body.get("tools") or []), body.get("systemInstruction") or "", *(body.get("contents") or [])]
+        pieces = [
+            *(body.get("tools") or []),
+            body.get("systemInstruction") or "",
+            *(body.get("contents") or []),
+        ]
         return [(serialize(piece), True) for piece in pieces]
 
     def streams(self, body: dict[str, Any], path: str) -> bool:
@@ -137,7 +143,11 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
 
 def _chunk(message: dict[str, Any], parts: list[dict[str, Any]], final: bool) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-    data: dict[str, Any] = {"candidates": [candidate], "modelVersion": message["model"], "responseId": message["id"]}
+    data: dict[str, Any] = {
+        "candidates": [candidate],
+        "modelVersion": message["model"],
+        "responseId": message["id"],
+    }
     if final:
         candidate["finishReason"] = "STOP"
         usage = message["usage"]

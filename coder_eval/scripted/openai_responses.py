@@ -111,7 +111,8 @@ class Responses:
         def event(kind: str, **data: Any) -> bytes:
             nonlocal sequence
             sequence += 1
-            return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': sequence, **data})}\n\n".encode()
+            payload = json.dumps({"type": kind, "sequence_number": sequence, **data})
+            return f"event: {kind}\ndata: {payload}\n\n".encode()
 
         yield event("response.created", response=_response(message, status="in_progress", output=[]))
         items = output_items(message)
@@ -120,14 +121,20 @@ class Responses:
             if item["type"] == "message":
                 text = item["content"][0]["text"]
                 yield event(
-                    "response.output_text.delta", item_id=item["id"], output_index=index, content_index=0, delta=text
+                    "response.output_text.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    delta=text,
                 )
             yield event("response.output_item.done", output_index=index, item=item)
         yield event("response.completed", response=_response(message, status="completed", output=items))
 
     def error(self, kind: ErrorKind, message: str | None) -> tuple[int, dict[str, Any]]:
         status, error_type, code, default = ERRORS[kind]
-        return status, {"error": {"message": message or default, "type": error_type, "param": None, "code": code}}
+        return status, {
+            "error": {"message": message or default, "type": error_type, "param": None, "code": code}
+        }
 
 
 def _items(value: Any) -> list[Any]:
@@ -146,20 +153,40 @@ def output_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     text = "".join(block["text"] for block in message["content"] if block["type"] == "text")
     if text:
         content = [{"type": "output_text", "text": text, "annotations": []}]
-        items.append({"type": "message", "id": message["id"], "role": "assistant", "status": "completed", "content": content})
+        items.append(
+            {
+                "type": "message",
+                "id": message["id"],
+                "role": "assistant",
+                "status": "completed",
+                "content": content,
+            }
+        )
     for block in message["content"]:
         if block["type"] != "tool_use":
             continue
         call_id = block["id"].replace("toolu_", "call_")
         if isinstance(block["input"], str):
             items.append(
-                {"type": "custom_tool_call", "id": block["id"], "call_id": call_id, "name": block["name"],
-                 "input": block["input"], "status": "completed"}
+                {
+                    "type": "custom_tool_call",
+                    "id": block["id"],
+                    "call_id": call_id,
+                    "name": block["name"],
+                    "input": block["input"],
+                    "status": "completed",
+                }
             )
         else:
             items.append(
-                {"type": "function_call", "id": block["id"], "call_id": call_id, "name": block["name"],
-                 "arguments": json.dumps(block["input"]), "status": "completed"}
+                {
+                    "type": "function_call",
+                    "id": block["id"],
+                    "call_id": call_id,
+                    "name": block["name"],
+                    "arguments": json.dumps(block["input"]),
+                    "status": "completed",
+                }
             )
     return items
 

@@ -44,7 +44,9 @@ class IdCounter:
             return f"{prefix}_scripted_{next(self._next):06d}"
 
 
-def content_of(blocks: Sequence[Block], ids: IdCounter, view: RequestView | None = None) -> list[dict[str, Any]]:
+def content_of(
+    blocks: Sequence[Block], ids: IdCounter, view: RequestView | None = None
+) -> list[dict[str, Any]]:
     """API content blocks for scripted blocks, each tool call with a fresh id and in the form of the
     CLI that sent ``view`` (``calls.py``); a freeform tool's ``input`` is a string."""
     out: list[dict[str, Any]] = []

@@ -70,7 +70,7 @@ class When(_Model):
     )
     skill_loaded: str | None = Field(
         default=None,
-        description="A skill loaded earlier in the conversation: a skill-tool call or a read of its SKILL.md.",
+        description="A skill loaded earlier in the conversation (a skill-tool call, a read of its SKILL.md).",
     )
     request_contains: str | None = Field(
         default=None, description="Substring of the request text (system, messages, tool results)."

@@ -2,7 +2,7 @@
 
 Example::
 
-    listed_skills(request_text)          # {"site-tools:sitectl": None, "pdf": "/home/u/.gemini/skills/pdf/SKILL.md"}
+    listed_skills(request_text)     # {"site-tools:sitectl": None, "pdf": "/h/.gemini/skills/pdf/SKILL.md"}
     offers_skill(skills, tools, "sitectl")
     loads_skill(calls, "sitectl")        # a Skill call named it, or a call read skills/sitectl/SKILL.md
 
@@ -54,10 +54,7 @@ def _bare(name: str) -> str:
 def offers_skill(skills: Mapping[str, str | None], tools: Iterable[str], skill: str) -> bool:
     """``skill`` (``name``, or ``plugin:name`` to require that plugin) is listed, and the CLI can
     load it: through its skill tool, or (Codex, no such tool) by reading its listed file."""
-    if ":" in skill:
-        listed = skill in skills
-    else:
-        listed = any(_bare(name) == skill for name in skills)
+    listed = skill in skills if ":" in skill else any(_bare(name) == skill for name in skills)
     if not listed:
         return False
     named = [path for name, path in skills.items() if _bare(name) == _bare(skill)]

@@ -68,7 +68,9 @@ class CodexAgent:
         codex = codex_binary()
         if codex is None:
             return AgentResult(
-                invalid=True, status="infra_error", error="Codex CLI not found (pip install 'coder_eval[agents]')"
+                invalid=True,
+                status="infra_error",
+                error="Codex CLI not found (pip install 'coder_eval[agents]')",
             )
         try:
             spec = agent_spec(request, CodexSpec)
@@ -79,7 +81,10 @@ class CodexAgent:
         recorder = CodexRecorder(sink, model)
         limits = run_limits(request)
         end = await run_cli(
-            request, launch, recorder, Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd)
+            request,
+            launch,
+            recorder,
+            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
         )
         result = cli_result(recorder, end, "Codex")
         result.versions = {"codex": codex_version(codex)}
@@ -99,7 +104,13 @@ class CodexAgent:
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, spec.env, home.env(endpoint))
-        argv = [str(codex), "exec", "--json", "--skip-git-repo-check", *PERMISSION_FLAGS[spec.permission_mode]]
+        argv = [
+            str(codex),
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            *PERMISSION_FLAGS[spec.permission_mode],
+        ]
         if model is not None:
             argv += ["--model", model]
         return CliLaunch([*argv, request.prompt], env), model

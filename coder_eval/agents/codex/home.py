@@ -116,7 +116,10 @@ class CodexHome:
             lines.append("shell_tool = false")
         if endpoint is not None:
             lines += ["", f"[model_providers.{PROVIDER}]", f"name = {_toml(PROVIDER)}"]
-            lines += [f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}", f"env_key = {_toml(KEY_VARIABLE)}"]
+            lines += [
+                f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}",
+                f"env_key = {_toml(KEY_VARIABLE)}",
+            ]
             lines += ['wire_api = "responses"', "request_max_retries = 0", "stream_max_retries = 0"]
         (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self._copy_skills(skills)

@@ -10,9 +10,9 @@ Example::
 | Codex event | trajectory |
 |---|---|
 | ``item.*`` ``agent_message`` | assistant text |
-| ``item.started`` / ``.completed`` ``command_execution`` | ``tool_call`` ``exec_command {cmd}`` / ``tool_result`` (output, exit code) |
-| ``item.*`` ``file_change`` | ``tool_call`` ``apply_patch {changes: [{path, kind}]}`` / ``tool_result`` |
-| ``item.*`` ``mcp_tool_call``, ``web_search``, ``todo_list`` | ``tool_call`` ``mcp__<server>__<tool>``, ``web_search``, ``update_plan`` |
+| ``item.started`` / ``.completed`` ``command_execution`` | ``exec_command {cmd}`` call / result |
+| ``item.*`` ``file_change`` | ``apply_patch {changes: [{path, kind}]}`` call / result |
+| ``item.*`` ``mcp_tool_call``, ``web_search``, ``todo_list`` | ``mcp__<server>__<tool>``, ... calls |
 | ``item.completed`` ``error`` | a system message (a warning Codex reported) |
 | ``turn.completed`` | the turn's usage, on its last assistant message |
 | ``turn.failed``, ``error`` | kept for the outcome |
@@ -26,7 +26,7 @@ import shlex
 from typing import Any
 
 from coder_eval.agents.base import EventSink
-from coder_eval.agents.events import Steps
+from coder_eval.agents.events import Steps, field_of
 from coder_eval.trajectory import Message, Usage
 
 SHELL_PREFIXES = ("/bin/bash -lc ", "bash -lc ", "/bin/sh -c ", "/bin/bash -c ")
@@ -76,7 +76,7 @@ class CodexRecorder:
     def handle(self, event: dict[str, Any]) -> None:
         """Record one event of ``codex exec --json``."""
         kind = event.get("type")
-        item = event.get("item") if isinstance(event.get("item"), dict) else {}
+        item = field_of(event, "item")
         if kind == "thread.started":
             self.thread_id = event.get("thread_id")
         elif kind in ("item.started", "item.updated"):
