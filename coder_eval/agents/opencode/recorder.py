@@ -10,7 +10,7 @@ Example::
 | OpenCode event | trajectory |
 |---|---|
 | ``text`` | assistant text |
-| ``tool_use`` (``part.tool``, ``callID``, ``state.input``/``output``/``error``) | ``tool_call``, ``tool_result`` |
+| ``tool_use`` (``part.tool``, ``callID``, ``state.input``/``output``) | ``tool_call``, ``tool_result`` |
 | ``step_finish`` (``tokens {input, output, reasoning, cache {read, write}}``) | one message's end, usage |
 | ``error`` | kept for the outcome |
 
