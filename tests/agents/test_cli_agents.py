@@ -41,7 +41,9 @@ EDIT_AND_RUN = """
     - tool_use: {name: Bash, input: {command: "python3 -c 'import calc; print(calc.add(2, 3))'"}}
 - blocks: [{tool_use: {name: Read, input: {file_path: calc.py}}}]
 - blocks:
-    - tool_use: {name: Edit, input: {file_path: calc.py, old_string: "return a - b  # add", new_string: "return a + b  # add"}}
+    - tool_use:
+        name: Edit
+        input: {file_path: calc.py, old_string: "return a - b  # add", new_string: "return a + b  # add"}
 - blocks: [{tool_use: {name: Write, input: {file_path: notes.txt, content: "add fixed\\n"}}}]
 - blocks:
     - tool_use: {name: Bash, input: {command: "python3 -c 'import calc; print(calc.add(2, 3))'"}}
@@ -136,17 +138,12 @@ def test_a_plugin_skill_is_offered_loaded_and_graded_triggered(kind: str, tmp_pa
     (plugin / "SKILL.md").write_text(
         "---\nname: sitectl\ndescription: Manage the website with sitectl.\n---\nAlways use --draft.\n"
     )
-    extra = (
-        """
-    agent: {kind: %s, model: scripted, plugins: [.plugins/site-tools]}
-    """
-        % kind
-    )
+    extra = f"agent: {{kind: {kind}, model: scripted, plugins: [.plugins/site-tools]}}\n"
     path = task_file(tmp_path, kind, SKILL_TURNS, "- {type: skill_triggered, skill: sitectl}")
     text = path.read_text().replace(f"agent: {{kind: {kind}, model: scripted}}\n", "")
     text = text.replace(
         "    - starter_files:",
-        f"    - {{template_dir: site-tools, target: .plugins/site-tools}}\n    - starter_files:",
+        "    - {template_dir: site-tools, target: .plugins/site-tools}\n    - starter_files:",
     )
     path.write_text(text + textwrap.dedent(extra))
 
