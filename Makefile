@@ -10,7 +10,7 @@ AGENT ?=
 # With ANTHROPIC_API_KEY set, `make run` uses a real model (MODEL, default below) under a spending cap
 # (MAX_COST_USD); without a key it runs the offline demo against the scripted model server.
 DEFAULT_MODEL := claude-sonnet-4-6
-MODEL ?= $(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),)
+MODEL ?= $(if $(AGENT),,$(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),))
 MAX_COST_USD ?= 5
 
 .PHONY: setup system-deps run test check lint format lab schema clean
@@ -30,9 +30,11 @@ setup: $(STAMP) $(CLIS_STAMP)
 system-deps:
 	@bash scripts/system-deps.sh
 
-# The skill A/B demo through the real Claude Code CLI: offline (scripted model) without an API key.
+# The skill A/B demo through the real Claude Code CLI (or AGENT=codex, opencode, gemini): offline
+# (scripted model) without an API key.
 run: setup
 	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 \
+	  $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
 test: setup system-deps

@@ -8,7 +8,8 @@ Example::
 
 ``config.toml`` pins everything the host's config could change and turns off what would reach the
 network: update checks, analytics, web search, plugins, apps, model discovery, tool suggestions,
-sub-agents, goals; retries are off (the outcome is mapped honestly instead) and a dead endpoint
+sub-agents, goals. Commands run in a plain (not a login) shell, so the sandbox's PATH (recording
+shims first) is the one they see. Retries are off (the outcome is mapped honestly instead) and a dead endpoint
 fails at once (``unbounded_connection_retries`` off). With an endpoint (the scripted server) the
 model provider is that URL, speaking the Responses API. A model slug Codex does not know gets an
 entry in ``model_catalog.json`` copied from a known model (otherwise Codex falls back to metadata
@@ -48,6 +49,7 @@ OFF_FEATURES = (
     "goals",
     "unbounded_connection_retries",
     "memories",
+    "shell_snapshot",
 )
 """Codex features that reach the network or change the run's shape; all off."""
 
@@ -98,6 +100,7 @@ class CodexHome:
             "check_for_update_on_startup = false",
             'web_search = "disabled"',
             "hide_agent_reasoning = false",
+            "allow_login_shell = false",
         ]
         if model is not None:
             lines.append(f"model = {_toml(model)}")
