@@ -108,6 +108,7 @@ class CodexAgent:
             str(codex),
             "exec",
             "--json",
+            "--ephemeral",
             "--skip-git-repo-check",
             *PERMISSION_FLAGS[spec.permission_mode],
         ]
