@@ -45,6 +45,7 @@ EDIT_AND_RUN = """
         name: Edit
         input: {file_path: calc.py, old_string: "return a - b  # add", new_string: "return a + b  # add"}
 - blocks: [{tool_use: {name: Write, input: {file_path: notes.txt, content: "add fixed\\n"}}}]
+- blocks: [{tool_use: {name: Bash, input: {command: "greet world"}}}]
 - blocks:
     - tool_use: {name: Bash, input: {command: "python3 -c 'import calc; print(calc.add(2, 3))'"}}
 - when: {last_tool_result_contains: "5"}
@@ -57,8 +58,9 @@ EDIT_CRITERIA = """
 - {type: tool_used, tool: Edit, min: 1}
 - {type: tool_order, first: Bash, then: Edit}
 - {type: command_executed, pattern: "calc\\\\.add", min_count: 2, require_success: true}
-- {type: commands_efficiency, tool: Bash, expected: 3}
+- {type: commands_efficiency, tool: Bash, expected: 4}
 - {type: message_matches, pattern: "returns 5"}
+- {type: recorded_calls, shim: greet, expect: [{args_regex: "^world$", exit_code: 0}]}
 """
 
 SKILL_TURNS = """
@@ -84,6 +86,9 @@ def task_file(folder: Path, kind: str, turns: str, criteria: str, extra: str = "
           template_sources:
             - starter_files:
                 - {{path: calc.py, content: "def add(a, b):\\n    return a - b  # add\\n"}}
+                - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint('hi')\\n", executable: true}}
+          shims:
+            - {{name: greet, target: tools/greet.py}}
         scripted:
           model: {model}
           final_text: All done.
@@ -122,7 +127,7 @@ def test_a_scripted_edit_and_command_pass_with_tools_tokens_and_version(kind: st
     assert (end.outcome, end.status, failed) == ("pass", "completed", {}), end.error
     calls = [e for e in events if isinstance(e, ToolCall)]
     results = {e.id: e for e in events if isinstance(e, ToolResult)}
-    assert len(calls) == 5 and all(call.id in results for call in calls)
+    assert len(calls) == 6 and all(call.id in results for call in calls)
     assert "-1" in results[calls[0].id].output
     assert end.usage.output_tokens > 0 and end.usage.total > 1000
     messages = [e for e in events if isinstance(e, Message) and e.role == "assistant"]
