@@ -86,7 +86,7 @@ def task_file(folder: Path, kind: str, turns: str, criteria: str, extra: str = "
           template_sources:
             - starter_files:
                 - {{path: calc.py, content: "def add(a, b):\\n    return a - b  # add\\n"}}
-                - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint('hi')\\n", executable: true}}
+                - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint(1)\\n", executable: true}}
           shims:
             - {{name: greet, target: tools/greet.py}}
         scripted:
