@@ -41,6 +41,7 @@ SONNET = Rates(3.0, 15.0, 3.75, 0.30)
 HAIKU_4_5 = Rates(1.0, 5.0, 1.25, 0.10)
 HAIKU_3_5 = Rates(0.80, 4.0, 1.0, 0.08)
 HAIKU_3 = Rates(0.25, 1.25, 0.30, 0.03)
+# OpenAI and Google: standard-tier list prices, prompts up to 200k tokens.
 GPT_5 = Rates(1.25, 10.0, 1.25, 0.125)
 GPT_5_MINI = Rates(0.25, 2.0, 0.25, 0.025)
 GEMINI_2_5_PRO = Rates(1.25, 10.0, 1.25, 0.31)
