@@ -5,7 +5,8 @@ For each agent the bare run starts the real CLI with ``subprocess`` against the 
 server, in a fresh directory whose config was written beforehand (not timed); the coder_eval run
 is ``run_episode`` on a task with the same script (sandbox, config, launcher, event recording,
 trajectory and grading included). Bare and coder_eval runs alternate, so drift on a shared machine
-hits both. Prints, per agent, the median wall time of each and their ratio.
+hits both. Prints, per agent, the median wall time of each, their ratio, and the median time a
+coder_eval episode spends outside its agent phase (sandbox set-up and removal, grading).
 """
 
 from __future__ import annotations
@@ -165,8 +166,9 @@ def bare_run(kind: str) -> float:
     return elapsed
 
 
-def coder_eval_run(kind: str, folder: Path, index: int) -> float:
-    """Seconds for one ``run_episode`` of the same script, grading included."""
+def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
+    """Seconds for one ``run_episode`` of the same script, grading included, and the part of them
+    spent outside the agent phase (sandbox set-up and removal, grading)."""
     task = {
         "task_id": f"overhead-{kind}",
         "initial_prompt": PROMPT,
@@ -182,18 +184,20 @@ def coder_eval_run(kind: str, folder: Path, index: int) -> float:
     elapsed = time.perf_counter() - started
     if end.outcome != "pass":
         raise RuntimeError(f"the coder_eval {kind} run did not pass: {end.status} {end.error}")
-    return elapsed
+    return elapsed, end.timings.total_s - end.timings.agent_s
 
 
-def measure(kind: str, runs: int, folder: Path) -> tuple[list[float], list[float]]:
+def measure(kind: str, runs: int, folder: Path) -> tuple[list[float], list[float], list[float]]:
     """``runs`` bare and ``runs`` coder_eval runs, alternating, after one warm-up of each."""
     bare_run(kind)
     coder_eval_run(kind, folder, -1)
-    bare, ours = [], []
+    bare, ours, outside = [], [], []
     for index in range(runs):
         bare.append(bare_run(kind))
-        ours.append(coder_eval_run(kind, folder, index))
-    return bare, ours
+        elapsed, around = coder_eval_run(kind, folder, index)
+        ours.append(elapsed)
+        outside.append(around)
+    return bare, ours, outside
 
 
 def main() -> None:
@@ -202,15 +206,17 @@ def main() -> None:
     parser.add_argument("--agents", nargs="+", default=list(LAUNCHES), choices=list(LAUNCHES))
     args = parser.parse_args()
     print(f"runs each: {args.runs}")
-    print(f"{'agent':<12} {'bare median':>12} {'coder_eval median':>18} {'ratio':>7} {'added':>9}")
+    print(
+        f"{'agent':<12} {'bare median':>12} {'coder_eval median':>18} {'ratio':>7} {'added':>9} {'outside agent':>14}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.agents:
             if FOUND[kind]() is None:
                 print(f"{kind:<12} not installed (make setup)")
                 continue
-            bare, ours = measure(kind, args.runs, Path(folder))
-            b, o = statistics.median(bare), statistics.median(ours)
-            print(f"{kind:<12} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s")
+            bare, ours, outside = measure(kind, args.runs, Path(folder))
+            b, o, around = statistics.median(bare), statistics.median(ours), statistics.median(outside)
+            print(f"{kind:<12} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s")
 
 
 if __name__ == "__main__":
