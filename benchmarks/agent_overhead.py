@@ -206,9 +206,8 @@ def main() -> None:
     parser.add_argument("--agents", nargs="+", default=list(LAUNCHES), choices=list(LAUNCHES))
     args = parser.parse_args()
     print(f"runs each: {args.runs}")
-    print(
-        f"{'agent':<12} {'bare median':>12} {'coder_eval median':>18} {'ratio':>7} {'added':>9} {'outside agent':>14}"
-    )
+    header = ("agent", "bare median", "coder_eval median", "ratio", "added", "outside agent")
+    print("{:<12} {:>12} {:>18} {:>7} {:>9} {:>14}".format(*header))
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.agents:
             if FOUND[kind]() is None:
