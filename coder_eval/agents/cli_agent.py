@@ -43,6 +43,10 @@ class Recorder(Protocol):
 
     def handle(self, event: dict[str, object]) -> None: ...
 
+    def stderr_line(self, line: str) -> bool:
+        """Read one stderr line; True when the CLI must be stopped (it retries what cannot succeed)."""
+        ...
+
 
 @dataclass(frozen=True)
 class CliLaunch:
@@ -101,7 +105,11 @@ async def run_cli(request: AgentRequest, launch: CliLaunch, recorder: Recorder, 
     end = CliEnd()
     try:
         async with CliProcess(
-            launch.argv, sandbox=request.sandbox, env=launch.env, stdin=launch.stdin
+            launch.argv,
+            sandbox=request.sandbox,
+            env=launch.env,
+            stdin=launch.stdin,
+            on_stderr=recorder.stderr_line,
         ) as cli:
             async for event in cli.events():
                 recorder.handle(event)

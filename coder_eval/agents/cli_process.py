@@ -8,6 +8,9 @@ Example::
         exit_code = await cli.wait()
     cli.stderr_tail                             # the last lines it wrote to stderr
 
+``on_stderr`` sees each stderr line as it comes; when it returns True the CLI is killed (a CLI
+that reports a hopeless retry loop only on stderr).
+
 The CLI is started through ``sandbox.wrap`` (bwrap confines it like any sandbox command) with
 exactly ``env`` (nothing inherited from the host), as the leader of a new session, with a per-run
 token in its environment. Leaving the block, normally or by cancellation (the task timeout),
@@ -22,7 +25,7 @@ import contextlib
 import json
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -51,6 +54,7 @@ class CliProcess:
         env: dict[str, str],
         cwd: Path | None = None,
         stdin: str | None = None,
+        on_stderr: Callable[[str], bool] | None = None,
     ) -> None:
         self.argv = list(argv)
         self.sandbox = sandbox
@@ -58,6 +62,7 @@ class CliProcess:
         self.token = uuid.uuid4().hex
         self.env = {**env, TOKEN_VARIABLE: self.token}
         self.stdin = stdin
+        self.on_stderr = on_stderr
         self.stderr_tail: deque[str] = deque(maxlen=40)
         self.stdout_tail: deque[str] = deque(maxlen=5)
         self._proc: asyncio.subprocess.Process | None = None
@@ -122,6 +127,8 @@ class CliProcess:
             line = raw.decode("utf-8", errors="replace").rstrip()
             if line:
                 self.stderr_tail.append(line[:500])
+            if line and self.on_stderr is not None and self.on_stderr(line):
+                self.kill()  # the CLI is retrying what no retry can fix
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -210,3 +210,32 @@ def survivors(needle: str) -> list[int]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+@pytest.mark.parametrize("kind", AGENTS)
+def test_a_dead_endpoint_makes_the_run_invalid_quickly(kind: str, tmp_path: Path) -> None:
+    from coder_eval.agents import make_agent
+    from coder_eval.agents.base import AgentRequest, ModelEndpoint
+    from coder_eval.sandbox.tempdir import TempdirSandbox
+    from coder_eval.trajectory import TrajectoryWriter
+
+    task = load_tasks(
+        [task_file(tmp_path, kind, "- blocks: [{text: hi}]", "- {type: file_exists, path: x}")]
+    )[0]
+
+    async def attempt() -> Any:
+        sandbox = await TempdirSandbox.create(task.sandbox)
+        try:
+            with TrajectoryWriter(tmp_path / "episode.jsonl") as sink:
+                request = AgentRequest(
+                    task.prompt, sandbox, task, "e", 1, ModelEndpoint("http://127.0.0.1:9")
+                )
+                return await asyncio.wait_for(make_agent(kind).run(request, sink), 60)
+        finally:
+            await sandbox.close()
+
+    started = time.monotonic()
+    result = asyncio.run(attempt())
+
+    assert (result.status, result.invalid) == ("infra_error", True), result.error
+    assert time.monotonic() - started < 30

@@ -73,6 +73,10 @@ class CodexRecorder:
         self.thread_id: str | None = None
         self._open: set[str] = set()
 
+    def stderr_line(self, line: str) -> bool:
+        """Its stderr is only kept for error messages."""
+        return False
+
     def handle(self, event: dict[str, Any]) -> None:
         """Record one event of ``codex exec --json``."""
         kind = event.get("type")

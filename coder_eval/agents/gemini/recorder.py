@@ -55,6 +55,10 @@ class GeminiRecorder:
         self.errors: list[str] = []
         self.session_id: str | None = None
 
+    def stderr_line(self, line: str) -> bool:
+        """Its stderr is only kept for error messages."""
+        return False
+
     def handle(self, event: dict[str, Any]) -> None:
         """Record one event of ``gemini -o stream-json``."""
         kind = event.get("type")

@@ -106,7 +106,17 @@ class OpenCodeAgent:
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, spec.env, config.env())
-        argv = [str(binary), "run", "--format", "json", "--title", TITLE]
+        argv = [
+            str(binary),
+            "run",
+            "--format",
+            "json",
+            "--title",
+            TITLE,
+            "--print-logs",
+            "--log-level",
+            "ERROR",
+        ]
         if qualified is not None:
             argv += ["--model", qualified]
         if spec.agent is not None:

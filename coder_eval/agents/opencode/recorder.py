@@ -13,17 +13,23 @@ Example::
 | ``tool_use`` (``part.tool``, ``callID``, ``state.input``/``output``) | ``tool_call``, ``tool_result`` |
 | ``step_finish`` (``tokens {input, output, reasoning, cache {read, write}}``) | one message's end, usage |
 | ``error`` | kept for the outcome |
+| a ``stream error`` on stderr (``--print-logs``) | kept; no endpoint or a refused key stops the run |
 
 A run is complete when a step finishes for another reason than calling tools (``stop``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from coder_eval.agents.base import EventSink
 from coder_eval.agents.events import Steps, field_of
 from coder_eval.trajectory import Usage
+
+STREAM_ERROR = re.compile(r'error\.error="([^"]*)"')
+HOPELESS = ("Cannot connect to API", "Unable to connect", "401", "403", "invalid x-api-key", "authentication")
+"""Stream errors no retry fixes: the endpoint is unreachable or refuses the key."""
 
 
 def usage_of(tokens: dict[str, Any]) -> Usage:
@@ -58,6 +64,16 @@ class OpenCodeRecorder:
         self.completed = False
         self.errors: list[str] = []
         self.session_id: str | None = None
+
+    def stderr_line(self, line: str) -> bool:
+        """A ``stream error`` log line (``--print-logs``): OpenCode retries a failed model call for
+        about a minute with nothing on stdout; an endpoint that cannot be reached or refuses the key
+        will not recover, so the run is stopped at the first such error."""
+        if 'message="stream error"' not in line:
+            return False
+        found = STREAM_ERROR.search(line)
+        self.errors.append(found.group(1) if found else line[-300:])
+        return any(marker in line for marker in HOPELESS)
 
     def handle(self, event: dict[str, Any]) -> None:
         """Record one event of ``opencode run --format json``."""

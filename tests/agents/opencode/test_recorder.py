@@ -70,3 +70,16 @@ def test_reasoning_counts_as_output() -> None:
     assert usage_of({"input": 2, "output": 3, "reasoning": 4, "cache": {"read": 5}}) == Usage(
         input_tokens=2, output_tokens=7, cache_read_tokens=5
     )
+
+
+def test_stream_errors_on_stderr_stop_the_run_only_when_no_retry_can_help() -> None:
+    recorder = OpenCodeRecorder(Sink(), model=None)
+    line = 'level=ERROR message="stream error" error.error="AI_APICallError: {}"'
+
+    assert not recorder.stderr_line("level=INFO message=loop step=0")
+    assert not recorder.stderr_line(line.format("Rate limited (429)"))
+    assert recorder.stderr_line(line.format("Cannot connect to API: Unable to connect."))
+    assert recorder.errors == [
+        "AI_APICallError: Rate limited (429)",
+        "AI_APICallError: Cannot connect to API: Unable to connect.",
+    ]
