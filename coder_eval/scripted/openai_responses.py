@@ -162,33 +162,15 @@ def output_items(message: dict[str, Any]) -> list[dict[str, Any]]:
                 "content": content,
             }
         )
-    for block in message["content"]:
-        if block["type"] != "tool_use":
-            continue
-        call_id = block["id"].replace("toolu_", "call_")
-        if isinstance(block["input"], str):
-            items.append(
-                {
-                    "type": "custom_tool_call",
-                    "id": block["id"],
-                    "call_id": call_id,
-                    "name": block["name"],
-                    "input": block["input"],
-                    "status": "completed",
-                }
-            )
-        else:
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": block["id"],
-                    "call_id": call_id,
-                    "name": block["name"],
-                    "arguments": json.dumps(block["input"]),
-                    "status": "completed",
-                }
-            )
-    return items
+    return items + [_call_item(block) for block in message["content"] if block["type"] == "tool_use"]
+
+
+def _call_item(block: dict[str, Any]) -> dict[str, Any]:
+    """A ``function_call`` item, or a ``custom_tool_call`` for a freeform tool (text input)."""
+    item = {"id": block["id"], "call_id": block["id"].replace("toolu_", "call_"), "name": block["name"]}
+    if isinstance(block["input"], str):
+        return {"type": "custom_tool_call", **item, "input": block["input"], "status": "completed"}
+    return {"type": "function_call", **item, "arguments": json.dumps(block["input"]), "status": "completed"}
 
 
 def _in_progress(item: dict[str, Any]) -> dict[str, Any]:

@@ -96,34 +96,13 @@ class CodexHome:
     ) -> None:
         """Write ``config.toml``, the model catalog (when needed) and the skills."""
         self.path.mkdir(parents=True, exist_ok=True)
-        lines = [
-            "check_for_update_on_startup = false",
-            'web_search = "disabled"',
-            "hide_agent_reasoning = false",
-            "allow_login_shell = false",
-        ]
-        if model is not None:
-            lines.append(f"model = {_toml(model)}")
-        if spec.reasoning_effort is not None:
-            lines.append(f"model_reasoning_effort = {_toml(spec.reasoning_effort)}")
-        if instructions:
-            lines.append(f"developer_instructions = {_toml(instructions)}")
         catalog = self._catalog(codex, model, spec) if model is not None else None
-        if catalog is not None:
-            lines.append(f"model_catalog_json = {_toml(str(catalog))}")
-        if endpoint is not None:
-            lines.append(f"model_provider = {_toml(PROVIDER)}")
-        lines += ["", "[analytics]", "enabled = false", "", "[history]", 'persistence = "none"', ""]
-        lines += ["[features]", *(f"{name} = false" for name in OFF_FEATURES)]
-        if not _allowed(spec, "Bash"):
-            lines.append("shell_tool = false")
+        lines = _settings(spec, model, instructions, catalog, endpoint is not None)
         if endpoint is not None:
             lines += ["", f"[model_providers.{PROVIDER}]", f"name = {_toml(PROVIDER)}"]
-            lines += [
-                f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}",
-                f"env_key = {_toml(KEY_VARIABLE)}",
-            ]
-            lines += ['wire_api = "responses"', "request_max_retries = 0", "stream_max_retries = 0"]
+            lines += [f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}"]
+            lines += [f"env_key = {_toml(KEY_VARIABLE)}", 'wire_api = "responses"']
+            lines += ["request_max_retries = 0", "stream_max_retries = 0"]
         (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self._copy_skills(skills)
 
@@ -151,6 +130,28 @@ class CodexHome:
             target = self.path / "skills" / skill.name
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(skill, target, symlinks=False)
+
+
+def _settings(
+    spec: CodexSpec, model: str | None, instructions: str | None, catalog: Path | None, provider: bool
+) -> list[str]:
+    """The top-level keys, ``[analytics]``, ``[history]`` and ``[features]`` of ``config.toml``."""
+    lines = ["check_for_update_on_startup = false", 'web_search = "disabled"', "allow_login_shell = false"]
+    if model is not None:
+        lines.append(f"model = {_toml(model)}")
+    if spec.reasoning_effort is not None:
+        lines.append(f"model_reasoning_effort = {_toml(spec.reasoning_effort)}")
+    if instructions:
+        lines.append(f"developer_instructions = {_toml(instructions)}")
+    if catalog is not None:
+        lines.append(f"model_catalog_json = {_toml(str(catalog))}")
+    if provider:
+        lines.append(f"model_provider = {_toml(PROVIDER)}")
+    lines += ["", "[analytics]", "enabled = false", "", "[history]", 'persistence = "none"', ""]
+    lines += ["[features]", *(f"{name} = false" for name in OFF_FEATURES)]
+    if not _allowed(spec, "Bash"):
+        lines.append("shell_tool = false")
+    return lines
 
 
 def _allowed(spec: CodexSpec, tool: str) -> bool:
