@@ -35,10 +35,11 @@ AGENTS = [
 ]
 SLEEP = "python3 -c 'import time; time.sleep(300.25)'"
 
+# python3 -B: a bytecode cache written by the first run could outlive an edit made within the same second
 EDIT_AND_RUN = """
 - blocks:
     - text: Let me reproduce it.
-    - tool_use: {name: Bash, input: {command: "python3 -c 'import calc; print(calc.add(2, 3))'"}}
+    - tool_use: {name: Bash, input: {command: "python3 -B -c 'import calc; print(calc.add(2, 3))'"}}
 - blocks: [{tool_use: {name: Read, input: {file_path: calc.py}}}]
 - blocks:
     - tool_use:
@@ -47,7 +48,7 @@ EDIT_AND_RUN = """
 - blocks: [{tool_use: {name: Write, input: {file_path: notes.txt, content: "add fixed\\n"}}}]
 - blocks: [{tool_use: {name: Bash, input: {command: "greet world"}}}]
 - blocks:
-    - tool_use: {name: Bash, input: {command: "python3 -c 'import calc; print(calc.add(2, 3))'"}}
+    - tool_use: {name: Bash, input: {command: "python3 -B -c 'import calc; print(calc.add(2, 3))'"}}
 - when: {last_tool_result_contains: "5"}
   blocks: [{text: "Fixed: calc.add(2, 3) returns 5."}]
 """
