@@ -3,10 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
+# OpenCode and Gemini CLI (npm, pinned by package-lock.json) in ./node_modules, and ripgrep.
+CLIS_STAMP := node_modules/.installed
+# `make run AGENT=codex` (or opencode, gemini) runs the demo on another agent; the default is Claude Code.
+AGENT ?=
 # With ANTHROPIC_API_KEY set, `make run` uses a real model (MODEL, default below) under a spending cap
 # (MAX_COST_USD); without a key it runs the offline demo against the scripted model server.
 DEFAULT_MODEL := claude-sonnet-4-6
-MODEL ?= $(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),)
+MODEL ?= $(if $(AGENT),,$(if $(ANTHROPIC_API_KEY),$(DEFAULT_MODEL),))
 MAX_COST_USD ?= 5
 
 .PHONY: setup system-deps run test check lint format lab view demo-figures schema clean
@@ -17,17 +21,23 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+$(CLIS_STAMP): package.json package-lock.json scripts/agent-clis.sh
+	@bash scripts/agent-clis.sh
+	@mkdir -p node_modules && touch $(CLIS_STAMP)
+
+setup: $(STAMP) $(CLIS_STAMP)
 
 system-deps:
 	@bash scripts/system-deps.sh
 
-# The skill A/B demo through the real Claude Code CLI: offline (scripted model) without an API key.
-run: $(STAMP)
+# The skill A/B demo through the real Claude Code CLI (or AGENT=codex, opencode, gemini): offline
+# (scripted model) without an API key.
+run: setup
 	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 \
+	  $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
-test: $(STAMP) system-deps
+test: setup system-deps
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

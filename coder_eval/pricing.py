@@ -8,8 +8,10 @@ Example::
 
 Prices are first-party list prices in USD per million tokens. Cache writes are priced at the
 5-minute rate (``Usage`` has one cache-write bucket); long-context surcharges, batch and fast-mode
-prices are not modelled. When an agent reports its own cost (Claude Code's ``total_cost_usd``), that
-figure is used and this table is the fallback.
+prices are not modelled. OpenAI and Google bill no cache writes (their caching is automatic), so
+those rows price ``cache_creation_tokens`` as plain input; their cached input is ``cache_read``.
+When an agent reports its own cost (Claude Code's ``total_cost_usd``), that figure is used and this
+table is the fallback.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ SONNET = Rates(3.0, 15.0, 3.75, 0.30)
 HAIKU_4_5 = Rates(1.0, 5.0, 1.25, 0.10)
 HAIKU_3_5 = Rates(0.80, 4.0, 1.0, 0.08)
 HAIKU_3 = Rates(0.25, 1.25, 0.30, 0.03)
+# OpenAI and Google: standard-tier list prices, prompts up to 200k tokens.
+GPT_5 = Rates(1.25, 10.0, 1.25, 0.125)
+GPT_5_MINI = Rates(0.25, 2.0, 0.25, 0.025)
+GEMINI_2_5_PRO = Rates(1.25, 10.0, 1.25, 0.31)
+GEMINI_2_5_FLASH = Rates(0.30, 2.50, 0.30, 0.075)
 
 RATES: dict[str, Rates] = {
     "claude-opus-4-8": OPUS_4_5,
@@ -61,6 +68,13 @@ RATES: dict[str, Rates] = {
     "opus": OPUS_4_5,
     "sonnet": SONNET,
     "haiku": HAIKU_4_5,
+    "gpt-5.1-codex": GPT_5,
+    "gpt-5.1": GPT_5,
+    "gpt-5-codex": GPT_5,
+    "gpt-5": GPT_5,
+    "gpt-5-mini": GPT_5_MINI,
+    "gemini-2.5-pro": GEMINI_2_5_PRO,
+    "gemini-2.5-flash": GEMINI_2_5_FLASH,
 }
 """Normalised model id (see :func:`normalise_model`) -> rates. Aliases price as their current model."""
 
@@ -71,9 +85,10 @@ def normalise_model(model: str) -> str:
     """A model id with provider prefixes, dates, versions and context tags removed.
 
     Example: ``normalise_model("us.anthropic.claude-sonnet-4-5-20250929-v1:0")`` -> ``"claude-sonnet-4-5"``;
+    ``normalise_model("openai/gpt-5.1-codex")`` -> ``"gpt-5.1-codex"``;
     ``normalise_model("claude-opus-4-1@20250805")`` -> ``"claude-opus-4-1"``.
     """
-    name = model.strip().lower().split("@", 1)[0]
+    name = model.strip().lower().split("@", 1)[0].rsplit("/", 1)[-1]
     start = name.find("claude-")
     if start > 0:
         name = name[start:]

@@ -31,8 +31,15 @@ from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CliCall, TrajectoryWriter
 
-MODEL_AGENTS = frozenset({"claude-code"})
-"""Agent kinds that talk to a model (and so need a route to it under ``network: model``)."""
+REAL_ENDPOINTS = {
+    "claude-code": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "opencode": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "codex": ("OPENAI_BASE_URL", "https://api.openai.com"),
+    "gemini": ("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"),
+}
+"""Agent kinds that talk to a model, and where a real one is (the host variable that moves it, the
+default): under ``network: model`` the sandbox reaches that endpoint and nothing else."""
+MODEL_AGENTS = frozenset(REAL_ENDPOINTS)
 PRE_RUN_TIMEOUT_S = 600.0
 
 
@@ -58,8 +65,9 @@ class Stage:
 
 
 def real_base_url(task: TaskSpec) -> str:
-    """Where a real model is reached (the host's ``ANTHROPIC_BASE_URL``, else Anthropic's API)."""
-    return os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+    """Where the agent's real model is reached (the host's variable for it, else the provider's API)."""
+    variable, default = REAL_ENDPOINTS[task.agent.kind]
+    return os.environ.get(variable) or default
 
 
 async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: AsyncExitStack) -> Stage:

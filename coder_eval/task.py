@@ -92,6 +92,9 @@ class AgentSpec(_Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Environment for the agent process.")
     command: str | None = Field(default=None, description="command agent: template with {prompt}.")
     prompt_on_stdin: bool = Field(default=False, description="command agent: also send the prompt on stdin.")
+    events: Literal["claude-stream-json", "atif", "none"] = Field(
+        default="none", description="command agent: the JSONL event stream its stdout carries."
+    )
 
     @field_validator("kind")
     @classmethod

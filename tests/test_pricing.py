@@ -47,3 +47,11 @@ def test_a_new_minor_version_is_not_priced_as_its_family_base() -> None:
 def test_rates_are_dated() -> None:
     year, month, day = RATES_AS_OF.split("-")
     assert len(year) == 4 and len(month) == 2 and len(day) == 2
+
+
+def test_openai_and_google_models_and_provider_prefixes_are_priced() -> None:
+    from coder_eval.pricing import normalise_model, rates_for
+
+    assert normalise_model("scripted/claude-sonnet-4-5") == "claude-sonnet-4-5"
+    assert normalise_model("openai/gpt-5.1-codex") == "gpt-5.1-codex"
+    assert rates_for("gpt-5.1-codex") is not None and rates_for("gemini-2.5-pro") is not None

@@ -26,7 +26,25 @@ def _claude_code() -> type[Any]:
     return ClaudeCodeAgent
 
 
-BUILTIN_LAZY = {"claude-code": _claude_code}
+def _codex() -> type[Any]:
+    from coder_eval.agents.codex import CodexAgent
+
+    return CodexAgent
+
+
+def _opencode() -> type[Any]:
+    from coder_eval.agents.opencode import OpenCodeAgent
+
+    return OpenCodeAgent
+
+
+def _gemini() -> type[Any]:
+    from coder_eval.agents.gemini import GeminiAgent
+
+    return GeminiAgent
+
+
+BUILTIN_LAZY = {"claude-code": _claude_code, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
 
 
 def agent_kinds() -> list[str]:

@@ -1,21 +1,30 @@
 """``command``: any CLI agent, run from a command template in the sandbox.
 
 ``{prompt}`` in ``agent.command`` is replaced by the shell-quoted prompt; with
-``prompt_on_stdin: true`` the prompt is also written to the command's stdin. stdout becomes the
-final assistant message. A non-zero exit means the agent crashed: the episode is ``invalid``.
+``prompt_on_stdin: true`` the prompt is also written to the command's stdin. A non-zero exit means
+the agent crashed: the episode is ``invalid``.
+
+With ``events: none`` (the default) stdout becomes the final assistant message. With ``events:
+claude-stream-json`` or ``events: atif`` stdout is read as that JSONL event stream
+(``event_streams.py``): messages, tool calls and results, tokens, and the cost (the stream's own,
+else priced from the dated table) are recorded as for a first-class agent.
 
 Example::
 
     agent:
       kind: command
-      command: my-agent --non-interactive --task {prompt}
+      command: my-agent --non-interactive --json --task {prompt}
+      events: atif
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.event_streams import STREAMS
+from coder_eval.pricing import cost_usd
 from coder_eval.trajectory import Message
 
 
@@ -35,13 +44,43 @@ class CommandAgent:
         result = await request.sandbox.exec(
             command, env=env, stdin=request.prompt if spec.prompt_on_stdin else None
         )
-        sink.write(Message(role="assistant", content=[{"type": "text", "text": result.stdout}]))
+        if spec.events == "none":
+            sink.write(Message(role="assistant", content=[{"type": "text", "text": result.stdout}]))
+            outcome = AgentResult(num_turns=1, final_message=result.stdout)
+        else:
+            sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+            outcome = read_stream(spec.events, result.stdout, sink)
         if result.exit_code != 0:
             tail = result.stderr.strip()[-500:]
-            return AgentResult(
-                invalid=True,
-                status="agent_error",
-                error=f"agent command exited {result.exit_code}: {tail}",
-                final_message=result.stdout,
-            )
-        return AgentResult(num_turns=1, final_message=result.stdout)
+            outcome.invalid, outcome.status = True, "agent_error"
+            outcome.error = f"agent command exited {result.exit_code}: {tail}"
+        return outcome
+
+
+def read_stream(kind: str, stdout: str, sink: EventSink) -> AgentResult:
+    """Record the JSONL event stream ``kind`` printed on ``stdout``; the result it reports."""
+    stream = STREAMS[kind](sink)
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            stream.handle(event)
+    steps = stream.steps
+    steps.finish()
+    usage = steps.usage
+    cost = stream.reported_cost
+    if cost is None and usage.total:
+        cost = cost_usd(steps.model, usage) if steps.model else None
+    result = AgentResult(
+        usage=usage,
+        cost_usd=cost if usage.total or cost else 0.0,
+        num_turns=steps.turns,
+        final_message=steps.final_text,
+        versions={f"command_{kind}": stream.version} if stream.version else {},
+    )
+    if stream.errors and not stream.completed:
+        result.invalid, result.status = True, "infra_error"
+        result.error = f"the agent reported an error: {stream.errors[-1]}"
+    return result

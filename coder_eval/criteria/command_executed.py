@@ -30,6 +30,7 @@ from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
+from coder_eval.tools import canonical_name
 
 
 class CommandExecuted(CriterionSpec):
@@ -54,12 +55,12 @@ class CommandExecuted(CriterionSpec):
         return self
 
     def _matches(self, step: ToolStep) -> bool:
-        if step.name != self.tool or not re.search(self.pattern, step.command):
+        if step.name != canonical_name(self.tool) or not re.search(self.pattern, step.command):
             return False
         return self.exclude is None or not re.search(self.exclude, step.command)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        steps = [s for s in tool_steps(ctx.events) if s.name == self.tool]
+        steps = [s for s in tool_steps(ctx.events) if s.name == canonical_name(self.tool)]
         matching = [s for s in steps if self._matches(s)]
         counted = [s for s in matching if s.succeeded or not self.require_success]
         count = len(counted)

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.transcript import tool_steps
+from coder_eval.tools import canonical_name
 
 
 class CommandsEfficiency(CriterionSpec):
@@ -35,7 +36,7 @@ class CommandsEfficiency(CriterionSpec):
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         steps = tool_steps(ctx.events)
-        actual = sum(1 for s in steps if self.tool is None or s.name == self.tool)
+        actual = sum(1 for s in steps if self.tool is None or s.name == canonical_name(self.tool))
         score = self.expected / max(actual, self.expected)
         details = {
             "actual": actual,

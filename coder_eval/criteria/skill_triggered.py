@@ -3,7 +3,8 @@
 A skill counts as engaged by either of:
 
 - a ``Skill`` tool call naming it (input ``{"skill": "pdf"}``, or ``"my-plugin:pdf"``, or
-  ``{"command": "pdf"}`` as older Claude Code versions write it);
+  ``{"command": "pdf"}`` as older Claude Code versions write it; OpenCode's ``skill`` and Gemini
+  CLI's ``activate_skill`` with ``{"name": "pdf"}`` count as ``Skill``);
 - a call of one of ``path_tools`` (Read, Bash, Grep, Glob) whose input holds a path into a skill
   folder, e.g. reading ``.claude/skills/pdf/SKILL.md`` or running ``.claude/skills/pdf/fill.py``.
   A path ``.../skills/<name>/...`` is a skill folder's when ``.../skills/<name>/SKILL.md`` exists
@@ -49,6 +50,7 @@ from pydantic import Field, model_validator
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
+from coder_eval.tools import canonical_name
 
 PATH_BREAK = re.compile(r"[\s'\"`=:;,|&<>()]+")
 """What separates the paths in a command or an input value."""
@@ -177,12 +179,13 @@ class SkillTriggered(CriterionSpec):
     async def _engagements(self, steps: list[ToolStep], files: SkillFiles) -> list[Engagement]:
         """Every call that engages a skill, in call order."""
         found = []
+        path_tools = {canonical_name(tool) for tool in self.path_tools}
         for step in steps:
-            if step.name == self.skill_tool:
+            if step.name == canonical_name(self.skill_tool):
                 named = next((step.call.input[k] for k in SKILL_INPUT_KEYS if step.call.input.get(k)), None)
                 if isinstance(named, str) and skill_name(named):
                     found.append(Engagement(skill_label(named), step))
-            elif step.name in self.path_tools:
+            elif step.name in path_tools:
                 for value in _strings(step.call.input):
                     for path in PATH_BREAK.split(value):
                         found += [Engagement(skill_label(n), step) for n in await skills_in_path(path, files)]

@@ -3,6 +3,8 @@
 Tool calls come from ``tool_call`` events and, for agents that record only messages, from the
 ``tool_use`` blocks of assistant messages (one call per id, whichever comes first); results likewise
 from ``tool_result`` events and the ``tool_result`` blocks of user messages. Sub-agent calls count.
+Tool names are compared in one vocabulary (``coder_eval.tools``): Codex's ``exec_command``,
+OpenCode's ``bash`` and Gemini CLI's ``run_shell_command`` are all ``Bash``.
 
 Example::
 
@@ -20,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from coder_eval.tools import canonical_input, canonical_name
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult
 
 DETAIL_LIMIT = 50
@@ -36,12 +39,13 @@ class ToolStep:
 
     @property
     def name(self) -> str:
-        return self.call.name
+        """The tool's canonical name (``exec_command`` -> ``Bash``); ``call.name`` is the agent's."""
+        return canonical_name(self.call.name)
 
     @property
     def command(self) -> str:
         """The input's ``command`` when it is a string (Bash), else the input as JSON."""
-        command = self.call.input.get("command")
+        command = canonical_input(self.call.name, self.call.input).get("command")
         return command if isinstance(command, str) else self.input_text
 
     @property
@@ -63,8 +67,9 @@ class ToolStep:
 
 
 def matches_tool(step: ToolStep, tool: str, input_pattern: str | None = None) -> bool:
-    """The step calls ``tool`` (exact name) and its JSON input contains ``input_pattern`` (``re.search``)."""
-    if step.name != tool:
+    """The step calls ``tool`` (any agent's name for it) and its JSON input contains ``input_pattern``
+    (``re.search``)."""
+    if step.name != canonical_name(tool):
         return False
     return input_pattern is None or re.search(input_pattern, step.input_text) is not None
 

@@ -1,8 +1,10 @@
 """HTTP routes of the scripted server (one handler instance per request).
 
-Example: ``POST /v1/messages`` replays the script (JSON or SSE), ``POST /v1/messages/count_tokens``
-estimates, ``GET /v1/models`` lists the script's model, ``HEAD /api/hello`` (Claude Code's
-connectivity check) is 200, anything else is a logged 404 with the API's error JSON.
+Example: ``POST /v1/messages`` (Anthropic), ``POST /v1/responses`` (OpenAI Responses) and
+``POST /v1beta/models/<model>:streamGenerateContent`` (Gemini) replay the script (JSON or SSE, see
+``dialect.py``); ``POST /v1/messages/count_tokens`` and ``:countTokens`` estimate, ``GET /v1/models``
+lists the script's model, ``HEAD /api/hello`` (Claude Code's connectivity check) is 200, anything
+else is a logged 404 with the API's error JSON.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
+from coder_eval.scripted.dialect import Dialect, dialect_for
+from coder_eval.scripted.gemini import generate_method
 from coder_eval.scripted.replay import DEFAULT_MODEL, Answer
 from coder_eval.scripted.request_log import RecordedRequest
-from coder_eval.scripted.response import HTTP_ERRORS, error_body, sse, stream_events
+from coder_eval.scripted.response import HTTP_ERRORS, error_body
 from coder_eval.scripted.script import ErrorSpec
-from coder_eval.scripted.usage import input_tokens
+from coder_eval.scripted.usage import input_tokens, tokens
 
 if TYPE_CHECKING:
     from coder_eval.scripted.server import ScriptedServer
@@ -41,12 +45,19 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._record(path, body, "other", 400)
             return self._send_json(400, error_body("invalid_request_error", "body must be a JSON object"))
-        if path == "/v1/messages":
-            return self._guarded(lambda: self._messages(path, body))
         if path == "/v1/messages/count_tokens":
             self._record(path, body, "count_tokens", 200)
             return self._send_json(200, {"input_tokens": input_tokens(body)})
-        self._not_found(path, body)
+        method = generate_method(path)
+        if method is not None:
+            body.setdefault("model", method[0])
+            if method[1] == "countTokens":
+                self._record(path, body, "count_tokens", 200)
+                return self._send_json(200, {"totalTokens": tokens(len(json.dumps(body)))})
+        dialect = dialect_for(path)
+        if dialect is None:
+            return self._not_found(path, body)
+        self._guarded(lambda: self._reply(path, body, dialect))
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -73,41 +84,43 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def _messages(self, path: str, body: dict[str, Any]) -> None:
-        answer = self.app.replayer.answer(body)
+    def _reply(self, path: str, body: dict[str, Any], dialect: Dialect) -> None:
+        answer = self.app.replayer.answer(body, dialect)
         error = answer.selection.error
-        status = HTTP_ERRORS[error.kind][0] if error is not None and error.kind in HTTP_ERRORS else 200
+        http_error = error is not None and error.kind in HTTP_ERRORS
+        status = dialect.error(error.kind, None)[0] if error is not None and http_error else 200
         self._record(path, body, answer.kind, status, answer)
-        if error is not None and error.kind in HTTP_ERRORS:
-            return self._send_error(error)
+        if error is not None and http_error:
+            return self._send_error(error, dialect)
         assert answer.message is not None
+        stream = dialect.streams(body, path)
         if error is not None:
-            return self._send_broken(error, answer.message, bool(body.get("stream")))
-        if body.get("stream"):
-            return self._send_stream(answer.message)
-        self._send_json(200, answer.message)
+            return self._send_broken(error, answer.message, stream, dialect)
+        if stream:
+            return self._send_stream(answer.message, dialect)
+        self._send_json(200, dialect.body(answer.message))
 
-    def _send_error(self, error: ErrorSpec) -> None:
-        status, error_type, default_message = HTTP_ERRORS[error.kind]
+    def _send_error(self, error: ErrorSpec, dialect: Dialect) -> None:
+        status, data = dialect.error(error.kind, error.message)
         headers = {} if error.retry_after is None else {"retry-after": f"{error.retry_after:g}"}
-        self._send_json(status, error_body(error_type, error.message or default_message), headers)
+        self._send_json(status, data, headers)
 
-    def _send_stream(self, message: dict[str, Any]) -> None:
+    def _send_stream(self, message: dict[str, Any], dialect: Dialect) -> None:
         self._start_stream()
-        for event, data in stream_events(message):
-            self._chunk(sse(event, data))
+        for event in dialect.events(message):
+            self._chunk(event)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _send_broken(self, error: ErrorSpec, message: dict[str, Any], stream: bool) -> None:
+    def _send_broken(self, error: ErrorSpec, message: dict[str, Any], stream: bool, dialect: Dialect) -> None:
         """Send the first ``after_events`` events (or half the JSON), stall if ``hang``, then cut."""
         self.close_connection = True
         if stream:
             self._start_stream()
-            for _, (event, data) in zip(range(error.after_events), stream_events(message), strict=False):
-                self._chunk(sse(event, data))
+            for _, event in zip(range(error.after_events), dialect.events(message), strict=False):
+                self._chunk(event)
         elif error.kind == "cut_stream":
-            payload = json.dumps(message).encode()
+            payload = json.dumps(dialect.body(message)).encode()
             self._send_head(200, "application/json", {"content-length": str(len(payload))})
             self.wfile.write(payload[: len(payload) // 2])
             self.wfile.flush()

@@ -5,6 +5,9 @@ Example::
     replayer = Replayer(script, seed=7)
     answer = replayer.answer({"model": "m", "tools": [...], "messages": [...]})
     answer.kind, answer.selection.branch, answer.message["content"]
+    replayer.answer(responses_body, RESPONSES)    # another wire dialect, the same script
+
+The message is Anthropic-shaped whatever the dialect; the dialect renders it (``dialect.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from coder_eval.scripted.dialect import ANTHROPIC, Dialect
 from coder_eval.scripted.response import HTTP_ERRORS, IdCounter, build_message, content_of
 from coder_eval.scripted.script import Block, Script
 from coder_eval.scripted.selection import Cursor, RequestKind, RequestView, Selection, select
@@ -44,17 +48,18 @@ class Replayer:
         self._cursors: dict[tuple[RequestKind, str], Cursor] = {}
         self._lock = threading.Lock()
 
-    def answer(self, body: dict[str, Any]) -> Answer:
+    def answer(self, body: dict[str, Any], dialect: Dialect = ANTHROPIC) -> Answer:
         """Select the turn for ``body`` and build the message (unless it is an error)."""
-        view = RequestView.of(body)
+        view = dialect.view(body)
         kind = view.kind(self.script)
         selection = self._select(kind, view)
         if selection.error is not None and selection.error.kind in HTTP_ERRORS:
             return Answer(kind=kind, selection=selection, message=None)
         blocks = selection.blocks if selection.error is None else (Block(text=PARTIAL_TEXT),)
-        content = content_of(blocks, self.ids)
-        usage = self.cache.usage(body, output_chars=len(json.dumps(content)))
-        model = self.script.model or str(body.get("model") or DEFAULT_MODEL)
+        content = content_of(blocks, self.ids, view)
+        chunks = None if dialect is ANTHROPIC else dialect.chunks(body)
+        usage = self.cache.usage(body, output_chars=len(json.dumps(content)), chunks=chunks)
+        model = self.script.model or view.model or DEFAULT_MODEL
         message = build_message(content, model=model, message_id=self.ids.new("msg"), usage=usage)
         return Answer(kind=kind, selection=selection, message=message)
 

@@ -15,7 +15,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from coder_eval.scripted.calls import native_call
 from coder_eval.scripted.script import Block, ErrorKind
+from coder_eval.scripted.selection import RequestView
 
 HTTP_ERRORS: dict[ErrorKind, tuple[int, str, str]] = {
     "auth": (401, "authentication_error", "invalid x-api-key"),
@@ -42,13 +44,18 @@ class IdCounter:
             return f"{prefix}_scripted_{next(self._next):06d}"
 
 
-def content_of(blocks: Sequence[Block], ids: IdCounter) -> list[dict[str, Any]]:
-    """API content blocks for scripted blocks, each tool call with a fresh id."""
+def content_of(
+    blocks: Sequence[Block], ids: IdCounter, view: RequestView | None = None
+) -> list[dict[str, Any]]:
+    """API content blocks for scripted blocks, each tool call with a fresh id and in the form of the
+    CLI that sent ``view`` (``calls.py``); a freeform tool's ``input`` is a string."""
     out: list[dict[str, Any]] = []
     for block in blocks:
         if block.tool_use is not None:
             tool = block.tool_use
-            out.append({"type": "tool_use", "id": ids.new("toolu"), "name": tool.name, "input": tool.input})
+            call = native_call(tool, view) if view is not None else None
+            name, tool_input = (call.name, call.input) if call is not None else (tool.name, tool.input)
+            out.append({"type": "tool_use", "id": ids.new("toolu"), "name": name, "input": tool_input})
         else:
             out.append({"type": "text", "text": block.text or ""})
     return out

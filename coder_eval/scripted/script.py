@@ -66,7 +66,11 @@ class When(_Model):
     )
     skill_offered: str | None = Field(
         default=None,
-        description="A skill listed to the Skill tool, as `name` or `plugin:name` (Skill tool offered too).",
+        description="A skill the request lists, as `name` or `plugin:name`, that the CLI can load.",
+    )
+    skill_loaded: str | None = Field(
+        default=None,
+        description="A skill loaded earlier in the conversation (a skill-tool call, a read of its SKILL.md).",
     )
     request_contains: str | None = Field(
         default=None, description="Substring of the request text (system, messages, tool results)."

@@ -19,10 +19,13 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from coder_eval.scripted.script import Block, ErrorSpec, Script, Turn, When
+from coder_eval.scripted.skills import listed_skills, loads_skill, offers_skill
+from coder_eval.tools import canonical_input, canonical_name
 
 RequestKind = Literal["main", "subagent", "auxiliary"]
 SUBAGENT_MARKER = "cc_is_subagent=true"
@@ -31,9 +34,14 @@ SUBAGENT_MARKER = "cc_is_subagent=true"
 
 @dataclass(frozen=True)
 class RequestView:
-    """The facts of a Messages request that selection looks at.
+    """The facts of a request that selection looks at, whatever the wire dialect.
 
     Example: ``RequestView.of({"messages": [{"role": "user", "content": "hi"}]}).text == "hi"``
+
+    ``tools`` are the names offered (each CLI's own); ``calls`` the tool calls already in the
+    conversation as (canonical name, input as JSON); ``skills`` the skills the request lists (see
+    ``skills.py``); ``cwd`` the working directory the CLI told the model, when it did; ``outputs``
+    every tool result of the conversation.
     """
 
     tools: frozenset[str]
@@ -41,22 +49,39 @@ class RequestView:
     last_tool_results: str
     assistant_count: int
     conversation: str
-    subagent: bool
+    subagent: bool = False
+    calls: tuple[tuple[str, str], ...] = ()
+    skills: Mapping[str, str | None] = field(default_factory=dict)
+    cwd: str | None = None
+    model: str | None = None
+    outputs: str = ""
 
     @classmethod
     def of(cls, body: dict[str, Any]) -> RequestView:
-        """Read a request body (already parsed JSON)."""
+        """Read an Anthropic Messages request body (already parsed JSON)."""
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         system = _text(body.get("system"))
         last = messages[-1] if messages and messages[-1].get("role") == "user" else {}
         first = messages[0] if messages else {}
+        text = "\n".join([system, *(_text(m.get("content")) for m in messages)])
         return cls(
             tools=frozenset(t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)),
-            text="\n".join([system, *(_text(m.get("content")) for m in messages)]),
+            text=text,
             last_tool_results=_text(last.get("content"), only_tool_results=True),
             assistant_count=sum(1 for m in messages if m.get("role") == "assistant"),
-            conversation=hashlib.sha1(_text(first.get("content")).encode()).hexdigest()[:16],
+            conversation=conversation_key(_text(first.get("content"))),
             subagent=SUBAGENT_MARKER in system,
+            calls=tuple(
+                call(block.get("name", ""), block.get("input"))
+                for m in messages
+                if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+                for block in m["content"]
+                if isinstance(block, dict) and block.get("type") == "tool_use"
+            ),
+            skills=listed_skills(text),
+            cwd=working_directory(system),
+            model=str(body["model"]) if body.get("model") else None,
+            outputs="\n".join(_text(m.get("content"), only_tool_results=True) for m in messages),
         )
 
     def kind(self, script: Script) -> RequestKind:
@@ -66,6 +91,27 @@ class RequestView:
         if not self.tools and not script.answer_without_tools:
             return "auxiliary"
         return "main"
+
+
+def conversation_key(first: str) -> str:
+    """A short stable key for a conversation, from the text that opens it."""
+    return hashlib.sha1(first.encode()).hexdigest()[:16]
+
+
+def call(name: str, tool_input: Any) -> tuple[str, str]:
+    """A tool call as :attr:`RequestView.calls` holds it. Example: ``call("bash", {"command": "ls"})``
+    -> ``("Bash", '{"command": "ls"}')``."""
+    arguments = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
+    return canonical_name(name), json.dumps(canonical_input(name, arguments))
+
+
+WORKDIR = re.compile(r"(?:Working directory|Primary working directory): (/\S*)|<cwd>(/[^<]*)</cwd>")
+
+
+def working_directory(text: str) -> str | None:
+    """The working directory a CLI states in its prompt (OpenCode, Claude Code, Codex), if any."""
+    found = WORKDIR.search(text)
+    return next((group for group in found.groups() if group), None) if found else None
 
 
 def _text(content: Any, only_tool_results: bool = False) -> str:
@@ -98,7 +144,8 @@ def holds(when: When, view: RequestView) -> bool:
     wanted = [when.tool_offered] if isinstance(when.tool_offered, str) else when.tool_offered or []
     checks = [
         all(name in view.tools for name in wanted),
-        when.skill_offered is None or _skill_listed(when.skill_offered, view),
+        when.skill_offered is None or offers_skill(view.skills, view.tools, when.skill_offered),
+        when.skill_loaded is None or loads_skill(view.calls, when.skill_loaded),
         when.request_contains is None or when.request_contains in view.text,
         when.request_matches is None or re.search(when.request_matches, view.text) is not None,
         when.last_tool_result_contains is None or when.last_tool_result_contains in view.last_tool_results,
@@ -106,13 +153,6 @@ def holds(when: When, view: RequestView) -> bool:
         or re.search(when.last_tool_result_matches, view.last_tool_results) is not None,
     ]
     return all(checks)
-
-
-def _skill_listed(skill: str, view: RequestView) -> bool:
-    """Claude Code lists skills as ``- plugin:name: description`` (or ``- name: ...``) lines."""
-    prefix = "" if ":" in skill else r"(?:[\w.-]+:)?"
-    pattern = rf"^- {prefix}{re.escape(skill)}:"
-    return "Skill" in view.tools and re.search(pattern, view.text, re.MULTILINE) is not None
 
 
 @dataclass

@@ -43,7 +43,7 @@ def request_chunks(body: dict[str, Any]) -> list[tuple[str, bool]]:
         pieces.extend(
             {"role": message.get("role"), "block": b} if isinstance(message, dict) else b for b in blocks
         )
-    return [(_serialize(piece), _has_breakpoint(piece)) for piece in pieces]
+    return [(serialize(piece), _has_breakpoint(piece)) for piece in pieces]
 
 
 def _has_breakpoint(piece: Any) -> bool:
@@ -51,7 +51,7 @@ def _has_breakpoint(piece: Any) -> bool:
     return isinstance(inner, dict) and "cache_control" in inner
 
 
-def _serialize(piece: Any) -> str:
+def serialize(piece: Any) -> str:
     """JSON without ``cache_control``, so moving a breakpoint does not change the prefix."""
     return json.dumps(_strip(piece), sort_keys=True, ensure_ascii=False)
 
@@ -76,13 +76,19 @@ class PromptCache:
         self._seen: set[str] = set()
         self._lock = threading.Lock()
 
-    def usage(self, body: dict[str, Any], output_chars: int) -> dict[str, int]:
-        """The ``usage`` object of a response to ``body`` with ``output_chars`` of content."""
+    def usage(
+        self, body: dict[str, Any], output_chars: int, chunks: list[tuple[str, bool]] | None = None
+    ) -> dict[str, int]:
+        """The ``usage`` object of a response to ``body`` with ``output_chars`` of content.
+
+        ``chunks`` are the request's pieces when it is not an Anthropic request (another dialect's
+        ``chunks``; every piece ends a prefix there, as with automatic prompt caching).
+        """
         chars, cached_chars, read_chars = 0, 0, 0
         digest = hashlib.sha256()
         prefixes: list[str] = []
         with self._lock:
-            for text, breakpoint_ in request_chunks(body):
+            for text, breakpoint_ in request_chunks(body) if chunks is None else chunks:
                 chars += len(text)
                 digest.update(text.encode())
                 if breakpoint_:

@@ -42,3 +42,24 @@ def test_final_text_prefers_reported_message_then_last_top_level_text() -> None:
     assert final_text(events, "reported") == "reported"
     assert final_text(events) == "last"
     assert assistant_texts(events) == ["first", "last", "sub"]
+
+
+def test_every_agents_tool_names_are_graded_as_one_vocabulary() -> None:
+    from tests.criteria.builders import Transcript, context, grade
+
+    events = (
+        Transcript()
+        .tool("exec_command", {"cmd": "pytest -q"}, exit_code=0)
+        .tool("run_shell_command", {"command": "ls"})
+        .tool("bash", {"command": "make"})
+        .tool("replace", {"file_path": "a.py", "old_string": "x", "new_string": "y"})
+        .tool("activate_skill", {"name": "pdf"})
+        .events
+    )
+    ctx = context(events)
+
+    assert grade({"type": "command_executed", "pattern": "pytest", "require_success": True}, ctx).score == 1
+    assert grade({"type": "commands_efficiency", "tool": "Bash", "expected": 3}, ctx).score == 1
+    assert grade({"type": "tool_used", "tool": "run_shell_command", "min": 3}, ctx).score == 1
+    assert grade({"type": "tool_order", "first": "Bash", "then": "Edit"}, ctx).score == 1
+    assert grade({"type": "skill_triggered", "skill": "pdf"}, ctx).score == 1

@@ -1,0 +1,222 @@
+"""What coder_eval adds to each agent CLI's run: the same scripted task, bare and through the runner.
+
+Run: ``python benchmarks/agent_overhead.py [--runs 5] [--agents codex opencode gemini claude-code]``.
+For each agent the bare run starts the real CLI with ``subprocess`` against the scripted model
+server, in a fresh directory whose config was written beforehand (not timed); the coder_eval run
+is ``run_episode`` on a task with the same script (sandbox, config, launcher, event recording,
+trajectory and grading included). Bare and coder_eval runs alternate, so drift on a shared machine
+hits both. Prints, per agent, the median wall time of each, their ratio, and the median time a
+coder_eval episode spends outside its agent phase (sandbox set-up and removal, grading).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.claude_code.launcher import bundled_cli
+from coder_eval.agents.codex.agent import codex_binary
+from coder_eval.agents.codex.home import CodexHome
+from coder_eval.agents.codex.spec import CodexSpec
+from coder_eval.agents.gemini.agent import gemini_script
+from coder_eval.agents.gemini.home import GeminiHome
+from coder_eval.agents.gemini.spec import GeminiSpec
+from coder_eval.agents.opencode.agent import opencode_binary
+from coder_eval.agents.opencode.home import OpenCodeConfig
+from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.scripted import ScriptedServer, load_script
+from coder_eval.task import load_tasks
+
+PROMPT = "Make notes.txt say goodbye."
+MODELS = {
+    "claude-code": "claude-sonnet-4-5",
+    "codex": "gpt-5.1-codex",
+    "opencode": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-pro",
+}
+
+
+def script(model: str) -> dict[str, Any]:
+    """Four tool turns, named as Claude Code names them; the server rewrites them for each CLI."""
+    edit = {"file_path": "notes.txt", "old_string": "hello", "new_string": "goodbye"}
+    return {
+        "model": model,
+        "final_text": "Done.",
+        "turns": [
+            {"blocks": [{"text": "Looking."}, {"tool_use": {"name": "Bash", "input": {"command": "ls -a"}}}]},
+            {
+                "blocks": [
+                    {"tool_use": {"name": "Write", "input": {"file_path": "notes.txt", "content": "hello\n"}}}
+                ]
+            },
+            {"blocks": [{"tool_use": {"name": "Read", "input": {"file_path": "notes.txt"}}}]},
+            {"blocks": [{"tool_use": {"name": "Edit", "input": edit}}]},
+        ],
+    }
+
+
+Launch = Callable[[Path, Path, ModelEndpoint], tuple[list[str], dict[str, str], str | None]]
+"""(work, home, endpoint) -> (argv, extra env, stdin) of a bare run; writes the CLI's config."""
+
+
+def claude_launch(
+    work: Path, home: Path, endpoint: ModelEndpoint
+) -> tuple[list[str], dict[str, str], str | None]:
+    argv = [str(bundled_cli()), "-p", PROMPT, "--output-format", "stream-json", "--verbose"]
+    argv += [
+        "--model",
+        MODELS["claude-code"],
+        "--permission-mode",
+        "bypassPermissions",
+        "--setting-sources",
+        "",
+    ]
+    env = {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **endpoint.env()}
+    return argv, env, None
+
+
+def codex_launch(
+    work: Path, home: Path, endpoint: ModelEndpoint
+) -> tuple[list[str], dict[str, str], str | None]:
+    codex = codex_binary()
+    assert codex is not None
+    codex_home = CodexHome(home / ".codex")
+    codex_home.write(
+        CodexSpec(), codex=codex, model=MODELS["codex"], endpoint=endpoint, instructions=None, skills=[]
+    )
+    argv = [
+        str(codex),
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+    ]
+    return [*argv, "--model", MODELS["codex"], PROMPT], codex_home.env(endpoint), None
+
+
+def opencode_launch(
+    work: Path, home: Path, endpoint: ModelEndpoint
+) -> tuple[list[str], dict[str, str], str | None]:
+    config = OpenCodeConfig(home / ".config" / "opencode")
+    model = config.write(
+        OpenCodeSpec(), model=MODELS["opencode"], endpoint=endpoint, instructions=None, skills=[]
+    )
+    argv = [str(opencode_binary()), "run", "--format", "json", "--title", "bench", "--model", str(model)]
+    xdg = {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share")}
+    xdg |= {"XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state")}
+    return argv, {**config.env(), **xdg}, PROMPT
+
+
+def gemini_launch(
+    work: Path, home: Path, endpoint: ModelEndpoint
+) -> tuple[list[str], dict[str, str], str | None]:
+    settings = GeminiHome(home / ".gemini")
+    settings.write(GeminiSpec(), max_turns=None, instructions=None, skills=[])
+    node = shutil.which("node")
+    argv = [str(node), str(gemini_script()), "-p", PROMPT, "-o", "stream-json", "--skip-trust", "--yolo"]
+    return [*argv, "-m", MODELS["gemini"]], settings.env(endpoint), None
+
+
+LAUNCHES: dict[str, Launch] = {
+    "claude-code": claude_launch,
+    "codex": codex_launch,
+    "opencode": opencode_launch,
+    "gemini": gemini_launch,
+}
+FOUND: dict[str, Callable[[], Any]] = {
+    "claude-code": bundled_cli,
+    "codex": codex_binary,
+    "opencode": opencode_binary,
+    "gemini": gemini_script,
+}
+
+
+def bare_run(kind: str) -> float:
+    """Seconds for one bare CLI run in a fresh directory with a fresh HOME (config not timed)."""
+    with (
+        tempfile.TemporaryDirectory() as base,
+        ScriptedServer(load_script(script(MODELS[kind])), seed=1) as server,
+    ):
+        work, home = Path(base, "work"), Path(base, "home")
+        work.mkdir()
+        home.mkdir()
+        argv, extra, stdin = LAUNCHES[kind](work, home, ModelEndpoint(server.base_url))
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "TMPDIR": base, **extra}
+        started = time.perf_counter()
+        subprocess.run(
+            argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=300, check=True
+        )
+        elapsed = time.perf_counter() - started
+        notes = work / "notes.txt"
+        if not notes.exists() or "goodbye" not in notes.read_text():
+            raise RuntimeError(f"the bare {kind} run did not edit notes.txt")
+    return elapsed
+
+
+def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
+    """Seconds for one ``run_episode`` of the same script, grading included, and the part of them
+    spent outside the agent phase (sandbox set-up and removal, grading)."""
+    task = {
+        "task_id": f"overhead-{kind}",
+        "initial_prompt": PROMPT,
+        "agent": {"kind": kind, "model": "scripted"},
+        "scripted": script(MODELS[kind]),
+        "success_criteria": [{"type": "file_contains", "path": "notes.txt", "includes": ["goodbye"]}],
+    }
+    path = folder / f"{kind}.yaml"
+    path.write_text(yaml.safe_dump(task), encoding="utf-8")
+    plan = EpisodePlan(load_tasks([path])[0], repeat=index)
+    started = time.perf_counter()
+    end = asyncio.run(run_episode(plan, "bench", folder / f"{kind}-{index}.jsonl"))
+    elapsed = time.perf_counter() - started
+    if end.outcome != "pass":
+        raise RuntimeError(f"the coder_eval {kind} run did not pass: {end.status} {end.error}")
+    return elapsed, end.timings.total_s - end.timings.agent_s
+
+
+def measure(kind: str, runs: int, folder: Path) -> tuple[list[float], list[float], list[float]]:
+    """``runs`` bare and ``runs`` coder_eval runs, alternating, after one warm-up of each."""
+    bare_run(kind)
+    coder_eval_run(kind, folder, -1)
+    bare, ours, outside = [], [], []
+    for index in range(runs):
+        bare.append(bare_run(kind))
+        elapsed, around = coder_eval_run(kind, folder, index)
+        ours.append(elapsed)
+        outside.append(around)
+    return bare, ours, outside
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs of each kind per agent (default 5)")
+    parser.add_argument("--agents", nargs="+", default=list(LAUNCHES), choices=list(LAUNCHES))
+    args = parser.parse_args()
+    print(f"runs each: {args.runs}")
+    header = ("agent", "bare median", "coder_eval median", "ratio", "added", "outside agent")
+    print("{:<12} {:>12} {:>18} {:>7} {:>9} {:>14}".format(*header))
+    with tempfile.TemporaryDirectory() as folder:
+        for kind in args.agents:
+            if FOUND[kind]() is None:
+                print(f"{kind:<12} not installed (make setup)")
+                continue
+            bare, ours, outside = measure(kind, args.runs, Path(folder))
+            b, o, around = statistics.median(bare), statistics.median(ours), statistics.median(outside)
+            print(f"{kind:<12} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s")
+
+
+if __name__ == "__main__":
+    main()

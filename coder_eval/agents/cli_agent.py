@@ -1,0 +1,167 @@
+"""What the Codex, OpenCode and Gemini agents share: the environment layers, the run loop that
+feeds a CLI's JSONL events to a recorder under the turn and budget limits, and the honest outcome.
+
+Example::
+
+    env = cli_env(sandbox.env, defaults, spec.env, endpoint_env, host_credentials)
+    end = await run_cli(request, CliLaunch(argv, env), recorder, limits=Limits(max_turns=10))
+    result = cli_result(recorder, end, cli_name="Codex")
+
+| what happened | status | invalid |
+|---|---|---|
+| the CLI finished its turn and exited 0 | completed | no |
+| more model turns than ``max_turns`` (the CLI is stopped) | max_turns | no |
+| over ``max_total_tokens`` / ``max_usd`` while streaming (the CLI is stopped) | budget_exceeded | no |
+| the CLI reported a provider error (auth, 429, 5xx, a dead endpoint, a cut stream) | infra_error | yes |
+| the CLI is missing or cannot start | infra_error | yes |
+| the CLI crashed or exited without finishing, with no provider error | agent_error | yes |
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from coder_eval.agents.base import AgentRequest, AgentResult
+from coder_eval.agents.cli_process import CliProcess
+from coder_eval.agents.events import Steps
+from coder_eval.errors import AgentError
+from coder_eval.pricing import cost_usd, rates_for
+from coder_eval.trajectory import Status
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Recorder(Protocol):
+    """A CLI's event recorder: writes events, and knows whether the CLI finished and what failed."""
+
+    steps: Steps
+    completed: bool
+    errors: list[str]
+
+    def handle(self, event: dict[str, object]) -> None: ...
+
+    def stderr_line(self, line: str) -> bool:
+        """Read one stderr line; True when the CLI must be stopped (it retries what cannot succeed)."""
+        ...
+
+
+@dataclass(frozen=True)
+class CliLaunch:
+    """How to start the CLI: argv, its complete environment, what goes to its stdin."""
+
+    argv: list[str]
+    env: dict[str, str]
+    stdin: str | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits checked while the CLI streams (the runner checks budgets again afterwards)."""
+
+    max_turns: int | None = None
+    max_total_tokens: int | None = None
+    max_usd: float | None = None
+
+
+@dataclass
+class CliEnd:
+    """How the run loop ended: the exit code (None if killed), why it was stopped, stderr."""
+
+    exit_code: int | None = None
+    stopped: Status | None = None
+    reason: str | None = None
+    stderr: str = ""
+
+
+def cli_env(
+    sandbox_env: Mapping[str, str],
+    defaults: Mapping[str, str],
+    agent_env: Mapping[str, str],
+    fixed: Mapping[str, str],
+) -> dict[str, str]:
+    """The CLI's whole environment, later layers winning: the sandbox's scrubbed environment, the
+    agent's quiet defaults, ``agent.env``, then what nothing may override (the scripted endpoint,
+    the per-episode config paths). Raises ``AgentError`` on a name that is not an identifier."""
+    env = {**sandbox_env, **defaults, **agent_env, **fixed}
+    bad = [name for name in env if not _NAME.match(name)]
+    if bad:
+        raise AgentError(f"agent.env: invalid variable names {bad}")
+    return env
+
+
+def host_credentials(names: tuple[str, ...], host: Mapping[str, str]) -> dict[str, str]:
+    """The named host variables that are set (forwarded for real-model runs only)."""
+    return {name: host[name] for name in names if host.get(name)}
+
+
+async def run_cli(request: AgentRequest, launch: CliLaunch, recorder: Recorder, limits: Limits) -> CliEnd:
+    """Run the CLI in the sandbox, every JSONL event to ``recorder``, stopping it at a limit.
+
+    Cancellation (the task timeout) kills the CLI and all it started before it propagates.
+    """
+    end = CliEnd()
+    try:
+        async with CliProcess(
+            launch.argv,
+            sandbox=request.sandbox,
+            env=launch.env,
+            stdin=launch.stdin,
+            on_stderr=recorder.stderr_line,
+        ) as cli:
+            async for event in cli.events():
+                recorder.handle(event)
+                stop = _over_limit(recorder.steps, limits)
+                if stop is not None:
+                    end.stopped, end.reason = stop
+                    cli.kill()
+                    break
+            code = await cli.wait()
+            end.exit_code = None if end.stopped else code
+            end.stderr = cli.stderr_text()
+    finally:
+        recorder.steps.finish()  # what was gathered is written, on a timeout too
+    return end
+
+
+def _over_limit(steps: Steps, limits: Limits) -> tuple[Status, str] | None:
+    if limits.max_turns is not None and steps.turns > limits.max_turns:
+        return "max_turns", f"more than max_turns {limits.max_turns} model turns; the run was stopped"
+    used = steps.usage
+    if limits.max_total_tokens is not None and used.total > limits.max_total_tokens:
+        return "budget_exceeded", f"used {used.total} tokens > max_total_tokens {limits.max_total_tokens}"
+    if limits.max_usd is not None and steps.model is not None and rates_for(steps.model) is not None:
+        cost = cost_usd(steps.model, used) or 0.0
+        if cost > limits.max_usd:
+            return "budget_exceeded", f"cost ${cost:.4f} > max_usd {limits.max_usd:g}; the run was stopped"
+    return None
+
+
+def cli_result(recorder: Recorder, end: CliEnd, cli_name: str) -> AgentResult:
+    """The :class:`AgentResult` of a run (see the table in the module docstring)."""
+    steps = recorder.steps
+    usage = steps.usage
+    model = steps.model
+    result = AgentResult(
+        usage=usage,
+        cost_usd=(0.0 if usage.total == 0 else cost_usd(model, usage)) if model else None,
+        num_turns=steps.turns,
+        final_message=steps.final_text,
+    )
+    result.status, result.invalid, result.error = _verdict(recorder, end, cli_name)
+    return result
+
+
+def _verdict(recorder: Recorder, end: CliEnd, cli_name: str) -> tuple[Status, bool, str | None]:
+    if end.stopped is not None:
+        return end.stopped, False, end.reason
+    detail = f"; stderr: {end.stderr}" if end.stderr else ""
+    if recorder.errors and not recorder.completed:
+        return "infra_error", True, f"model API error: {recorder.errors[-1]}{detail}"
+    if recorder.completed and end.exit_code == 0:
+        return "completed", False, None
+    if recorder.errors:
+        return "infra_error", True, f"model API error: {recorder.errors[-1]}{detail}"
+    return "agent_error", True, f"{cli_name} exited {end.exit_code} without finishing its turn{detail}"

@@ -1,0 +1,117 @@
+"""``codex``: the real Codex CLI, run as ``codex exec --json`` in the sandbox.
+
+Example::
+
+    result = await CodexAgent().run(request, sink)
+    result.status, result.usage, result.cost_usd, result.versions["codex"]
+
+The CLI gets a per-episode ``$CODEX_HOME`` (``home.py``) and an environment built from named parts
+(``cli_agent.cli_env``): nothing from the host's config, no update check, no analytics. Its events
+become trajectory events as they stream (``recorder.py``); the end is mapped honestly
+(``cli_agent.cli_result``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
+from coder_eval.agents.cli_spec import agent_spec, max_turns, model_name, plugin_skills, run_limits, task_dir
+from coder_eval.agents.codex.home import CodexHome
+from coder_eval.agents.codex.recorder import CodexRecorder
+from coder_eval.agents.codex.spec import CodexSpec
+from coder_eval.errors import AgentError
+from coder_eval.trajectory import Message
+
+SCRIPTED_MODEL = "gpt-5.1-codex"
+"""The model a scripted run names when its script names none."""
+
+DEFAULTS = {"NO_COLOR": "1", "CODEX_DISABLE_TELEMETRY": "1"}
+HOST_CREDENTIALS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+"""Forwarded from the host for real-model runs only."""
+
+PERMISSION_FLAGS = {
+    "bypassPermissions": ["--dangerously-bypass-approvals-and-sandbox"],
+    "workspace-write": ["--sandbox", "workspace-write"],
+    "read-only": ["--sandbox", "read-only"],
+}
+
+
+def codex_binary() -> Path | None:
+    """The binary of the ``openai-codex-cli-bin`` wheel, else ``codex`` on the host PATH."""
+    try:
+        import codex_cli_bin
+
+        return Path(codex_cli_bin.bundled_codex_path())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("codex")
+        return Path(found) if found else None
+
+
+def codex_version(codex: Path) -> str:
+    """The version recorded beside the wheel's binary, without running it."""
+    try:
+        meta = json.loads((codex.parent.parent / "codex-package.json").read_text(encoding="utf-8"))
+        return str(meta["version"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
+class CodexAgent:
+    """Runs the Codex CLI on the episode's prompt."""
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        codex = codex_binary()
+        if codex is None:
+            return AgentResult(
+                invalid=True,
+                status="infra_error",
+                error="Codex CLI not found (pip install 'coder_eval[agents]')",
+            )
+        try:
+            spec = agent_spec(request, CodexSpec)
+            launch, model = self._launch(request, spec, codex)
+        except (AgentError, ValueError) as exc:
+            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        recorder = CodexRecorder(sink, model)
+        limits = run_limits(request)
+        end = await run_cli(
+            request,
+            launch,
+            recorder,
+            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
+        )
+        result = cli_result(recorder, end, "Codex")
+        result.versions = {"codex": codex_version(codex)}
+        return result
+
+    def _launch(self, request: AgentRequest, spec: CodexSpec, codex: Path) -> tuple[CliLaunch, str | None]:
+        sandbox, endpoint = request.sandbox, request.endpoint
+        model = model_name(request, spec, SCRIPTED_MODEL)
+        home = CodexHome(Path(sandbox.env["HOME"]) / ".codex")
+        home.write(
+            spec,
+            codex=codex,
+            model=model,
+            endpoint=endpoint,
+            instructions=spec.instructions(task_dir(request)),
+            skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
+        )
+        credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
+        env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, spec.env, home.env(endpoint))
+        argv = [
+            str(codex),
+            "exec",
+            "--json",
+            "--ephemeral",
+            "--skip-git-repo-check",
+            *PERMISSION_FLAGS[spec.permission_mode],
+        ]
+        if model is not None:
+            argv += ["--model", model]
+        return CliLaunch([*argv, request.prompt], env), model

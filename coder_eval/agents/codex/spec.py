@@ -1,0 +1,26 @@
+"""What a task may set for the ``codex`` agent.
+
+Example: ``CodexSpec(model="gpt-5.1-codex", reasoning_effort="low", disallowed_tools=["Edit"])``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from coder_eval.agents.cli_spec import CliAgentSpec
+
+
+class CodexSpec(CliAgentSpec):
+    """The ``codex`` agent block (common CLI fields, see ``cli_spec.py``, plus Codex's own)."""
+
+    type: Literal["codex"] = Field(default="codex", description="The agent kind.")
+    permission_mode: Literal["bypassPermissions", "workspace-write", "read-only"] = Field(
+        default="bypassPermissions",
+        description="bypassPermissions: no approvals, no Codex sandbox (coder_eval's sandbox is the "
+        "boundary); workspace-write / read-only: Codex's own sandbox (needs bubblewrap).",
+    )
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        default=None, description="model_reasoning_effort; None keeps the model's default."
+    )

@@ -1,0 +1,124 @@
+"""``opencode``: the real OpenCode CLI, run as ``opencode run --format json`` in the sandbox.
+
+Example::
+
+    result = await OpenCodeAgent().run(request, sink)
+    result.status, result.usage, result.cost_usd, result.versions["opencode"]
+
+The binary is the platform package npm installed into the project's ``node_modules``
+(``opencode-linux-x64``), started directly. The prompt goes to its stdin (a positional prompt
+reaches the model quoted). Its configuration lives in the sandbox's XDG config folder
+(``home.py``); its events become trajectory events as they stream (``recorder.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+from pathlib import Path
+
+from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
+from coder_eval.agents.cli_spec import agent_spec, max_turns, model_name, plugin_skills, run_limits, task_dir
+from coder_eval.agents.node_cli import node_modules
+from coder_eval.agents.opencode.home import OpenCodeConfig
+from coder_eval.agents.opencode.recorder import OpenCodeRecorder
+from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.errors import AgentError
+from coder_eval.trajectory import Message
+
+SCRIPTED_MODEL = "claude-sonnet-4-5"
+"""The model a scripted run names when its script names none (OpenCode speaks Anthropic to it)."""
+
+HOST_CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY")
+"""Forwarded from the host for real-model runs only."""
+
+TITLE = "coder_eval episode"
+"""Passed as ``--title`` so OpenCode does not ask the model for one."""
+
+
+def opencode_binary() -> Path | None:
+    """OpenCode's platform binary in ``node_modules`` (``opencode-<os>-<arch>/bin/opencode``),
+    else ``opencode`` on the host PATH."""
+    arch = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
+    modules = node_modules()
+    if modules is not None:
+        for package in (
+            f"opencode-{platform.system().lower()}-{arch}",
+            f"opencode-{platform.system().lower()}-{arch}-baseline",
+        ):
+            binary = modules / package / "bin" / "opencode"
+            if binary.is_file():
+                return binary
+    found = shutil.which("opencode")
+    return Path(found) if found else None
+
+
+def opencode_version(binary: Path) -> str:
+    """The version of the npm package the binary came in, without running it."""
+    try:
+        return str(json.loads((binary.parent.parent / "package.json").read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
+class OpenCodeAgent:
+    """Runs the OpenCode CLI on the episode's prompt."""
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        binary = opencode_binary()
+        if binary is None:
+            return AgentResult(
+                invalid=True, status="infra_error", error="OpenCode not found (run `make setup`)"
+            )
+        try:
+            spec = agent_spec(request, OpenCodeSpec)
+            launch, model = self._launch(request, spec, binary)
+        except (AgentError, ValueError) as exc:
+            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        recorder = OpenCodeRecorder(sink, model)
+        limits = run_limits(request)
+        end = await run_cli(
+            request,
+            launch,
+            recorder,
+            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
+        )
+        result = cli_result(recorder, end, "OpenCode")
+        result.versions = {"opencode": opencode_version(binary)}
+        return result
+
+    def _launch(
+        self, request: AgentRequest, spec: OpenCodeSpec, binary: Path
+    ) -> tuple[CliLaunch, str | None]:
+        sandbox, endpoint = request.sandbox, request.endpoint
+        model = model_name(request, spec, SCRIPTED_MODEL)
+        config = OpenCodeConfig(Path(sandbox.env["XDG_CONFIG_HOME"]) / "opencode")
+        qualified = config.write(
+            spec,
+            model=model,
+            endpoint=endpoint,
+            instructions=spec.instructions(task_dir(request)),
+            skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
+        )
+        credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
+        env = cli_env(sandbox.env, credentials, spec.env, config.env())
+        argv = [
+            str(binary),
+            "run",
+            "--format",
+            "json",
+            "--title",
+            TITLE,
+            "--print-logs",
+            "--log-level",
+            "ERROR",
+        ]
+        if qualified is not None:
+            argv += ["--model", qualified]
+        if spec.agent is not None:
+            argv += ["--agent", spec.agent]
+        return CliLaunch(argv, env, stdin=request.prompt), model

@@ -1,0 +1,118 @@
+"""OpenCode's per-episode configuration: ``opencode.json``, instructions and skills in the sandbox's
+XDG config folder, and the switches that keep it offline.
+
+Example::
+
+    config = OpenCodeConfig(Path(sandbox.env["XDG_CONFIG_HOME"]) / "opencode")
+    config.write(spec, model="claude-sonnet-4-5", endpoint=endpoint, instructions=None, skills=[...])
+    config.env()     # {"OPENCODE_CONFIG": ".../opencode.json", "OPENCODE_DISABLE_AUTOUPDATE": "1", ...}
+
+With an endpoint (the scripted server) the model comes from a provider named ``scripted`` that
+speaks the Anthropic Messages API at that URL; otherwise ``model`` is OpenCode's
+``<provider>/<model>``. Permissions are granted up front (``run`` mode rejects any prompt), or, in
+``plan`` mode, edits and shell commands are denied. Disallowed tools are switched off by their
+OpenCode names. Each plugin's skills are copied to ``<config>/skill/``, where OpenCode finds them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.tools import VOCABULARIES
+
+PROVIDER = "scripted"
+
+QUIET: dict[str, str] = {
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_PURE": "1",
+    "NO_COLOR": "1",
+    "NPM_CONFIG_REGISTRY": "http://127.0.0.1:9/",
+    "BUN_CONFIG_REGISTRY": "http://127.0.0.1:9/",
+}
+"""No model list download, update, sharing, LSP download, default plugins or Claude Code files; the
+package registry points at a closed port, so the plugin package OpenCode tries to install into its
+config folder fails at once instead of reaching the network."""
+
+PLAN_DENIED = ("edit", "write", "bash", "patch")
+
+
+class OpenCodeConfig:
+    """Writes one episode's OpenCode configuration folder (see the module docstring)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / "opencode.json"
+
+    def write(
+        self,
+        spec: OpenCodeSpec,
+        *,
+        model: str | None,
+        endpoint: ModelEndpoint | None,
+        instructions: str | None,
+        skills: Sequence[Path],
+    ) -> str | None:
+        """Write the config and skills; return the ``--model`` to pass (``provider/model``)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config: dict[str, Any] = {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "permission": _permissions(spec),
+            "tools": _tools(spec),
+        }
+        qualified = model
+        if endpoint is not None and model is not None:
+            qualified = f"{PROVIDER}/{model}"
+            config["provider"] = {PROVIDER: _provider(endpoint, model)}
+        if qualified is not None:
+            config["model"] = config["small_model"] = qualified
+        if instructions:
+            note = self.folder / "coder_eval-instructions.md"
+            note.write_text(instructions, encoding="utf-8")
+            config["instructions"] = [str(note)]
+        self.path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        for skill in skills:
+            target = self.folder / "skill" / skill.name
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(skill, target, symlinks=False)
+        return qualified
+
+    def env(self) -> dict[str, str]:
+        """What OpenCode's environment adds: the config file and the quiet switches."""
+        return {**QUIET, "OPENCODE_CONFIG": str(self.path)}
+
+
+def _provider(endpoint: ModelEndpoint, model: str) -> dict[str, Any]:
+    return {
+        "npm": "@ai-sdk/anthropic",
+        "name": "coder_eval scripted model",
+        "options": {"baseURL": endpoint.base_url.rstrip("/") + "/v1", "apiKey": endpoint.api_key},
+        "models": {model: {"name": model, "tool_call": True, "limit": {"context": 200000, "output": 32000}}},
+    }
+
+
+def _permissions(spec: OpenCodeSpec) -> dict[str, str]:
+    if spec.permission_mode == "plan":
+        return {"*": "allow", **dict.fromkeys(PLAN_DENIED, "deny")}
+    return {"*": "allow"}
+
+
+def _tools(spec: OpenCodeSpec) -> dict[str, bool]:
+    """OpenCode tool switches from canonical ``allowed_tools`` / ``disallowed_tools``."""
+    forms = VOCABULARIES["opencode"]
+    off = {forms[name].name for name in spec.disallowed_tools if name in forms}
+    if spec.allowed_tools:
+        off |= {form.name for canonical, form in forms.items() if canonical not in spec.allowed_tools}
+    return dict.fromkeys(sorted(off), False)
