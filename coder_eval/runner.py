@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import platform
+import re
 import tempfile
 import time
 import uuid
@@ -21,29 +22,30 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval import __version__
-from coder_eval.agents import AgentRequest, AgentResult, make_agent
+from coder_eval.agent_phase import Turn, out_of_memory, run_agent
+from coder_eval.agents import AgentResult
 from coder_eval.errors import CoderEvalError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
-from coder_eval.pricing import cost_usd
+from coder_eval.iterations import (
+    Armed,
+    Grade,
+    armed_criteria,
+    armed_outcome,
+)
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox.base import Sandbox
-from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
-from coder_eval.stage import MODEL_AGENTS, Stage, close_quietly, open_stage
+from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
     EpisodeStart,
-    Message,
     Phase,
     PhaseEvent,
     Timings,
     TrajectoryWriter,
-    Usage,
 )
 from coder_eval.verifier import open_verifier
-
-POST_RUN_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,40 @@ async def run_episode(
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
 
+    A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
+    ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
+    ``<episode>.jsonl.attempt<N>``, and the last attempt's is the episode's.
+    """
+    retry = plan.task.retry
+    delay = retry.initial_delay
+    with ExitStack() as servers:
+        provider = ScriptedProvider(plan.task, plan.seed, servers)
+        for attempt in range(1, retry.max_retries + 2):
+            end = await _attempt(plan, provider, run_id, path, sandbox_root)
+            if attempt > retry.max_retries or not retryable(end):
+                break
+            path.replace(path.with_name(f"{path.name}.attempt{attempt}"))
+            await asyncio.sleep(delay)
+            delay *= retry.backoff_multiplier
+    return end
+
+
+RETRYABLE = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overload|provider unavailable|connection", re.IGNORECASE)
+"""A provider error worth another attempt (a wrong key or a bad request is not)."""
+
+
+def retryable(end: EpisodeEnd) -> bool:
+    """The episode was not measured because the provider failed in a way that can pass."""
+    return (
+        end.outcome == "invalid" and end.status == "infra_error" and bool(RETRYABLE.search(end.error or ""))
+    )
+
+
+async def _attempt(
+    plan: EpisodePlan, provider: ScriptedProvider, run_id: str, path: Path, sandbox_root: Path | None
+) -> EpisodeEnd:
+    """One attempt at the episode: the phases below.
+
     Phases: ``setup`` (the agent's sandbox) -> ``agent`` -> ``stop`` (everything the agent started is
     killed; the workspace is snapshotted) -> ``verify`` (a fresh sandbox from the snapshot, graders)
     -> ``end`` (sandboxes removed). Each is marked in the trajectory and timed in ``episode_end``.
@@ -94,7 +130,7 @@ async def run_episode(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="coder_eval-snap-", dir=sandbox_root))
             )
             try:
-                end = await _phases(plan, sink, stack, phases, scratch, notes)
+                end = await _phases(plan, provider, sink, stack, phases, scratch, notes)
             except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
                 error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
                 end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
@@ -107,6 +143,7 @@ async def run_episode(
 
 async def _phases(
     plan: EpisodePlan,
+    provider: ScriptedProvider,
     sink: TrajectoryWriter,
     stack: AsyncExitStack,
     phases: _Phases,
@@ -114,14 +151,16 @@ async def _phases(
     notes: list[str],
 ) -> EpisodeEnd:
     phases.enter("setup")
-    stage = await open_stage(plan.task, plan.seed, sink, stack)
+    stage = await open_stage(plan.task, provider, sink, stack)
     phases.leftovers = stage.leftovers
     phases.enter("agent", stage.paths)
-    result = await _run_agent(plan, stage, sink, scratch)
+    turn = Turn(plan.episode_id, plan.seed, _grade_now(plan, stage, sink, scratch))
+    result = await run_agent(plan.task, stage, sink, turn)
+    notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
     if stage.sandbox.oom_killed():
-        result = _out_of_memory(result, plan.task)
+        result = out_of_memory(result, plan.task)
     snapshot = await take_snapshot(stage.sandbox, scratch / "workspace.tar")
     phases.enter("verify")
     results: list[CriterionResult] = []
@@ -129,7 +168,8 @@ async def _phases(
         results = await verify(plan, stage, snapshot, list(sink.events), result.final_message, notes)
         for event in results:
             sink.write(event)
-    return _end_event(result, results)
+    armed = armed_criteria(plan.task) if result.status == "stopped_early" else []
+    return _end_event(result, results, armed, plan.task.run_limits.stop_early_gate_threshold)
 
 
 async def take_snapshot(sandbox: Sandbox, target: Path) -> Path:
@@ -153,8 +193,8 @@ async def verify(
     try:
         if verifier.dropped:
             notes.append(f"left out of the workspace snapshot: {', '.join(map(str, verifier.dropped[:10]))}")
-        for command in task.post_run:
-            await verifier.sandbox.exec(command, timeout=POST_RUN_TIMEOUT_S)
+        for step in task.post_run:  # informational: what it prints or returns fails nothing
+            await verifier.sandbox.exec(step.command, timeout=step.timeout)
         return await evaluate_criteria(
             task, verifier, stage.prepared, events, final_message, plan.seed, stage.paths
         )
@@ -181,92 +221,25 @@ def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
     )
 
 
-async def _run_agent(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch: Path) -> AgentResult:
-    """The agent under the task timeout; a simulated user (for a dialog task) for the episode's lifetime."""
-    task = plan.task
-    with ExitStack() as stack:
-        conversation = _simulated_user(plan, stage, sink, stack, scratch)
-        request = AgentRequest(
-            task.prompt, stage.sandbox, task, plan.episode_id, plan.seed, stage.endpoint, conversation
-        )
-        agent = make_agent(task.agent.kind)
-        try:
-            result = await asyncio.wait_for(agent.run(request, sink), timeout=task.run_limits.task_timeout)
-        except TimeoutError:
-            return _timed_out(task, sink)
-    return _apply_budgets(task, result)
+def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch: Path) -> Grade:
+    """Grades the workspace as it is at that moment, in a verifier made from a fresh snapshot."""
 
-
-def _out_of_memory(result: AgentResult, task: TaskSpec) -> AgentResult:
-    """The memory limit killed one of the agent's processes: its failure, never a harness fault."""
-    limit = task.sandbox.limits.max_memory_mb
-    result.status, result.invalid = "resource_limit", False
-    result.error = f"a process was killed at the memory limit ({limit} MB)" + (
-        f"; {result.error}" if result.error else ""
-    )
-    return result
-
-
-def _timed_out(task: TaskSpec, sink: TrajectoryWriter) -> AgentResult:
-    """The agent was cut off: keep what its recorded messages say it used. A model agent that never
-    got one reply from its model was not measured: the provider was unavailable (``invalid``)."""
-    messages = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant"]
-    usage = sum((m.usage for m in messages if m.usage is not None), Usage())
-    models = {m.model for m in messages if m.model}
-    cost = cost_usd(models.pop(), usage) if len(models) == 1 and usage.total else None
-    limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
-    replies = [m for m in messages if m.content and m.model != "<synthetic>"]
-    if task.agent.kind in MODEL_AGENTS and not replies:
-        error = f"provider unavailable: the model did not answer once before the {limit} was reached"
-        return AgentResult(status="infra_error", invalid=True, error=error, usage=usage, cost_usd=cost)
-    return AgentResult(
-        status="timeout", error=f"{limit} reached", usage=usage, cost_usd=cost, num_turns=len(messages)
-    )
-
-
-def _simulated_user(
-    plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, stack: ExitStack, scratch: Path
-) -> Simulator | None:
-    """The task's simulated user; with ``every_turn`` it checks the criteria after each agent reply,
-    in a verifier made from the workspace as it is at that moment."""
-    spec = plan.task.simulation
-    if spec is None or plan.task.agent.kind not in DIALOG_AGENTS:
-        return None
-
-    async def check(reply: str) -> list[CriterionResult]:
+    async def grade(reply: str) -> list[CriterionResult]:
         snapshot = await take_snapshot(stage.sandbox, scratch / f"turn-{uuid.uuid4().hex}.tar")
         try:
             return await verify(plan, stage, snapshot, list(sink.events), reply, [])
         finally:
             snapshot.unlink(missing_ok=True)
 
-    every_turn = spec.check_criteria == "every_turn"
-    return open_simulation(
-        spec,
-        plan.task.prompt,
-        task_dir=plan.task.source_dir,
-        seed=plan.seed,
-        stack=stack,
-        check=check if every_turn else None,
-    )
+    return grade
 
 
-def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
-    limits = task.run_limits
-    if result.status != "completed" or result.invalid:
-        return result
-    if limits.max_total_tokens is not None and result.usage.total > limits.max_total_tokens:
-        result.status, result.error = (
-            "budget_exceeded",
-            f"used {result.usage.total} tokens > max_total_tokens",
-        )
-    elif limits.max_usd is not None and (result.cost_usd or 0) > limits.max_usd:
-        result.status, result.error = "budget_exceeded", f"cost ${result.cost_usd:.4f} > max_usd"
-    return result
-
-
-def _end_event(result: AgentResult, results: list[CriterionResult]) -> EpisodeEnd:
+def _end_event(
+    result: AgentResult, results: list[CriterionResult], armed: list[Armed], threshold: float
+) -> EpisodeEnd:
     outcome, status, error = episode_outcome(result, results)
+    if armed and outcome != "invalid":  # an early stop is gated on the armed criteria alone
+        outcome = "pass" if armed_outcome(results, armed, threshold) else "fail"
     return EpisodeEnd(
         outcome=outcome,
         status=status,

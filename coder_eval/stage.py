@@ -3,7 +3,7 @@
 Example::
 
     async with AsyncExitStack() as stack:
-        stage = await open_stage(plan.task, plan.seed, sink, stack)
+        stage = await open_stage(plan.task, provider, sink, stack)
         stage.sandbox        # the agent's sandbox, seeded, pre_run done
         stage.endpoint       # the scripted model server, when the model is 'scripted'
         stage.prepared       # each criterion's state from before the agent ran (hashes ...)
@@ -18,18 +18,24 @@ removed is reported in ``stage.leftovers`` instead of failing the episode.
 from __future__ import annotations
 
 import os
-from contextlib import AsyncExitStack
+from collections.abc import Callable
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from coder_eval.agents import ModelEndpoint
+from coder_eval.agents import ModelEndpoint, make_agent
+from coder_eval.agents.base import agent_host_paths
 from coder_eval.errors import CoderEvalError, SandboxError
 from coder_eval.sandbox import HostSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CliCall, TrajectoryWriter
+
+if TYPE_CHECKING:
+    from coder_eval.scripted import ScriptedServer
 
 REAL_ENDPOINTS = {
     "claude-code": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
@@ -39,8 +45,6 @@ REAL_ENDPOINTS = {
 }
 """Agent kinds that talk to a model, and where a real one is (the host variable that moves it, the
 default): under ``network: model`` the sandbox reaches that endpoint and nothing else."""
-MODEL_AGENTS = frozenset(REAL_ENDPOINTS)
-PRE_RUN_TIMEOUT_S = 600.0
 
 
 @dataclass
@@ -52,7 +56,10 @@ class Stage:
     prepared: list[Any]
     pytest_config: tuple[str, bytes] | None
     recorder: RecordingHost | None = None
+    model_answered: Callable[[], bool] | None = None
+    """Whether the scripted model answered this attempt (None for a real model: it cannot be seen)."""
     leftovers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def paths(self) -> dict[str, str]:
@@ -70,13 +77,19 @@ def real_base_url(task: TaskSpec) -> str:
     return os.environ.get(variable) or default
 
 
-async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: AsyncExitStack) -> Stage:
-    """Set up the agent's sandbox for one episode (see the module docstring)."""
-    endpoint = _scripted_endpoint(task, seed, stack)
+async def open_stage(
+    task: TaskSpec, provider: ScriptedProvider, sink: TrajectoryWriter, stack: AsyncExitStack
+) -> Stage:
+    """Set up the agent's sandbox for one episode attempt (see the module docstring)."""
+    endpoint = provider.endpoint()
     route = None
-    if task.agent.kind in MODEL_AGENTS:
-        route = ModelRoute.to(endpoint.base_url if endpoint else real_base_url(task))
+    if endpoint is not None:  # the scripted server, whatever the agent kind (a command agent too)
+        route = ModelRoute.to(endpoint.base_url)
+    elif task.agent.kind in REAL_ENDPOINTS:
+        route = ModelRoute.to(real_base_url(task))
     spec = task.sandbox
+    agent_paths = tuple(agent_host_paths(make_agent(task.agent.type)))
+    python_env, node_modules = await sandbox_envs(spec.python, spec.node)
     provision = Provision(
         role="agent",
         sources=tuple(spec.template_sources),
@@ -86,8 +99,12 @@ async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: A
         network=spec.network,
         model_port=route.port if route else None,
         limits=spec.limits,
+        host_paths=agent_paths,
+        python_env=python_env,
+        node_modules=node_modules,
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
+    stage.model_answered = provider.answer_watch()
     stack.push_async_callback(close_quietly, stage.sandbox, stage.leftovers)
     if spec.recorders:
         stage.recorder = RecordingHost(
@@ -113,10 +130,14 @@ def cli_event(call: ShimCall) -> CliCall:
 
 
 async def _pre_run(task: TaskSpec, sandbox: Sandbox) -> None:
-    for command in task.pre_run:
-        result = await sandbox.exec(command, timeout=PRE_RUN_TIMEOUT_S)
-        if result.exit_code != 0:
-            raise CoderEvalError(f"pre_run {command!r} exited {result.exit_code}: {result.output[-500:]}")
+    """``pre_run`` commands; one that fails (with ``fail_on_error``) is a harness error: the task's
+    set-up did not happen, so the agent would not be measured."""
+    for step in task.pre_run:
+        result = await sandbox.exec(step.command, timeout=step.timeout)
+        if result.exit_code != 0 and step.fail_on_error:
+            raise CoderEvalError(
+                f"pre_run {step.command!r} exited {result.exit_code}: {result.output[-500:]}"
+            )
 
 
 async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
@@ -138,15 +159,40 @@ async def close_quietly(sandbox: HostSandbox, leftovers: list[str]) -> None:
         leftovers.append(str(exc))
 
 
-def _scripted_endpoint(task: TaskSpec, seed: int, stack: AsyncExitStack) -> ModelEndpoint | None:
-    if task.agent.model != "scripted":
-        return None
-    from coder_eval.scripted import ScriptedServer, load_script
+class ScriptedProvider:
+    """The scripted model server of one episode, started on first use and kept across the episode's
+    attempts: an error it served (``error: {times: 1}``) stays served on the retry, as a real
+    provider's passing rate limit would."""
 
-    if task.scripted is None:
-        raise CoderEvalError(
-            f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block"
-        )
-    script = load_script(task.scripted, base_dir=task.source_dir)
-    server = stack.enter_context(ScriptedServer(script, seed=seed))
-    return ModelEndpoint(server.base_url)
+    def __init__(self, task: TaskSpec, seed: int, stack: ExitStack) -> None:
+        self._task, self._seed, self._stack = task, seed, stack
+        self._endpoint: ModelEndpoint | None = None
+        self._server: ScriptedServer | None = None
+
+    def endpoint(self) -> ModelEndpoint | None:
+        """The server's endpoint (None when the task's model is not ``scripted``)."""
+        task = self._task
+        if task.agent.model != "scripted" or self._endpoint is not None:
+            return self._endpoint
+        from coder_eval.scripted import ScriptedServer, load_script
+
+        if task.scripted is None:
+            raise CoderEvalError(
+                f"task {task.task_id!r}: agent.model is 'scripted' but the task has no 'scripted' block"
+            )
+        script = load_script(task.scripted, base_dir=task.source_dir)
+        self._server = self._stack.enter_context(ScriptedServer(script, seed=self._seed))
+        self._endpoint = ModelEndpoint(self._server.base_url, model=script.model)
+        return self._endpoint
+
+    def answer_watch(self) -> Callable[[], bool] | None:
+        """From now on: whether the server has answered a main request (None when not scripted)."""
+        server = self._server
+        if server is None:
+            return None
+        seen = len(server.requests)
+
+        def answered() -> bool:
+            return any(r.kind == "main" and r.error is None for r in server.requests[seen:])
+
+        return answered

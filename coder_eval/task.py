@@ -16,6 +16,7 @@ for dataset tasks). Every problem is a ``TaskError`` naming the file, line and f
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -26,19 +27,32 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializationInfo,
     ValidationError,
+    field_serializer,
     field_validator,
     model_validator,
 )
 
+from coder_eval.agents import MODEL_AGENTS as MODEL_AGENT_KINDS
+from coder_eval.agents import (
+    AgentSpec,
+    PluginAgentSpec,
+    kinds_with_field,
+    override_agent,
+    resolve_plugin_spec,
+)
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.agents.spec import AgentSpecBase, read_prompt_file
 from coder_eval.criteria import Criterion
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
-from coder_eval.errors import TaskError, did_you_mean, unknown_name
+from coder_eval.errors import AgentError, TaskError, did_you_mean
+from coder_eval.limits import RunLimits
 from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import ScriptRef, load_script
-from coder_eval.simulation import SimulationSpec, agent_problem
+from coder_eval.simulation import DIALOG_AGENTS, SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, parse_yaml, read_text_file, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
@@ -65,46 +79,23 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class RunLimits(_Strict):
-    """Per-episode limits."""
+class Command(_Strict):
+    """A ``pre_run`` / ``post_run`` step: ``{command, timeout, fail_on_error}`` (a plain string is the same
+    with the defaults)."""
 
-    max_turns: int | None = Field(default=None, ge=1, description="Agent turns.")
-    task_timeout: float = Field(default=600.0, gt=0, description="Seconds for the agent's run.")
-    max_total_tokens: int | None = Field(default=None, ge=1, description="Token budget (all buckets).")
-    max_usd: float | None = Field(default=None, gt=0, description="Dollar budget.")
-
-
-class AgentSpec(_Strict):
-    """The agent block. Fields beyond ``kind`` apply to the kinds that use them."""
-
-    kind: str = Field(default="claude-code", description="claude-code, command, oracle, none, or a plugin.")
-    model: str | None = Field(default=None, description="Model id, or 'scripted' for the scripted server.")
-    permission_mode: str = Field(default="bypassPermissions", description="Claude Code permission mode.")
-    allowed_tools: list[str] = Field(default_factory=list, description="Tools allowed without asking.")
-    disallowed_tools: list[str] = Field(default_factory=list, description="Tools removed.")
-    system_prompt: str | None = Field(default=None, description="System prompt text.")
-    system_prompt_mode: Literal["append", "replace"] = Field(default="append", description="How it applies.")
-    setting_sources: list[Literal["user", "project", "local"]] = Field(
-        default_factory=list, description="Claude Code settings to load; [] isolates the run from the host."
-    )
-    plugins: list[SandboxPath] = Field(default_factory=list, description="Plugin dirs (skills/<n>/SKILL.md).")
-    max_turns: int | None = Field(default=None, ge=1, description="Agent turns (min with run_limits).")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment for the agent process.")
-    command: str | None = Field(default=None, description="command agent: template with {prompt}.")
-    prompt_on_stdin: bool = Field(default=False, description="command agent: also send the prompt on stdin.")
-    events: Literal["claude-stream-json", "atif", "none"] = Field(
-        default="none", description="command agent: the JSONL event stream its stdout carries."
+    command: str = Field(min_length=1, description="Shell command, run from the workspace.")
+    timeout: float = Field(default=30.0, ge=1, le=300, description="Seconds before it is killed.")
+    fail_on_error: bool = Field(
+        default=True, description="pre_run: a failure is a harness error; post_run: never fails anything."
     )
 
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, value: str) -> str:
-        from coder_eval.agents import agent_kinds
 
-        kinds = agent_kinds()
-        if value not in kinds:
-            raise ValueError(unknown_name("agent kind", value, kinds))
-        return value
+class Retry(_Strict):
+    """Re-run an episode whose provider failed in a way a retry can fix (rate limit, overload, 5xx)."""
+
+    max_retries: int = Field(default=0, ge=0, le=10, description="Extra attempts.")
+    initial_delay: float = Field(default=2.0, ge=0, description="Seconds before the first retry.")
+    backoff_multiplier: float = Field(default=2.0, ge=1, description="Each delay is this many times more.")
 
 
 class HiddenTests(_Strict):
@@ -133,12 +124,18 @@ class TaskSpec(_Strict):
     initial_prompt_file: str | None = Field(default=None, description="A file holding the prompt.")
     tags: list[str] = Field(default_factory=list, description="Free tags for filtering and analysis.")
     skip: bool | str = Field(default=False, description="Skip the task (a string gives the reason).")
-    agent: AgentSpec = Field(default_factory=AgentSpec, description="The agent block.")
+    agent: AgentSpec = Field(default_factory=ClaudeCodeSpec, description="The agent block (on `type`).")
     sandbox: SandboxSpec = Field(default_factory=lambda: AutoSpec(), description="The sandbox block.")
     run_limits: RunLimits = Field(default_factory=RunLimits, description="Limits.")
     success_criteria: list[Criterion] = Field(min_length=1, description="Graders; at least one.")
-    pre_run: list[str] = Field(default_factory=list, description="Commands before the agent.")
-    post_run: list[str] = Field(default_factory=list, description="Commands after the agent, before grading.")
+    pre_run: list[Command] = Field(default_factory=list, description="Commands before the agent.")
+    post_run: list[Command] = Field(
+        default_factory=list, description="Commands in the verifier before grading (informational)."
+    )
+    max_iterations: int = Field(
+        default=1, ge=1, le=20, description="Attempts: after a failed grading the failures are the next turn."
+    )
+    retry: Retry = Field(default_factory=Retry, description="Retries of provider failures.")
     dataset: DatasetSpec | None = Field(default=None, description="Fan-out rows.")
     suite_thresholds: dict[str, dict[SuiteMetric, Annotated[float, Field(ge=0, le=1)]]] = Field(
         default_factory=dict,
@@ -155,11 +152,50 @@ class TaskSpec(_Strict):
     @field_validator("pre_run", "post_run", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+        value = [value] if isinstance(value, str | dict) else value
+        if isinstance(value, list):
+            return [{"command": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("agent")
+    @classmethod
+    def _plugin_agent(cls, value: Any) -> Any:
+        return resolve_plugin_spec(value) if isinstance(value, PluginAgentSpec) else value
+
+    @field_serializer("agent")
+    def _agent_as_its_own(self, agent: AgentSpecBase, info: SerializationInfo) -> dict[str, Any]:
+        """The agent block as its own spec dumps it (a plugin's spec is not a member of the union)."""
+        return agent.model_dump(
+            mode=info.mode,
+            by_alias=bool(info.by_alias),
+            exclude_none=info.exclude_none,
+            exclude_defaults=info.exclude_defaults,
+            exclude_unset=info.exclude_unset,
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_spellings(cls, data: Any) -> Any:
+        """``task_timeout`` at the top level, and ``agent.turn_timeout``, as older files write them."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        limits = dict(data.get("run_limits") or {})
+        if "task_timeout" in data:
+            limits.setdefault("task_timeout", data.pop("task_timeout"))
+        agent = data.get("agent")
+        if isinstance(agent, dict) and agent.get("turn_timeout") is not None:
+            limits.setdefault("turn_timeout", agent["turn_timeout"])
+        if limits:
+            data["run_limits"] = limits
+        return data
 
     @model_validator(mode="after")
     def _one_prompt(self) -> TaskSpec:
-        if (self.initial_prompt is None) == (self.initial_prompt_file is None):
+        no_prompt = self.agent.type == "none" or self.simulation is not None
+        if self.initial_prompt is not None and self.initial_prompt_file is not None:
+            raise ValueError("give exactly one of 'initial_prompt' or 'initial_prompt_file', not both")
+        if self.initial_prompt is None and self.initial_prompt_file is None and not no_prompt:
             raise ValueError("give exactly one of 'initial_prompt' or 'initial_prompt_file'")
         ids = self.criterion_ids()  # explicit ids and the '<index>-<type>' defaults alike
         if len(ids) != len(set(ids)):
@@ -171,13 +207,22 @@ class TaskSpec(_Strict):
                     f"suite_thresholds: no criterion with id or kind {key!r}{did_you_mean(key, known)}; "
                     f"criteria: {', '.join(sorted(known))}"
                 )
-        if self.agent.kind == "claude-code" and self.sandbox.network == "none":
+        if self.agent.type in MODEL_AGENT_KINDS and self.sandbox.network == "none":
             raise ValueError(
-                "sandbox.network: none cuts the claude-code agent off from its model (the scripted server "
-                "on 127.0.0.1 too); use 'model' (only the model endpoint is reachable) or 'host'"
+                f"sandbox.network: none cuts the {self.agent.type} agent off from its model (the scripted "
+                "server on 127.0.0.1 too); use 'model' (only the model endpoint is reachable) or 'host'"
             )
         if self.simulation is not None and (problem := agent_problem(self.agent.kind)) is not None:
             raise ValueError(problem)
+        if self.max_iterations > 1 and self.agent.kind not in DIALOG_AGENTS:
+            raise ValueError(
+                f"max_iterations needs an agent that keeps its session across turns (the graders' "
+                f"failures become its next turn); {self.agent.kind!r} does not. Kinds that do: "
+                f"{', '.join(DIALOG_AGENTS)}; or set max_iterations: 1"
+            )
+        if self.max_iterations > 1 and self.simulation is not None:
+            raise ValueError("max_iterations and simulation both write the next user turn; use one of them")
+        self._check_stop_early()
         shims = {recorder.name for recorder in self.sandbox.recorders}
         for criterion in self.success_criteria:
             wanted = getattr(criterion, "shim", None)
@@ -187,6 +232,24 @@ class TaskSpec(_Strict):
                     f"but sandbox.shims and record_cli declare {sorted(shims) or 'none'}"
                 )
         return self
+
+    def _check_stop_early(self) -> None:
+        """``stop_early`` stops an agent at a tool-call boundary: refused where there is none to see."""
+        armed = [c.type for c in self.success_criteria if getattr(c, "stop_early", None)]
+        if not armed or not self.run_limits.stop_early:
+            return
+        if self.agent.kind not in MODEL_AGENT_KINDS:
+            raise ValueError(
+                f"stop_early on {armed}: agent {self.agent.kind!r} reports no tool calls while it runs; "
+                f"stop_early needs one that does ({', '.join(sorted(MODEL_AGENT_KINDS))}), or set "
+                "run_limits.stop_early: false"
+            )
+        if self.max_iterations > 1 or self.simulation is not None:
+            other = "max_iterations" if self.max_iterations > 1 else "simulation"
+            raise ValueError(
+                f"stop_early on {armed} cannot be combined with {other}: an early stop would end the "
+                "episode the next turn belongs to"
+            )
 
     @property
     def source_dir(self) -> Path:
@@ -275,7 +338,9 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
 
 def build_tasks(doc: YamlDoc, overrides: Mapping[str, Any]) -> list[TaskSpec]:
     """One task file (with ``overrides`` merged over it) -> validated tasks, one per dataset row."""
-    data = deep_merge(doc.data, overrides)
+    data = deep_merge(doc.data, {k: v for k, v in overrides.items() if k != "agent"})
+    if isinstance(overrides.get("agent"), Mapping):
+        data["agent"] = override_agent(dict(doc.data.get("agent") or {}), dict(overrides["agent"]))
     rows = dataset_rows(doc, data.get("dataset"))
     if rows is None:
         return [_validate(doc, data, None)]
@@ -286,8 +351,23 @@ def _validate(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any] | None) ->
     try:
         task = TaskSpec.model_validate({**data, "source_path": doc.path.resolve(), "dataset_row": row})
     except ValidationError as exc:
-        raise TaskError(explain(exc, doc, TaskSpec)) from exc
+        raise TaskError(_with_kind_hints(explain(exc, doc, TaskSpec), exc)) from exc
     return _resolve_sources(doc, task)
+
+
+def _with_kind_hints(message: str, exc: ValidationError) -> str:
+    """Say which agent kinds have a field written on a kind that does not: ``allowed_tools`` on an
+    ``oracle`` block is a field of the CLI agents, not of the oracle."""
+    hints = []
+    for error in exc.errors():
+        loc = error["loc"]
+        if error["type"] == "extra_forbidden" and len(loc) == 3 and loc[0] == "agent":
+            owners = kinds_with_field(str(loc[2]))
+            if owners:
+                hints.append(
+                    f"agent.{loc[2]} is a field of the {', '.join(owners)} agent(s), not of {loc[1]!r}"
+                )
+    return "\n".join([message, *hints])
 
 
 def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
@@ -306,7 +386,7 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
             )
         return str(target)
 
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {"agent": _resolve_agent_files(task, base, problems, doc)}
     if task.initial_prompt_file is not None:
         prompt_path = Path(existing(task.initial_prompt_file, ("initial_prompt_file",), want_dir=False))
         if prompt_path.is_file():
@@ -338,6 +418,29 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     if problems:
         raise TaskError("\n".join(problems))
     return task.model_copy(update=update)
+
+
+def _resolve_agent_files(task: TaskSpec, base: Path, problems: list[str], doc: YamlDoc) -> Any:
+    """The agent block with ``system_prompt_file`` read into ``system_prompt`` and a
+    ``claude_settings`` file read into a mapping (both relative to the task file)."""
+    agent: Any = task.agent
+    try:
+        agent = read_prompt_file(agent, base)
+    except AgentError as exc:
+        problems.append(f"{doc.where(('agent', 'system_prompt_file'))}: {exc}")
+    settings = getattr(agent, "claude_settings", None)
+    if isinstance(settings, str):
+        path = (base / settings).resolve()
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(loaded, dict):
+                raise ValueError("not a JSON object")
+            agent = agent.model_copy(update={"claude_settings": loaded})
+        except (OSError, ValueError) as exc:
+            problems.append(
+                f"{doc.where(('agent', 'claude_settings'))}: agent.claude_settings: cannot read {path}: {exc}"
+            )
+    return agent
 
 
 def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existing: Any) -> Any:

@@ -40,6 +40,7 @@ Status = Literal[
     "interrupted",
     "resource_limit",
     "tampered",
+    "stopped_early",
 ]
 TOOL_OUTPUT_LIMIT = 20_000
 """Characters of a tool result kept in the trajectory; the full length is recorded beside it."""

@@ -48,7 +48,7 @@ def input_summary(tool_input: dict[str, Any]) -> str:
 
 
 def _start(event: EpisodeStart) -> str:
-    agent = event.agent.get("kind", "?")
+    agent = event.agent.get("type") or event.agent.get("kind", "?")
     model = event.agent.get("model") or "default model"
     header = f"# {event.episode_id} (task {event.task_id}, variant {event.variant_id}, repeat {event.repeat})"
     kind = " (scripted)" if event.scripted else ""

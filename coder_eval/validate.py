@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder_eval.agents import AGENTS
 from coder_eval.criteria.classification_match import NONE_LABEL
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.task import TaskSpec
@@ -57,7 +58,7 @@ class _Run:
 
 
 async def _run(task: TaskSpec, kind: str, folder: Path) -> _Run:
-    agent = task.agent.model_copy(update={"kind": kind})
+    agent = AGENTS[kind].spec.model_validate({"type": kind, "model": task.agent.model})
     plan = EpisodePlan(task.model_copy(update={"agent": agent}), variant_id=kind)
     path = folder / f"{plan.episode_id}.jsonl"
     end = await run_episode(plan, "validate", path)

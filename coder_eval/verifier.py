@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_eval.sandbox import HostSandbox, Mount, Provision, make_sandbox
+from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.snapshot import Dropped
 from coder_eval.sandbox.toolchain import PytestReport, read_reports
 from coder_eval.task import TaskSpec
@@ -68,7 +69,10 @@ def _empty(folder: Path) -> None:
 
 
 def verifier_provision(
-    task: TaskSpec, snapshot: Path, pytest_config: tuple[str, bytes] | None, python_env: Path | None = None
+    task: TaskSpec,
+    snapshot: Path,
+    pytest_config: tuple[str, bytes] | None,
+    envs: tuple[Path | None, Path | None] = (None, None),
 ) -> Provision:
     """What the verifier's sandbox is made with (see the module docstring)."""
     mounts = [Mount(task.source_dir, "TASK_DIR")]
@@ -83,7 +87,8 @@ def verifier_provision(
         mounts=tuple(mounts),
         trusted=True,
         limits=task.sandbox.limits,
-        python_env=python_env,
+        python_env=envs[0],
+        node_modules=envs[1],
         hidden=(Path(hidden.path), hidden.mount_point) if hidden is not None else None,
         pytest_config=pytest_config,
         confcutdir=hidden.mount_point if hidden is not None else None,
@@ -95,10 +100,11 @@ async def open_verifier(
     snapshot: Path,
     *,
     pytest_config: tuple[str, bytes] | None = None,
-    python_env: Path | None = None,
     base_dir: Path | None = None,
 ) -> Verifier:
-    """A fresh verifier for ``task`` from the agent's workspace ``snapshot`` (a tar file)."""
-    provision = verifier_provision(task, snapshot, pytest_config, python_env)
+    """A fresh verifier for ``task`` from the agent's workspace ``snapshot`` (a tar file), with fresh
+    copies of the task's package environments (``sandbox.python`` / ``sandbox.node``)."""
+    envs = await sandbox_envs(task.sandbox.python, task.sandbox.node)
+    provision = verifier_provision(task, snapshot, pytest_config, envs)
     sandbox = await make_sandbox(task.sandbox, provision, base_dir=base_dir)
     return Verifier(sandbox)

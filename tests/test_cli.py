@@ -88,7 +88,7 @@ def test_experiment_run_records_variants_and_provenance(invoke: Any, tmp_path: P
     assert [v["agents"] for v in data["extra"]["experiment"]["variants"]] == [["oracle"], ["none"]]
     start = read_trajectory(run / "episodes" / "a--nothing--r0.jsonl").start
     assert start is not None and start.task["run_limits"]["max_turns"] == 7
-    assert (start.provenance["run_limits.max_turns"], start.provenance["agent.kind"]) == (
+    assert (start.provenance["run_limits.max_turns"], start.provenance["agent.type"]) == (
         "cli",
         "variant:nothing",
     )
@@ -124,7 +124,7 @@ success_criteria: [{type: file_exists, path: x}]
         (["--split", "test"], "no row has split='test'"),
         (["-e", "missing.yaml"], "missing.yaml: cannot read"),
         (["--agent", "orcale"], "did you mean 'oracle'?"),
-        (["--sample", "0"], "--sample must be at least 1"),
+        (["--sample", "0"], "'--sample': Input should be greater than or equal to 1"),
     ],
 )
 def test_more_bad_input_exits_2(invoke: Any, tmp_path: Path, args: list[str], message: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.agents.spec import AgentSpecBase
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
 from coder_eval.task import TaskSpec, load_tasks
@@ -116,8 +117,8 @@ def test_informational_grader_crash_is_recorded_but_not_fatal(tmp_path: Path) ->
 
 
 def test_token_budget_marks_budget_exceeded(tmp_path: Path) -> None:
+    from coder_eval.agent_phase import _apply_budgets
     from coder_eval.agents.base import AgentResult
-    from coder_eval.runner import _apply_budgets
     from coder_eval.trajectory import Usage
 
     task = only(minimal_task(tmp_path, extra="run_limits: {max_total_tokens: 100, max_usd: 1.0}\n"))
@@ -152,6 +153,10 @@ def test_batch_runs_every_plan_concurrently_and_counts(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / "latest").resolve() == run.path.resolve()
 
 
+class _SlowSpec(AgentSpecBase):
+    type: str = "slow-talker"
+
+
 class _SlowTalker:
     """Says one thing with usage, then hangs until cancelled."""
 
@@ -170,9 +175,11 @@ class _SlowTalker:
 def test_timeout_keeps_the_usage_already_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from coder_eval import agents
 
-    monkeypatch.setitem(agents.AGENTS, "slow-talker", _SlowTalker)
+    monkeypatch.setitem(
+        agents.AGENTS, "slow-talker", agents.AgentKind(_SlowSpec, "tests.test_runner:_SlowTalker")
+    )
     task = only(minimal_task(tmp_path, extra="run_limits: {task_timeout: 0.3}\n"))
-    task = task.model_copy(update={"agent": task.agent.model_copy(update={"kind": "slow-talker"})})
+    task = task.model_copy(update={"agent": _SlowSpec()})
     end, _ = run_one(task, tmp_path)
     assert (end.outcome, end.status, end.num_turns) == ("fail", "timeout", 1)
     assert (end.usage.input_tokens, end.usage.output_tokens) == (1000, 10)

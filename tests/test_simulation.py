@@ -32,7 +32,7 @@ def dialog_task(
     body = f"""
         task_id: dialog
         initial_prompt: Start the job.
-        agent: {{kind: claude-code, model: scripted}}
+        agent: {{kind: claude-code, model: scripted, permission_mode: bypassPermissions}}
         scripted: {{model: claude-sonnet-4-5, final_text: Done., turns: [{", ".join(agent)}]}}
         simulation: {{goal: the job is done, model: scripted, {simulation}
           scripted: {{model: claude-haiku-4-5, final_text: "still there?", turns: [{", ".join(user)}]}}}}

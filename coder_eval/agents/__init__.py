@@ -1,77 +1,215 @@
-"""Agent kinds, listed in one literal table; third parties add theirs through the
-``coder_eval.agents`` entry-point group (``name = "package.module:AgentClass"``).
+"""Agent kinds, listed in one literal table of ``kind -> (spec class, implementation)``; third parties
+add theirs through the ``coder_eval.agents`` entry-point group (``name = "package.module:AgentClass"``,
+the class naming its spec in ``Spec``).
+
+Example::
+
+    spec_class = AGENTS["codex"].spec          # CodexSpec: validates the task's agent block
+    agent = make_agent("codex")                # the implementation, imported on first use
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union, cast
+
+from pydantic import AfterValidator, ConfigDict, Discriminator, Tag, ValidationError
 
 from coder_eval.agents.base import Agent, AgentRequest, AgentResult, EventSink, ModelEndpoint
-from coder_eval.agents.command import CommandAgent
-from coder_eval.agents.none import NoneAgent
-from coder_eval.agents.oracle import OracleAgent
-from coder_eval.errors import AgentError, unknown_name
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.agents.codex.spec import CodexSpec
+from coder_eval.agents.command_spec import CommandSpec
+from coder_eval.agents.gemini.spec import GeminiSpec
+from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.agents.spec import AgentSpecBase, CliAgentSpec, FromEnv, LocalPlugin, kind_field, resolve_env
+from coder_eval.errors import AgentError, did_you_mean, unknown_name
 
-AGENTS: dict[str, type[Any]] = {
-    "oracle": OracleAgent,
-    "none": NoneAgent,
-    "command": CommandAgent,
+
+class NoneSpec(AgentSpecBase):
+    """``type: none``: does nothing (grader checks)."""
+
+    type: Literal["none"] = kind_field("none")
+
+
+class OracleSpec(AgentSpecBase):
+    """``type: oracle``: runs the task's ``reference_solution``."""
+
+    type: Literal["oracle"] = kind_field("oracle")
+
+
+class AgentKind(NamedTuple):
+    """One row of the table: the spec a task's block validates against, and the implementation."""
+
+    spec: type[AgentSpecBase]
+    implementation: str
+
+
+AGENTS: dict[str, AgentKind] = {
+    "claude-code": AgentKind(ClaudeCodeSpec, "coder_eval.agents.claude_code.agent:ClaudeCodeAgent"),
+    "codex": AgentKind(CodexSpec, "coder_eval.agents.codex.agent:CodexAgent"),
+    "opencode": AgentKind(OpenCodeSpec, "coder_eval.agents.opencode.agent:OpenCodeAgent"),
+    "gemini": AgentKind(GeminiSpec, "coder_eval.agents.gemini.agent:GeminiAgent"),
+    "command": AgentKind(CommandSpec, "coder_eval.agents.command:CommandAgent"),
+    "oracle": AgentKind(OracleSpec, "coder_eval.agents.oracle:OracleAgent"),
+    "none": AgentKind(NoneSpec, "coder_eval.agents.none:NoneAgent"),
 }
+"""Built-in agent kinds."""
+
+MODEL_AGENTS = frozenset(kind for kind, row in AGENTS.items() if issubclass(row.spec, CliAgentSpec))
+"""Kinds that talk to a model (a ``model`` endpoint is routed into their sandbox)."""
 
 
-def _claude_code() -> type[Any]:
-    from coder_eval.agents.claude_code import ClaudeCodeAgent
-
-    return ClaudeCodeAgent
-
-
-def _codex() -> type[Any]:
-    from coder_eval.agents.codex import CodexAgent
-
-    return CodexAgent
-
-
-def _opencode() -> type[Any]:
-    from coder_eval.agents.opencode import OpenCodeAgent
-
-    return OpenCodeAgent
-
-
-def _gemini() -> type[Any]:
-    from coder_eval.agents.gemini import GeminiAgent
-
-    return GeminiAgent
-
-
-BUILTIN_LAZY = {"claude-code": _claude_code, "codex": _codex, "opencode": _opencode, "gemini": _gemini}
+@functools.cache
+def plugin_agents() -> dict[str, str]:
+    """Entry-point agents, ``name -> "module:Class"`` (the installed distributions are scanned once)."""
+    return {ep.name: ep.value for ep in entry_points(group="coder_eval.agents")}
 
 
 def agent_kinds() -> list[str]:
     """Every agent kind: built-in and registered through entry points."""
-    plugins = [ep.name for ep in entry_points(group="coder_eval.agents")]
-    return sorted({*AGENTS, *BUILTIN_LAZY, *plugins})
+    return sorted({*AGENTS, *plugin_agents()})
+
+
+def _load(target: str) -> type[Any]:
+    module, _, name = target.partition(":")
+    return cast(type[Any], getattr(importlib.import_module(module), name))
+
+
+def plugin_spec(kind: str) -> type[AgentSpecBase]:
+    """The spec class an entry-point agent declares (``Spec``), else one that takes only ``type`` and
+    ``model``; ``AgentError`` for a kind nobody registered."""
+    target = plugin_agents().get(kind)
+    if target is None:
+        raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
+    spec = getattr(_load(target), "Spec", None)
+    return spec if isinstance(spec, type) and issubclass(spec, AgentSpecBase) else AgentSpecBase
 
 
 def make_agent(kind: str) -> Agent:
     """An agent instance for ``kind``."""
-    if kind in AGENTS:
-        return AGENTS[kind]()  # type: ignore[no-any-return]
-    if kind in BUILTIN_LAZY:
-        return BUILTIN_LAZY[kind]()()  # type: ignore[no-any-return]
-    for ep in entry_points(group="coder_eval.agents"):
-        if ep.name == kind:
-            return ep.load()()  # type: ignore[no-any-return]
-    raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
+    target = AGENTS[kind].implementation if kind in AGENTS else plugin_agents().get(kind)
+    if target is None:
+        raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
+    return cast(Agent, _load(target)())
+
+
+def kinds_with_field(name: str) -> list[str]:
+    """The built-in kinds whose spec has field ``name`` (for a hint when another kind's is used)."""
+    return [kind for kind, row in AGENTS.items() if name in row.spec.model_fields]
+
+
+class PluginAgentSpec(AgentSpecBase):
+    """An entry-point agent's block before its own spec validates it (see ``resolve_plugin_spec``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = str(value.get("type", value.get("kind", "claude-code")))
+    else:
+        kind = str(getattr(value, "type", "claude-code"))
+    return kind if kind in AGENTS else "plugin"
+
+
+if TYPE_CHECKING:
+    AgentSpec = AgentSpecBase
+else:  # the table becomes a union discriminated on `type` (or `kind`), so errors name the kind
+    AgentSpec = Annotated[
+        Union[
+            (
+                *(Annotated[row.spec, Tag(kind)] for kind, row in AGENTS.items()),
+                Annotated[PluginAgentSpec, Tag("plugin")],
+            )
+        ],
+        Discriminator(_kind_of),
+    ]
+
+
+def kind_fields(kind: str) -> set[str] | None:
+    """The fields of ``kind``'s spec (None for a kind that is not built in)."""
+    row = AGENTS.get(kind)
+    return set(row.spec.model_fields) if row is not None else None
+
+
+def override_agent(block: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over an agent ``block``; when ``top`` names another kind, the block's fields that kind
+    does not have are dropped (``--agent oracle`` over a Claude Code task runs the oracle).
+
+    Example: ``override_agent({"type": "claude-code", "allowed_tools": ["Bash"]}, {"kind": "oracle"})``
+    -> ``{"type": "oracle"}``.
+    """
+    kind = top.get("type", top.get("kind"))
+    if kind is None:
+        return {**block, **top}
+    fields = kind_fields(str(kind))
+    kept = {k: v for k, v in block.items() if k not in ("type", "kind") and (fields is None or k in fields)}
+    merged = {**kept, **{k: v for k, v in top.items() if k != "kind"}, "type": kind}
+    return merged
+
+
+def check_partial_agent(block: dict[str, Any]) -> dict[str, Any]:
+    """An experiment layer's agent fields: each must belong to some agent kind (the merged block is
+    validated whole, against its kind, once the layers are merged).
+
+    Example: ``check_partial_agent({"modle": "x"})`` raises ``ValueError`` with a did-you-mean.
+    """
+    known = {"kind"} | {name for row in AGENTS.values() for name in row.spec.model_fields}
+    kind = block.get("type", block.get("kind"))
+    if kind is not None and str(kind) not in agent_kinds():
+        raise ValueError(unknown_name("agent kind", str(kind), agent_kinds()))
+    for name in block:
+        if name not in known and kind not in plugin_agents():
+            raise ValueError(
+                f"unknown agent field {name!r}{did_you_mean(name, known)}; fields: {', '.join(sorted(known))}"
+            )
+    return block
+
+
+PartialAgent = Annotated[dict[str, Any], AfterValidator(check_partial_agent)]
+"""An agent block in an experiment layer (defaults, a variant): fields of any kind, merged later."""
+
+
+def resolve_plugin_spec(spec: AgentSpecBase) -> AgentSpecBase:
+    """An entry-point agent's block validated against the spec its plugin declares.
+
+    ``ValueError`` naming the kind for an unknown kind or a field the plugin does not take.
+    """
+    if not isinstance(spec, PluginAgentSpec):
+        return spec
+    try:
+        declared = plugin_spec(spec.type)
+    except AgentError as exc:
+        raise ValueError(str(exc)) from exc
+    try:
+        return declared.model_validate(spec.model_dump())
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"agent kind {spec.type!r}: {problems}") from exc
 
 
 __all__ = [
     "AGENTS",
+    "MODEL_AGENTS",
     "Agent",
+    "AgentKind",
     "AgentRequest",
     "AgentResult",
+    "AgentSpec",
+    "AgentSpecBase",
+    "CliAgentSpec",
     "EventSink",
+    "FromEnv",
+    "LocalPlugin",
     "ModelEndpoint",
+    "PartialAgent",
     "agent_kinds",
+    "kinds_with_field",
     "make_agent",
+    "override_agent",
+    "plugin_spec",
+    "resolve_env",
+    "resolve_plugin_spec",
 ]

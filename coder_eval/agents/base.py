@@ -1,21 +1,25 @@
-"""The agent seam: an agent takes a prompt and a sandbox, emits events, and returns when done.
+"""The agent seam: an agent takes its own spec, the limits, a prompt and a sandbox, emits events, and
+returns when done.
 
 Example::
 
-    agent = make_agent(task.agent)
-    result = await agent.run(AgentRequest(prompt, sandbox, task, episode_id, seed), sink)
+    agent = make_agent(task.agent.type)
+    request = AgentRequest(prompt, task.agent, task.run_limits, sandbox, episode_id, seed, endpoint)
+    result = await agent.run(request, sink)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from coder_eval.trajectory import Status, Usage
 
 if TYPE_CHECKING:
+    from coder_eval.agents.spec import AgentSpecBase
+    from coder_eval.limits import RunLimits
     from coder_eval.sandbox.base import Sandbox
-    from coder_eval.task import TaskSpec
     from coder_eval.trajectory import Message, ToolCall, ToolResult
 
 
@@ -31,6 +35,8 @@ class ModelEndpoint:
 
     base_url: str
     api_key: str = "scripted-dummy-key"
+    model: str | None = None
+    """The model the scripted server answers as (what the agent should ask for), when it says."""
 
     def env(self) -> dict[str, str]:
         """Environment that points an Anthropic-API client at this endpoint."""
@@ -59,19 +65,24 @@ class Conversation(Protocol):
 
 @dataclass(frozen=True)
 class AgentRequest:
-    """Everything an agent gets for one episode.
+    """Everything an agent gets for one episode: its own spec and the limits, never the whole task.
 
-    ``conversation`` is set for dialog tasks (a ``simulation`` block); only agents that keep their
-    session across user turns read it (``simulation.DIALOG_AGENTS``).
+    ``conversation`` is set for dialog tasks (a ``simulation`` block) and for ``max_iterations``; only
+    agents that keep their session across user turns read it (``simulation.DIALOG_AGENTS``).
+    ``reference_script`` is the task's reference solution (the ``oracle`` agent runs it); ``task_dir``
+    is the task file's folder.
     """
 
     prompt: str
+    spec: AgentSpecBase
+    limits: RunLimits
     sandbox: Sandbox
-    task: TaskSpec
     episode_id: str
     seed: int
     endpoint: ModelEndpoint | None = None
     conversation: Conversation | None = None
+    reference_script: str | None = None
+    task_dir: Path | None = None
 
 
 @dataclass
@@ -90,8 +101,19 @@ class AgentResult:
 
 
 class Agent(Protocol):
-    """One kind of agent. Instances are made per episode from the resolved agent block."""
+    """One kind of agent. Instances are made per episode from the resolved agent block.
+
+    An agent may also define ``host_paths() -> list[Path]``: host folders its program needs to see
+    inside an isolating sandbox (its CLI's installation, when that is not the Python running
+    coder_eval), shown read-only (``agent_host_paths``).
+    """
 
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         """Run to completion. Cancellation (the task timeout) must stop every process it started."""
         ...
+
+
+def agent_host_paths(agent: Agent) -> list[Path]:
+    """The host folders ``agent`` asks to see in its sandbox (none when it does not say)."""
+    paths = getattr(agent, "host_paths", None)
+    return list(paths()) if callable(paths) else []

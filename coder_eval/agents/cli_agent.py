@@ -11,7 +11,7 @@ Example::
 |---|---|---|
 | the CLI finished its turn and exited 0 | completed | no |
 | more model turns than ``max_turns`` (the CLI is stopped) | max_turns | no |
-| over ``max_total_tokens`` / ``max_usd`` while streaming (the CLI is stopped) | budget_exceeded | no |
+| over ``max_usd`` while streaming (the CLI is stopped) | budget_exceeded | no |
 | the CLI reported a provider error (auth, 429, 5xx, a dead endpoint, a cut stream) | infra_error | yes |
 | the CLI is missing or cannot start | infra_error | yes |
 | the CLI crashed or exited without finishing, with no provider error | agent_error | yes |
@@ -59,10 +59,9 @@ class CliLaunch:
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits checked while the CLI streams (the runner checks budgets again afterwards)."""
+    """Limits checked while the CLI streams (token budgets are the watch's, ``coder_eval/watch.py``)."""
 
     max_turns: int | None = None
-    max_total_tokens: int | None = None
     max_usd: float | None = None
 
 
@@ -130,8 +129,6 @@ def _over_limit(steps: Steps, limits: Limits) -> tuple[Status, str] | None:
     if limits.max_turns is not None and steps.turns > limits.max_turns:
         return "max_turns", f"more than max_turns {limits.max_turns} model turns; the run was stopped"
     used = steps.usage
-    if limits.max_total_tokens is not None and used.total > limits.max_total_tokens:
-        return "budget_exceeded", f"used {used.total} tokens > max_total_tokens {limits.max_total_tokens}"
     if limits.max_usd is not None and steps.model is not None and rates_for(steps.model) is not None:
         cost = cost_usd(steps.model, used) or 0.0
         if cost > limits.max_usd:

@@ -1,89 +1,38 @@
-"""The fields every CLI agent's spec has, and how one is read from today's task.
+"""Helpers the CLI agents share: the request's own spec, plugins' skills, turns and the model to run.
 
 Example::
 
-    class CodexSpec(CliAgentSpec):
-        type: Literal["codex"] = "codex"
-        reasoning_effort: str | None = None
+    spec = own_spec(request, CodexSpec)        # the episode's agent block, typed for this kind
+    plugin_skills(Path(request.sandbox.workdir), spec.plugins)
+    max_turns(spec, request.limits), model_name(request, spec, "gpt-5.1-codex")
 
-    spec = agent_spec(request, CodexSpec)    # the episode's `agent:` block as a CodexSpec
-    spec.plugins[0].path, spec.prompt_addition(task_dir)
-
-Each agent kind owns its spec class (``codex/spec.py``, ``opencode/spec.py``, ``gemini/spec.py``);
-:func:`agent_spec` is the one place that builds it from a request, so that once requests carry the
-kind's own spec it becomes ``request.spec``. Limits come from :func:`run_limits` likewise.
+The spec classes themselves live beside each agent (``codex/spec.py`` ...), on ``CliAgentSpec``
+(``coder_eval.agents.spec``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from coder_eval.agents.spec import AgentSpecBase, CliAgentSpec, LocalPlugin
 from coder_eval.errors import AgentError
-from coder_eval.sandbox.base import SandboxPath, inside
+from coder_eval.sandbox.base import inside
 
 if TYPE_CHECKING:
     from coder_eval.agents.base import AgentRequest
-    from coder_eval.task import RunLimits
+    from coder_eval.limits import RunLimits
+
+__all__ = ["CliAgentSpec", "LocalPlugin", "max_turns", "model_name", "own_spec", "plugin_skills"]
+
+Spec = TypeVar("Spec", bound=AgentSpecBase)
 
 
-class LocalPlugin(BaseModel):
-    """A plugin folder in the sandbox (its skills under ``skills/<name>/SKILL.md``).
-
-    Example: ``{type: local, path: .plugins/site-tools}``.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    type: Literal["local"] = Field(default="local", description="Only local plugin folders.")
-    path: SandboxPath = Field(description="The plugin folder, relative to the sandbox root.")
-
-
-class CliAgentSpec(BaseModel):
-    """Fields common to the CLI agents (Codex, OpenCode, Gemini CLI)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    model: str | None = Field(default=None, description="Model id, or 'scripted' for the scripted server.")
-    permission_mode: str = Field(default="bypassPermissions", description="bypassPermissions (default).")
-    allowed_tools: list[str] = Field(default_factory=list, description="Tools to keep (canonical names).")
-    disallowed_tools: list[str] = Field(
-        default_factory=list, description="Tools to remove (canonical names)."
-    )
-    plugins: list[LocalPlugin] = Field(default_factory=list, description="Plugin folders whose skills load.")
-    system_prompt: str | None = Field(default=None, description="Extra instructions for the agent.")
-    system_prompt_file: str | None = Field(default=None, description="A file of extra instructions.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment for the agent process.")
-    max_turns: int | None = Field(default=None, ge=1, description="Model requests (min with run limits).")
-
-    def instructions(self, task_dir: Path) -> str | None:
-        """``system_prompt`` and the text of ``system_prompt_file`` (relative to ``task_dir``)."""
-        parts = [self.system_prompt] if self.system_prompt else []
-        if self.system_prompt_file:
-            path = task_dir / self.system_prompt_file
-            try:
-                parts.append(path.read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise AgentError(f"agent.system_prompt_file: cannot read {path}: {exc}") from exc
-        return "\n\n".join(parts) or None
-
-
-Spec = TypeVar("Spec", bound=CliAgentSpec)
-
-
-def agent_spec(request: AgentRequest, kind: type[Spec]) -> Spec:
-    """The episode's agent block as ``kind``: the common fields of today's task-wide agent block."""
-    agent = request.task.agent
-    return kind(
-        model=agent.model,
-        permission_mode=agent.permission_mode,
-        allowed_tools=list(agent.allowed_tools),
-        disallowed_tools=list(agent.disallowed_tools),
-        plugins=[LocalPlugin(path=path) for path in agent.plugins],
-        system_prompt=agent.system_prompt,
-        env=dict(agent.env),
-        max_turns=agent.max_turns,
-    )
+def own_spec(request: AgentRequest, kind: type[Spec]) -> Spec:
+    """The request's spec as ``kind``; ``AgentError`` when it is another kind's (a wiring fault)."""
+    if not isinstance(request.spec, kind):
+        raise AgentError(f"{kind.__name__} expected, got the {request.spec.type!r} agent's spec")
+    return request.spec
 
 
 def plugin_skills(root: Path, plugins: list[LocalPlugin]) -> list[Path]:
@@ -107,16 +56,6 @@ def max_turns(spec: CliAgentSpec, limits: RunLimits) -> int | None:
     return min(given) if given else None
 
 
-def run_limits(request: AgentRequest) -> RunLimits:
-    """The episode's run limits (timeout, turns, token and dollar budgets)."""
-    return request.task.run_limits
-
-
-def task_dir(request: AgentRequest) -> Path:
-    """The folder the task file is in (relative spec paths are read from there)."""
-    return request.task.source_dir
-
-
 def model_name(request: AgentRequest, spec: CliAgentSpec, scripted_default: str) -> str | None:
     """The model to run: the script's model (else ``scripted_default``) when the scripted server
     plays the model, else ``spec.model`` (None lets the CLI pick its own default).
@@ -125,8 +64,4 @@ def model_name(request: AgentRequest, spec: CliAgentSpec, scripted_default: str)
     """
     if request.endpoint is None:
         return spec.model
-    from coder_eval.scripted import load_script
-
-    task = request.task
-    script = load_script(task.scripted, base_dir=task.source_dir) if task.scripted is not None else None
-    return (script.model if script is not None else None) or scripted_default
+    return request.endpoint.model or scripted_default

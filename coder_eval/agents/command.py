@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
+from coder_eval.agents.cli_spec import own_spec
+from coder_eval.agents.command_spec import CommandSpec
 from coder_eval.agents.event_streams import STREAMS
+from coder_eval.agents.spec import resolve_env
+from coder_eval.errors import AgentError
 from coder_eval.pricing import cost_usd
 from coder_eval.trajectory import Message
 
@@ -31,14 +36,16 @@ from coder_eval.trajectory import Message
 class CommandAgent:
     """Runs ``agent.command`` with the prompt."""
 
+    def host_paths(self) -> list[Path]:
+        return []
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
-        spec = request.task.agent
-        if not spec.command:
-            return AgentResult(
-                invalid=True, status="agent_error", error="agent.kind 'command' needs agent.command"
-            )
+        spec = own_spec(request, CommandSpec)
         command = spec.command.replace("{prompt}", shlex.quote(request.prompt))
-        env = dict(spec.env)
+        try:
+            env = resolve_env(spec.env)
+        except AgentError as exc:
+            return AgentResult(invalid=True, status="infra_error", error=str(exc))
         if request.endpoint is not None:
             env.update(request.endpoint.env())
         result = await request.sandbox.exec(

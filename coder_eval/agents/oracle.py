@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.sandbox.base import ExecResult
@@ -49,14 +50,13 @@ def steps(script: str) -> list[str]:
 class OracleAgent:
     """Runs the reference solution."""
 
+    def host_paths(self) -> list[Path]:
+        return []
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
-        script = request.task.reference_script
+        script = request.reference_script
         if not script:
-            return AgentResult(
-                invalid=True,
-                status="agent_error",
-                error=f"task {request.task.task_id!r} has no reference_solution",
-            )
+            return AgentResult(invalid=True, status="agent_error", error="the task has no reference_solution")
         answer = "Reference solution applied."
         blocks = steps(script)
         for number, step in enumerate(blocks, start=1):

@@ -141,7 +141,7 @@ def episode_row(
     row = dict(zip(("run_id", "episode_id", "task_id", "variant_id", "repeat"), keys, strict=True))
     row.update(
         model=next((m.get("model") for m in messages if m.get("model")), None) or agent.get("model"),
-        agent=agent.get("kind") or agent.get("name"),
+        agent=agent.get("type") or agent.get("kind") or agent.get("name"),
         tags=list(start.get("tags") or []),
         scripted=bool(start.get("scripted", False)),
         prompt=task.get("initial_prompt") or task.get("prompt"),

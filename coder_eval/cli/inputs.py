@@ -24,7 +24,7 @@ DefineOpt = Annotated[
     list[str] | None, typer.Option("-D", "--define", help="Override a task field: -D path=value.")
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.model=M.")]
-AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.kind=KIND (oracle, none, ...).")]
+AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.type=KIND (oracle, none, ...).")]
 RepeatsOpt = Annotated[int | None, typer.Option(min=1, help="Repeats per task, every variant.")]
 TagsOpt = Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")]
 SampleOpt = Annotated[int | None, typer.Option(min=1, help="A fixed-seed (0) random sample of N tasks.")]

@@ -7,6 +7,7 @@
   of labelling criteria are exempt: there an empty value is the negative label ``none``);
 - ``agent.model: scripted`` with no ``scripted`` block (every episode would be invalid);
 - a prompt ``replace`` that matches no selected task's prompt;
+- an agent field another layer set that the task's agent kind does not have (left out);
 - ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run.
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coder_eval.agents.spec import plugin_paths
 from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.sandbox import resolve_driver
@@ -36,6 +38,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
     """Every warning, each once."""
     found = [
         *_driver_fallback(resolution),
+        *_dropped_agent_fields(resolution),
         *_skill_warnings(resolution),
         *_identical_variants(resolution),
         *(w for source in resolution.sources for w in _empty_row_fields(source)),
@@ -48,6 +51,16 @@ def plan_warnings(resolution: Resolution) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:
+    for plan in resolution.plans:
+        for path, layer in plan.provenance.items():
+            if layer.startswith("dropped:"):
+                yield (
+                    f"{path} (set by {layer.removeprefix('dropped:')}) is not a field of the "
+                    f"{plan.task.agent.type!r} agent of task {plan.task.task_id!r}: it is left out"
+                )
+
+
 def _driver_fallback(resolution: Resolution) -> Iterator[str]:
     if any(plan.task.sandbox.driver == "auto" for plan in resolution.plans):
         _, warning = asyncio.run(resolve_driver("auto"))
@@ -58,9 +71,10 @@ def _driver_fallback(resolution: Resolution) -> Iterator[str]:
 def _skill_warnings(resolution: Resolution) -> Iterator[str]:
     for plan in resolution.plans:
         task, variant = plan.task, plan.variant_id
-        if plan.repeat or not task.agent.plugins:
+        plugins = plugin_paths(task.agent)
+        if plan.repeat or not plugins:
             continue
-        for plugin in task.agent.plugins:
+        for plugin in plugins:
             if not _has_skills(task.sandbox.template_sources, plugin):
                 yield (
                     f"variant {variant!r}: agent.plugins entry {plugin!r} has no skills/<name>/SKILL.md "

@@ -8,7 +8,7 @@ Example::
     merged = merge_layers([Layer("task", {"agent": {"kind": "oracle"}}),
                            Layer("cli", {"agent": {"model": "m"}})])
     merged.data        # {"agent": {"kind": "oracle", "model": "m"}}
-    merged.set_by      # {"agent.kind": "task", "agent.model": "cli"}
+    merged.set_by      # {"agent.kind": "task", "agent.model": "cli"} (settle_agent folds kind into type)
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from coder_eval.agents import kind_fields
 
 Rule = Literal["replace", "deep-merge", "append"]
 
@@ -27,6 +29,9 @@ MERGE_RULES: dict[str, Rule] = {
     "agent.setting_sources": "replace",
     "agent.plugins": "append",
     "agent.env": "deep-merge",
+    "agent.ignore_patterns": "append",
+    "agent.claude_settings": "deep-merge",
+    "agent.sdk_options": "deep-merge",
     "sandbox": "deep-merge",
     "sandbox.template_sources": "append",
     "sandbox.mock_path_dirs": "append",
@@ -90,6 +95,51 @@ def merge_layers(layers: Sequence[Layer]) -> Merged:
     return Merged(data, set_by)
 
 
+def settle_agent(merged: Merged, order: Sequence[str]) -> Merged:
+    """One agent kind wins the merged ``agent`` block.
+
+    ``type`` and ``kind`` (the same field) fold into ``type``, the higher layer's value winning. Fields
+    another layer set that the winning kind does not have are dropped (``--agent oracle`` over an
+    experiment that configures Claude Code runs the oracle; a variant's ``env`` does not break a task
+    whose agent is ``none``), and provenance says so (``dropped:<layer>``: ``plan`` warns about it).
+    Fields set in the same layer as the kind stay, so a file that gives its own agent another kind's
+    field is still an error.
+
+    Example: ``settle_agent(merge_layers([Layer("experiment", {"agent": {"allowed_tools": ["Bash"]}}),
+    Layer("cli", {"agent": {"type": "oracle"}})]), ["experiment", "cli"]).data`` -> ``{"agent":
+    {"type": "oracle"}}``.
+    """
+    agent = merged.data.get("agent")
+    if not isinstance(agent, dict):
+        return merged
+    rank = {name: i for i, name in enumerate(order)}
+    keys = [k for k in ("type", "kind") if k in agent]
+    chosen = sorted(keys, key=lambda k: rank.get(merged.set_by.get(f"agent.{k}", ""), -1))
+    if not chosen:
+        return merged
+    data, set_by = dict(merged.data), dict(merged.set_by)
+    settled = dict(agent)
+    kind_layer = set_by.get(f"agent.{chosen[-1]}", "")
+    settled["type"] = settled.pop(chosen[-1])
+    settled.pop("kind", None)
+    set_by.pop("agent.kind", None)
+    set_by["agent.type"] = kind_layer
+    fields = kind_fields(str(settled["type"]))
+    for name in list(settled):
+        layers = {v for k, v in set_by.items() if _under(k, f"agent.{name}")}
+        if fields is not None and name not in fields and kind_layer not in layers:
+            del settled[name]
+            _forget(set_by, f"agent.{name}")
+            set_by[f"agent.{name}"] = "dropped:" + ",".join(sorted(layers, key=lambda n: rank.get(n, -1)))
+    data["agent"] = settled
+    return Merged(data, set_by)
+
+
+def _under(key: str, path: str) -> bool:
+    """``key`` is ``path`` or one of its leaves (``agent.env.MODE`` is under ``agent.env``)."""
+    return key == path or key.startswith((f"{path}.", f"{path}["))
+
+
 def _merge_into(
     base: dict[str, Any], top: Mapping[str, Any], prefix: str, layer: str, set_by: dict[str, str]
 ) -> None:
@@ -131,9 +181,12 @@ def _forget(set_by: dict[str, str], path: str) -> None:
 def provenance(resolved: Mapping[str, Any], set_by: Mapping[str, str]) -> dict[str, str]:
     """For each leaf of ``resolved`` (a task's JSON form), the layer that set it (else ``builtin``).
 
-    Lists that append are itemised (``sandbox.template_sources[1]``); other lists are leaves.
+    Lists that append are itemised (``sandbox.template_sources[1]``); other lists are leaves. Agent
+    fields dropped because the winning kind has none of them are listed as ``dropped:<layers>``.
     """
-    return {path: owner(path, set_by) for path in leaf_paths(resolved)}
+    found = {path: owner(path, set_by) for path in leaf_paths(resolved)}
+    found.update({path: layer for path, layer in set_by.items() if layer.startswith("dropped:")})
+    return found
 
 
 def leaf_paths(value: Any, prefix: str = "") -> list[str]:

@@ -3,7 +3,7 @@
 Values are YAML scalars or flow collections (``-D run_limits.max_turns=5``,
 ``-D agent.allowed_tools=[Read,Edit]``, ``-D agent.env.DEBUG=1``). The path is checked against the
 task schema, with a did-you-mean; the value against the field's type. ``--model M`` is
-``-D agent.model=M`` and ``--agent KIND`` is ``-D agent.kind=KIND``.
+``-D agent.model=M`` and ``--agent KIND`` is ``-D agent.type=KIND`` (``agent.kind`` is the same field).
 
 Example::
 
@@ -17,15 +17,18 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
-from coder_eval.errors import ExperimentError, did_you_mean
+from coder_eval.agents import agent_kinds
+from coder_eval.errors import ExperimentError, did_you_mean, unknown_name
 from coder_eval.sandbox import DRIVERS
-from coder_eval.task import AgentSpec, RunLimits, SandboxSpec, TaskSpec
+from coder_eval.task import RunLimits, SandboxSpec, TaskSpec
 
 INTERNAL_FIELDS = frozenset({"source_path", "dataset_row"})
-BLOCKS: dict[str, Any] = {"agent": AgentSpec, "sandbox": SandboxSpec, "run_limits": RunLimits}
+BLOCKS: dict[str, Any] = {"sandbox": SandboxSpec, "run_limits": RunLimits}
+"""Blocks whose own validators run on what the overrides set in them (an agent block is checked
+field by field: which kind's fields it may hold depends on the layers below)."""
 
 
 def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
@@ -33,6 +36,7 @@ def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
     for define in defines:
         path, value = parse_define(define)
+        path = "agent.type" if path == "agent.kind" else path  # one field, two spellings
         node = layer
         *parents, leaf = path.split(".")
         for part in parents:
@@ -74,6 +78,8 @@ def field_at(path: str) -> Any:
     """The type of the task field at dotted ``path``; ExperimentError with a did-you-mean if none."""
     if path == "sandbox.driver":  # the union's discriminator: one of the drivers' names
         return Literal[tuple(DRIVERS)]
+    if path in ("agent.type", "agent.kind"):  # the agent union's discriminator: a known kind
+        return Annotated[str, AfterValidator(_known_kind)]
     model: type[BaseModel] = TaskSpec
     parts = path.split(".")
     for i, part in enumerate(parts):
@@ -92,7 +98,7 @@ def field_at(path: str) -> Any:
         mapping = _mapping_value(fields[part].annotation)
         if mapping is not None and len(rest) == 1:
             return mapping
-        nested = _model_in(fields[part].annotation)
+        nested = _model_in(fields[part].annotation, rest[0])
         if nested is None:
             raise ExperimentError(
                 f"-D {path}: {'.'.join(parts[: i + 1])} has no sub-fields; set it whole, "
@@ -100,6 +106,12 @@ def field_at(path: str) -> Any:
             )
         model = nested
     return model
+
+
+def _known_kind(kind: str) -> str:
+    if kind not in agent_kinds():
+        raise ValueError(unknown_name("agent kind", kind, agent_kinds()))
+    return kind
 
 
 def _checked(path: str, annotation: Any, parsed: Any, text: str) -> Any:
@@ -128,11 +140,15 @@ def _mapping_value(annotation: Any) -> Any | None:
     return None
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The model a field holds; for a union of specs (``sandbox:``), the base class they share."""
+def _model_in(annotation: Any, wanted: str) -> type[BaseModel] | None:
+    """The model a field holds; for a union of specs (``sandbox:``, ``agent:``), the first member that
+    has the ``wanted`` sub-field, else the base class they share (so errors list the common fields)."""
     models = _models(annotation)
     if len(models) <= 1:
         return models[0] if models else None
+    having = [m for m in models if wanted in m.model_fields]
+    if having:
+        return having[0]
     shared = [base for base in models[0].__mro__ if all(issubclass(m, base) for m in models)]
     return next((b for b in shared if issubclass(b, BaseModel) and b is not BaseModel), None)
 

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from coder_eval.dataset import SAMPLE_SEED
 from coder_eval.errors import ExperimentError, InputError, TaskError
-from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
+from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
 from coder_eval.experiment.spec import Experiment, Variant
@@ -42,7 +42,7 @@ class CommandLine:
     repeats: int | None = None
 
     def layer(self) -> dict[str, Any]:
-        shortcuts = [f"agent.kind={self.agent}"] if self.agent else []
+        shortcuts = [f"agent.type={self.agent}"] if self.agent else []
         shortcuts += [f"agent.model={self.model}"] if self.model else []
         return overrides_layer([*self.defines, *shortcuts])
 
@@ -205,14 +205,13 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], split: str | None) -> dict[str, 
 
 
 def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
-    return merge_layers(
-        [
-            Layer("experiment", experiment.defaults),
-            Layer("task", doc.data),
-            Layer(f"variant:{variant.variant_id}", variant.layer),
-            Layer("cli", cli),
-        ]
-    )
+    layers = [
+        Layer("experiment", experiment.defaults),
+        Layer("task", doc.data),
+        Layer(f"variant:{variant.variant_id}", variant.layer),
+        Layer("cli", cli),
+    ]
+    return settle_agent(merge_layers(layers), [layer.name for layer in layers])
 
 
 def _build_variant(

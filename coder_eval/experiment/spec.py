@@ -30,11 +30,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from coder_eval.agents import PartialAgent
 from coder_eval.criteria.base import check_regex
 from coder_eval.errors import ExperimentError
 from coder_eval.sandbox.spec import TemplateSource, source_kind
 from coder_eval.scripted.script import ScriptRef
-from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec
+from coder_eval.task import Identifier, RunLimits, SandboxSpec
 from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")
@@ -71,7 +72,7 @@ class PromptMutations(_Strict):
 class DefaultsSpec(_Strict):
     """A partial task applied under every task (the task's own fields win)."""
 
-    agent: AgentSpec | None = Field(default=None, description="Agent fields.")
+    agent: PartialAgent | None = Field(default=None, description="Agent fields (of any kind).")
     sandbox: SandboxSpec | None = Field(default=None, description="Sandbox fields (paths: experiment file).")
     run_limits: RunLimits | None = Field(default=None, description="Per-episode limits.")
     repeats: int | None = Field(default=None, ge=1, description="Repeats per task and variant.")
@@ -86,7 +87,7 @@ class VariantSpec(_Strict):
 
     variant_id: Identifier = Field(description="Unique id (episode ids and reports use it).")
     description: str = Field(default="", description="What this arm changes.")
-    agent: AgentSpec | None = Field(default=None, description="Agent fields (deep-merged).")
+    agent: PartialAgent | None = Field(default=None, description="Agent fields (deep-merged).")
     run_limits: RunLimits | None = Field(default=None, description="Per-episode limits.")
     repeats: int | None = Field(default=None, ge=1, description="Repeats per task for this variant.")
     template_sources: list[TemplateSource] = Field(
@@ -212,7 +213,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
 def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
     layer: dict[str, Any] = {}
     if spec.agent is not None:
-        layer["agent"] = _dump(spec.agent)
+        layer["agent"] = dict(spec.agent)
     if spec.run_limits is not None:
         layer["run_limits"] = _dump(spec.run_limits)
     if spec.template_sources:

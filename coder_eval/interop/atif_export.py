@@ -128,7 +128,7 @@ def agent_of(trajectory: Trajectory) -> dict[str, Any]:
     start, end = trajectory.start, trajectory.end
     config = start.agent if start else {}
     versions = {**(start.versions if start else {}), **(end.agent_versions if end else {})}
-    name = str(config.get("kind") or config.get("name") or "unknown")
+    name = str(config.get("type") or config.get("kind") or config.get("name") or "unknown")
     others = [v for k, v in versions.items() if k not in _NOT_AGENT_VERSIONS]
     fallback = others[0] if others else versions.get("coder_eval", "unknown")  # built-in agents
     models = [e.model for e in trajectory.events if isinstance(e, Message) and e.model]

@@ -110,8 +110,9 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         *("--ro-bind", str(layout.tools), str(layout.tools)),
         *("--bind", str(layout.verdicts), str(layout.verdicts)),
     ]
-    if layout.env.exists():
-        own += ["--bind", str(layout.env), str(layout.env)]
+    for env in (layout.env, layout.node_modules):
+        if env.exists():
+            own += ["--bind", str(env), str(env)]
     shared = [str(p) for p in (*provision.host_paths, *(m.source for m in provision.mounts))]
     proc = [
         "--proc",
@@ -160,6 +161,7 @@ class BwrapSandbox(HostSandbox):
     """A host-folder sandbox whose every command runs in ``bwrap`` (see the module docstring)."""
 
     driver = "bwrap"
+    confined = True
 
     @classmethod
     async def check_available(cls) -> None:
@@ -170,19 +172,21 @@ class BwrapSandbox(HostSandbox):
 
     def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """``bwrap <namespaces> <mounts> --chdir <cwd> -- env -- <argv>`` (``env`` reports a program that
-        is not found as 127, like a shell; bwrap itself would exit 1)."""
+        is not found as 127, like a shell; bwrap itself would exit 1). With ``network: model`` every
+        command runs under the in-sandbox forwarder, so whatever the agent starts (its CLI, a
+        ``command`` agent's script) reaches the model endpoint, and nothing else."""
+        port = self.provision.model_port
+        if self.provision.network == "model" and port is not None:
+            script = str(self.layout.tools / "forward.py")
+            python = str(Path(sys.executable).absolute())
+            argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
         bwrap = shutil.which("bwrap") or "bwrap"
         return [*bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd), "--", "/usr/bin/env", "--", *argv]
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """The agent's CLI in the sandbox; with ``network: model`` under the in-sandbox forwarder."""
-        port = self.provision.model_port
-        if self.provision.network == "model" and port is not None:
-            script = str(self.layout.tools / "forward.py")
-            python = str(Path(sys.executable).absolute())
-            argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
+        """The agent's CLI in the sandbox (under the forwarder with ``network: model``, as every command)."""
         return self.command(argv, cwd=cwd or self.workdir)
 
     async def stop(self) -> None:

@@ -16,6 +16,7 @@ Layout of each sandbox directory::
     <base>/tools     harness files: the verifier's Python start-up and pytest plugin (read-only)
     <base>/verdicts  the verifier's test reports, outside the workspace
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
+    <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
 the task's files and nothing else.
@@ -77,6 +78,10 @@ class SandboxLayout:
     @property
     def env(self) -> Path:
         return self.base / "env"
+
+    @property
+    def node_modules(self) -> Path:
+        return self.base / "node_modules"
 
     def make(self) -> None:
         for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):

@@ -25,6 +25,7 @@ from typing import IO, ClassVar, Self
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
+from coder_eval.sandbox.envs import clone_env, env_bin_dirs, site_packages
 from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, base_env, interpreter_bin, remove_tree
 from coder_eval.sandbox.leftovers import MARKER_VARIABLE, register
 from coder_eval.sandbox.network import FORWARDER
@@ -42,6 +43,9 @@ class HostSandbox:
 
     driver: ClassVar[str] = "tempdir"
     uses_cgroup: ClassVar[bool] = True
+    confined: ClassVar[bool] = False
+    """Commands run without capabilities, as a user that owns none of the harness's files (so a
+    protected package cache can be shared by hard links, ``envs.py``)."""
     cgroup: Cgroup | None = None
 
     def __init__(self, layout: SandboxLayout, spec: SandboxSpecBase, provision: Provision) -> None:
@@ -103,7 +107,9 @@ class HostSandbox:
             if provision.network == "model":
                 (layout.tools / "forward.py").write_text(FORWARDER, encoding="utf-8")
             if provision.python_env is not None:
-                shutil.copytree(provision.python_env, layout.env, symlinks=True)
+                clone_env(provision.python_env, layout.env, link=self.confined)
+            if provision.node_modules is not None:
+                clone_env(provision.node_modules, layout.node_modules, link=self.confined)
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
         self.env = self._environment([str(d) for d in mock_dirs])
@@ -124,8 +130,10 @@ class HostSandbox:
         layout, provision = self.layout, self.provision
         path = [str(layout.bin)] if provision.recorders else []
         path += mock_dirs
-        if provision.python_env is not None:
-            path.append(str(layout.env / "bin"))
+        path += env_bin_dirs(
+            layout.env if provision.python_env else None,
+            layout.node_modules if provision.node_modules else None,
+        )
         path += [str(interpreter_bin()), *SAFE_PATH]
         extra: dict[str, str] = {MARKER_VARIABLE: self.token}
         if provision.recorders:
@@ -143,7 +151,10 @@ class HostSandbox:
                     confcutdir=str(layout.work / provision.confcutdir) if provision.confcutdir else None,
                     ini=str(layout.tools / "pytest-config" / config[0]),
                     rootdir=str(layout.work),
-                    trusted=[str(layout.work / provision.hidden[1])] if provision.hidden else [],
+                    trusted=[
+                        *([str(layout.work / provision.hidden[1])] if provision.hidden else []),
+                        *(site_packages(layout.env) if provision.python_env else []),
+                    ],
                 )
             )
         return base_env(layout.home, layout.tmp, path, {**provision.env, **extra})

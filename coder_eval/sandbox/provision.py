@@ -51,6 +51,9 @@ class Provision:
     trusted: bool = False
     limits: Limits = field(default_factory=Limits)
     python_env: Path | None = None
+    """A built virtualenv (``envs.py``) the sandbox gets a copy of, first on PATH."""
+    node_modules: Path | None = None
+    """A built ``node_modules`` the sandbox gets a copy of, beside the workspace."""
     read_only_workspace: bool = False
     hidden: tuple[Path, str] | None = None
     """Host folder of the hidden tests and their mount point in the workspace (verifier only)."""

@@ -41,7 +41,7 @@ def scripted_task(folder: Path, turns: str, extra: str = "", criteria: str = "")
         """
         task_id: scripted
         initial_prompt: Do the task.
-        agent: {{kind: claude-code, model: scripted}}
+        agent: {{kind: claude-code, model: scripted, permission_mode: bypassPermissions}}
         scripted:
           model: claude-sonnet-4-5
           final_text: All done.
@@ -164,8 +164,15 @@ def test_setting_sources_decide_what_claude_files_reach_the_model(
     host_claude_home(tmp_path / "host-home", marker)
     monkeypatch.setenv("HOME", str(tmp_path / "host-home"))
     path = scripted_task(tmp_path, "- blocks: [{text: Hi.}]", extra=claude_files(marker))
-    agent = f"agent: {{kind: claude-code, model: scripted, setting_sources: {sources}}}\n"
-    path.write_text(path.read_text().replace("agent: {kind: claude-code, model: scripted}\n", agent))
+    agent = (
+        "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions, "
+        f"setting_sources: {sources}}}\n"
+    )
+    path.write_text(
+        path.read_text().replace(
+            "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions}\n", agent
+        )
+    )
     end, _ = run(path, tmp_path)
     assert end.status == "completed"
     bodies = [json.dumps(r.body) for server in servers for r in server.requests]
@@ -174,9 +181,16 @@ def test_setting_sources_decide_what_claude_files_reach_the_model(
 
 @pytest.mark.parametrize("kind", ["auth", "rate_limit", "server", "overloaded", "cut_stream"])
 def test_model_api_errors_are_invalid_not_fail(tmp_path: Path, kind: str) -> None:
-    extra = "agent: {kind: claude-code, model: scripted, env: {CLAUDE_CODE_MAX_RETRIES: '0'}}\n"
+    extra = (
+        "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions, "
+        "env: {CLAUDE_CODE_MAX_RETRIES: '0'}}\n"
+    )
     path = scripted_task(tmp_path, f"- error: {{kind: {kind}}}", criteria="- {type: file_exists, path: x}")
-    path.write_text(path.read_text().replace("agent: {kind: claude-code, model: scripted}\n", extra))
+    path.write_text(
+        path.read_text().replace(
+            "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions}\n", extra
+        )
+    )
     end, events = run(path, tmp_path)
     assert (end.outcome, end.status) == ("invalid", "infra_error")
     assert end.error and "model API error" in end.error
@@ -209,9 +223,16 @@ def test_task_timeout_kills_the_cli_and_its_children(
     tmp_path: Path, turn: str, ended: tuple[str, str]
 ) -> None:
     marker = f"CODER_EVAL_TEST_{uuid.uuid4().hex}"
-    agent = f"agent: {{kind: claude-code, model: scripted, env: {{{marker}: '1'}}}}\n"
+    agent = (
+        "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions, "
+        f"env: {{{marker}: '1'}}}}\n"
+    )
     path = scripted_task(tmp_path, turn, extra="run_limits: {task_timeout: 4}\n")
-    path.write_text(path.read_text().replace("agent: {kind: claude-code, model: scripted}\n", agent))
+    path.write_text(
+        path.read_text().replace(
+            "agent: {kind: claude-code, model: scripted, permission_mode: bypassPermissions}\n", agent
+        )
+    )
     end, events = run(path, tmp_path)
     assert (end.outcome, end.status) == ended
     assert 4 <= end.timings.agent_s < 7

@@ -217,6 +217,7 @@ def survivors(needle: str) -> list[int]:
 def test_a_dead_endpoint_makes_the_run_invalid_quickly(kind: str, tmp_path: Path) -> None:
     from coder_eval.agents import make_agent
     from coder_eval.agents.base import AgentRequest, ModelEndpoint
+    from coder_eval.sandbox import Provision
     from coder_eval.sandbox.tempdir import TempdirSandbox
     from coder_eval.trajectory import TrajectoryWriter
 
@@ -225,11 +226,17 @@ def test_a_dead_endpoint_makes_the_run_invalid_quickly(kind: str, tmp_path: Path
     )[0]
 
     async def attempt() -> Any:
-        sandbox = await TempdirSandbox.create(task.sandbox)
+        sandbox = await TempdirSandbox.create(task.sandbox, Provision(network="host"))
         try:
             with TrajectoryWriter(tmp_path / "episode.jsonl") as sink:
                 request = AgentRequest(
-                    task.prompt, sandbox, task, "e", 1, ModelEndpoint("http://127.0.0.1:9")
+                    task.prompt,
+                    task.agent,
+                    task.run_limits,
+                    sandbox,
+                    "e",
+                    1,
+                    ModelEndpoint("http://127.0.0.1:9"),
                 )
                 return await asyncio.wait_for(make_agent(kind).run(request, sink), 60)
         finally:

@@ -12,7 +12,7 @@ from tests.helpers import write_task
 
 SKILL_AB = """
 experiment_id: skills
-defaults: {agent: {kind: oracle}}
+defaults: {agent: {kind: claude-code}}
 variants:
   - variant_id: base
   - variant_id: skill

@@ -88,11 +88,14 @@ def test_layers_do_not_mutate_their_input() -> None:
 
 
 def test_rule_table_covers_each_list_and_mapping_field() -> None:
+    from coder_eval.agents import AGENTS
+    from coder_eval.limits import RunLimits
     from coder_eval.sandbox import SandboxSpecBase
-    from coder_eval.task import AgentSpec, RunLimits, TaskSpec
+    from coder_eval.task import TaskSpec
 
-    blocks = {"": TaskSpec, "agent.": AgentSpec, "sandbox.": SandboxSpecBase, "run_limits.": RunLimits}
-    for prefix, model in blocks.items():
+    blocks = [("", TaskSpec), ("sandbox.", SandboxSpecBase), ("run_limits.", RunLimits)]
+    blocks += [("agent.", row.spec) for row in AGENTS.values()]
+    for prefix, model in blocks:
         for name, info in model.model_fields.items():
             text = str(info.annotation)
             if ("list[" in text or "dict[" in text) and name not in {"dataset_row"}:

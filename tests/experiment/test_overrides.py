@@ -64,7 +64,7 @@ def test_bad_values_and_shapes(define: str, message: str) -> None:
 
 def test_model_and_agent_shortcuts_win_over_defines() -> None:
     layer = CommandLine(defines=("agent.model=x", "agent.kind=none"), model="m", agent="oracle").layer()
-    assert layer == {"agent": {"model": "m", "kind": "oracle"}}
+    assert layer == {"agent": {"model": "m", "type": "oracle"}}
 
 
 def test_unknown_agent_kind_is_rejected_with_a_suggestion() -> None:

@@ -17,7 +17,7 @@ from tests.helpers import write_task
 AB = """
 experiment_id: ab
 description: oracle against doing nothing
-defaults: {agent: {kind: oracle, model: base-model}, run_limits: {max_turns: 4}}
+defaults: {agent: {kind: command, command: "echo ok > ok.txt", model: base-model}, run_limits: {max_turns: 4}}
 variants:
   - variant_id: base
   - variant_id: cand
@@ -40,7 +40,9 @@ def test_variants_pair_on_tasks_and_interleave(tmp_path: Path) -> None:
     ]
     assert resolution.repeats == {"base": 1, "cand": 2}
     cand = resolution.plans[1].task
-    assert (cand.agent.kind, cand.agent.model, cand.agent.env) == ("oracle", "cand-model", {"MODE": "fast"})
+    agent = cand.agent
+    assert (agent.kind, agent.model) == ("command", "cand-model")
+    assert getattr(agent, "env", None) == {"MODE": "fast"}
     assert cand.prompt == "write ok to ok.txt Quickly."
     assert resolution.plans[0].task.prompt == "write ok to ok.txt"
 
@@ -50,12 +52,12 @@ def test_provenance_names_the_layer_of_each_field(tmp_path: Path) -> None:
     command_line = CommandLine(defines=("run_limits.task_timeout=30",), repeats=3)
     plan = resolved([tasks], write_experiment(tmp_path, AB), command_line).plans[1]
     prov = plan.provenance
-    assert prov["agent.kind"] == "experiment"
+    assert prov["agent.type"] == "experiment"
     assert prov["run_limits.max_turns"] == "experiment"
     assert prov["success_criteria"] == prov["task_id"] == "task"
     assert prov["agent.model"] == prov["agent.env.MODE"] == prov["initial_prompt"] == "variant:cand"
     assert prov["run_limits.task_timeout"] == prov["repeats"] == "cli"
-    assert prov["agent.permission_mode"] == "builtin"
+    assert prov["agent.prompt_on_stdin"] == "builtin"
 
 
 def test_task_fields_win_over_experiment_defaults(tmp_path: Path) -> None:
@@ -64,7 +66,7 @@ def test_task_fields_win_over_experiment_defaults(tmp_path: Path) -> None:
     path = minimal_task(tmp_path, "t", extra="agent: {kind: none}\n")
     plan = resolved([path], write_experiment(tmp_path, AB)).plans[0]
     assert plan.task.agent.kind == "none"
-    assert plan.provenance["agent.kind"] == "task"
+    assert plan.provenance["agent.type"] == "task"
 
 
 def test_cli_repeats_override_every_variant(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_unknown_nested_agent_field_suggests(tmp_path: Path) -> None:
     path = write_experiment(
         tmp_path, "experiment_id: e\nvariants:\n  - variant_id: a\n    agent: {modle: x}\n"
     )
-    assert "variants[0].agent.modle: unknown field (did you mean 'model'?)" in load_error(path)
+    assert "variants[0].agent: unknown agent field 'modle' (did you mean 'model'?)" in load_error(path)
 
 
 def test_unknown_top_level_and_defaults_fields(tmp_path: Path) -> None:

@@ -3,12 +3,24 @@
 Example (task YAML)::
 
     agent:
-      kind: claude-code
+      type: claude-code
       model: scripted            # or a real model id, with ANTHROPIC_API_KEY set on the host
       allowed_tools: [Bash, Read, Write, Edit]
       setting_sources: []        # isolate the run from the host's Claude Code settings
+
+The spec (``spec.py``) is light; the agent itself, which imports claude-agent-sdk, loads on use.
 """
 
-from coder_eval.agents.claude_code.agent import ClaudeCodeAgent
+from typing import Any
 
-__all__ = ["ClaudeCodeAgent"]
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+
+__all__ = ["ClaudeCodeAgent", "ClaudeCodeSpec"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ClaudeCodeAgent":
+        from coder_eval.agents.claude_code.agent import ClaudeCodeAgent
+
+        return ClaudeCodeAgent
+    raise AttributeError(name)

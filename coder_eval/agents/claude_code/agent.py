@@ -16,7 +16,10 @@ a status honestly (``outcome.py``). A dialog task's follow-up user messages go t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
+import sys
 from collections import deque
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -34,8 +37,11 @@ from coder_eval.agents.claude_code.environment import SDK_VARIABLES, bad_names, 
 from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version, settle
 from coder_eval.agents.claude_code.outcome import agent_result
 from coder_eval.agents.claude_code.recorder import Recorder
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.agents.cli_spec import max_turns, own_spec
+from coder_eval.agents.spec import resolve_env
+from coder_eval.errors import AgentError
 from coder_eval.pricing import cost_usd, rates_for
-from coder_eval.task import TaskSpec
 from coder_eval.trajectory import Message
 
 """Seconds allowed for the SDK to wind down once the CLI has been killed."""
@@ -48,19 +54,16 @@ class _StreamEnd(NamedTuple):
 
 @dataclass(frozen=True)
 class Budget:
-    """The run limits checked while the run streams (the runner checks them again afterwards).
+    """The dollar budget, checked while the run streams (token budgets are the watch's).
 
-    Example: ``Budget(max_total_tokens=5000).exceeded(recorder)`` -> ``"used 5310 tokens > ..."``.
+    Example: ``Budget(max_usd=0.5).exceeded(recorder)`` -> ``"cost $0.5120 > max_usd 0.5; ..."``.
     """
 
-    max_total_tokens: int | None = None
     max_usd: float | None = None
 
     def exceeded(self, recorder: Recorder) -> str | None:
         """Why the run must stop now, or None."""
         used = recorder.usage
-        if self.max_total_tokens is not None and used.total > self.max_total_tokens:
-            return f"used {used.total} tokens > max_total_tokens {self.max_total_tokens}; the run was stopped"
         if self.max_usd is None or recorder.model is None or rates_for(recorder.model) is None:
             return None
         cost = cost_usd(recorder.model, used) or 0.0
@@ -72,12 +75,24 @@ class Budget:
 class ClaudeCodeAgent:
     """Runs the Claude Code CLI bundled with claude-agent-sdk on the episode's prompt."""
 
+    def host_paths(self) -> list[Path]:
+        """The CLI's folder, when it is not inside the Python environment running coder_eval."""
+        cli = bundled_cli()
+        if cli is None or cli.resolve().is_relative_to(Path(sys.prefix).resolve()):
+            return []
+        return [cli.resolve().parent]
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         """Run to the CLI's result; on cancellation the CLI and its children are killed first."""
         cli = bundled_cli()
         if cli is None:
             return AgentResult(invalid=True, status="infra_error", error="Claude Code CLI not found")
-        env = cli_env(request.sandbox.env, request.task.agent.env, request.endpoint, os.environ)
+        spec = own_spec(request, ClaudeCodeSpec)
+        try:
+            agent_env = resolve_env(spec.env)
+        except AgentError as exc:
+            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+        env = cli_env(request.sandbox.env, agent_env, request.endpoint, os.environ)
         bad = bad_names(env)
         if bad:
             return AgentResult(
@@ -89,7 +104,7 @@ class ClaudeCodeAgent:
             cli, [*env, *SDK_VARIABLES], wrap=request.sandbox.wrap, cwd=request.sandbox.workdir
         ) as launcher:
             options = make_options(request, {**env, **launcher.env}, launcher.path, stderr.append)
-            budget = Budget(request.task.run_limits.max_total_tokens, request.task.run_limits.max_usd)
+            budget = Budget(request.limits.max_usd)
             dialog = Dialog(request.prompt, request.conversation, sink)
             stream = asyncio.create_task(_stream(dialog, options, recorder, launcher, budget))
             try:
@@ -113,22 +128,26 @@ def make_options(
     request: AgentRequest, env: dict[str, str], cli_path: Path, on_stderr: Any
 ) -> ClaudeAgentOptions:
     """The SDK options for one episode (see docs/claude_code.md for each agent field)."""
-    spec, root = request.task.agent, request.sandbox.workdir.rstrip("/")
-    return ClaudeAgentOptions(
+    spec, root = own_spec(request, ClaudeCodeSpec), request.sandbox.workdir.rstrip("/")
+    options = ClaudeAgentOptions(
         cwd=root,
         env=env,
         cli_path=str(cli_path),
-        model=model_for(request.task, scripted=request.endpoint is not None),
+        model=request.endpoint.model if request.endpoint is not None else spec.model,
         permission_mode=cast(PermissionMode, spec.permission_mode),
         allowed_tools=list(spec.allowed_tools),
         disallowed_tools=list(spec.disallowed_tools),
-        system_prompt=system_prompt(spec.system_prompt, spec.system_prompt_mode),
+        system_prompt=system_prompt(spec.instructions(), spec.system_prompt_mode),
         setting_sources=list(spec.setting_sources),
-        plugins=[{"type": "local", "path": f"{root}/{plugin}"} for plugin in spec.plugins],
-        max_turns=max_turns(request.task),
+        plugins=[{"type": "local", "path": f"{root}/{plugin.path}"} for plugin in spec.plugins],
+        max_turns=max_turns(spec, request.limits),
         include_partial_messages=True,
         stderr=on_stderr,
+        settings=json.dumps(spec.claude_settings)
+        if isinstance(spec.claude_settings, dict) and spec.claude_settings
+        else None,
     )
+    return dataclasses.replace(options, **spec.sdk_options) if spec.sdk_options else options
 
 
 def system_prompt(text: str | None, mode: str) -> str | SystemPromptPreset:
@@ -143,23 +162,6 @@ def system_prompt(text: str | None, mode: str) -> str | SystemPromptPreset:
     if text:
         preset["append"] = text
     return preset
-
-
-def max_turns(task: TaskSpec) -> int | None:
-    """The tighter of ``agent.max_turns`` and ``run_limits.max_turns``. Example: (10, 4) -> 4."""
-    limits = [n for n in (task.agent.max_turns, task.run_limits.max_turns) if n is not None]
-    return min(limits) if limits else None
-
-
-def model_for(task: TaskSpec, *, scripted: bool) -> str | None:
-    """The ``--model`` to pass: the script's model for scripted runs, else ``agent.model``."""
-    if not scripted:
-        return task.agent.model
-    from coder_eval.scripted import load_script
-
-    if task.scripted is None:
-        return None
-    return load_script(task.scripted, base_dir=task.source_dir).model
 
 
 async def _stream(

@@ -8,6 +8,14 @@ Example (task YAML)::
       plugins: [.plugins/site-tools]
 """
 
-from coder_eval.agents.codex.agent import CodexAgent
+from typing import Any
 
 __all__ = ["CodexAgent"]
+
+
+def __getattr__(name: str) -> Any:  # the agent loads on use; its spec (spec.py) stays light
+    if name == "CodexAgent":
+        from coder_eval.agents.codex.agent import CodexAgent
+
+        return CodexAgent
+    raise AttributeError(name)

@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import agent_spec, max_turns, model_name, plugin_skills, run_limits, task_dir
+from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
 from coder_eval.agents.codex.home import CodexHome
 from coder_eval.agents.codex.recorder import CodexRecorder
 from coder_eval.agents.codex.spec import CodexSpec
+from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
 from coder_eval.trajectory import Message
 
@@ -64,6 +66,13 @@ def codex_version(codex: Path) -> str:
 class CodexAgent:
     """Runs the Codex CLI on the episode's prompt."""
 
+    def host_paths(self) -> list[Path]:
+        """The Codex binary's folder, when it is not inside the Python environment running coder_eval."""
+        codex = codex_binary()
+        if codex is None or codex.resolve().is_relative_to(Path(sys.prefix).resolve()):
+            return []
+        return [codex.resolve().parent]
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         codex = codex_binary()
         if codex is None:
@@ -73,18 +82,18 @@ class CodexAgent:
                 error="Codex CLI not found (pip install 'coder_eval[agents]')",
             )
         try:
-            spec = agent_spec(request, CodexSpec)
+            spec = own_spec(request, CodexSpec)
             launch, model = self._launch(request, spec, codex)
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
         recorder = CodexRecorder(sink, model)
-        limits = run_limits(request)
+        limits = request.limits
         end = await run_cli(
             request,
             launch,
             recorder,
-            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
+            Limits(max_turns(spec, limits), limits.max_usd),
         )
         result = cli_result(recorder, end, "Codex")
         result.versions = {"codex": codex_version(codex)}
@@ -99,11 +108,11 @@ class CodexAgent:
             codex=codex,
             model=model,
             endpoint=endpoint,
-            instructions=spec.instructions(task_dir(request)),
+            instructions=spec.instructions(),
             skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
-        env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, spec.env, home.env(endpoint))
+        env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, resolve_env(spec.env), home.env(endpoint))
         argv = [
             str(codex),
             "exec",

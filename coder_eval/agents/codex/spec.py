@@ -9,13 +9,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from coder_eval.agents.cli_spec import CliAgentSpec
+from coder_eval.agents.spec import CliAgentSpec, kind_field
 
 
 class CodexSpec(CliAgentSpec):
     """The ``codex`` agent block (common CLI fields, see ``cli_spec.py``, plus Codex's own)."""
 
-    type: Literal["codex"] = Field(default="codex", description="The agent kind.")
+    type: Literal["codex"] = kind_field("codex")
     permission_mode: Literal["bypassPermissions", "workspace-write", "read-only"] = Field(
         default="bypassPermissions",
         description="bypassPermissions: no approvals, no Codex sandbox (coder_eval's sandbox is the "

@@ -8,6 +8,14 @@ Example (task YAML)::
       plugins: [.plugins/site-tools]
 """
 
-from coder_eval.agents.gemini.agent import GeminiAgent
+from typing import Any
 
 __all__ = ["GeminiAgent"]
+
+
+def __getattr__(name: str) -> Any:  # the agent loads on use; its spec (spec.py) stays light
+    if name == "GeminiAgent":
+        from coder_eval.agents.gemini.agent import GeminiAgent
+
+        return GeminiAgent
+    raise AttributeError(name)

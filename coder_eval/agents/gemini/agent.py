@@ -19,11 +19,12 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import agent_spec, max_turns, model_name, plugin_skills, run_limits, task_dir
+from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
 from coder_eval.agents.gemini.home import GeminiHome
 from coder_eval.agents.gemini.recorder import GeminiRecorder
 from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.agents.node_cli import node_modules
+from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
 from coder_eval.trajectory import Message
 
@@ -58,6 +59,11 @@ def gemini_version(script: Path) -> str:
 class GeminiAgent:
     """Runs Gemini CLI on the episode's prompt."""
 
+    def host_paths(self) -> list[Path]:
+        """The project's ``node_modules``, where the CLI is installed (shown read-only in the sandbox)."""
+        modules = node_modules()
+        return [modules.resolve()] if modules is not None else []
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         script, node = gemini_script(), shutil.which("node")
         if script is None or node is None:
@@ -66,18 +72,18 @@ class GeminiAgent:
                 invalid=True, status="infra_error", error=f"{missing} not found (run `make setup`)"
             )
         try:
-            spec = agent_spec(request, GeminiSpec)
+            spec = own_spec(request, GeminiSpec)
             launch, model = self._launch(request, spec, [node, str(script)])
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
         recorder = GeminiRecorder(sink, model)
-        limits = run_limits(request)
+        limits = request.limits
         end = await run_cli(
             request,
             launch,
             recorder,
-            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
+            Limits(max_turns(spec, limits), limits.max_usd),
         )
         result = cli_result(recorder, end, "Gemini CLI")
         result.versions = {"gemini_cli": gemini_version(script)}
@@ -91,12 +97,12 @@ class GeminiAgent:
         home = GeminiHome(Path(sandbox.env["HOME"]) / ".gemini")
         home.write(
             spec,
-            max_turns=max_turns(spec, run_limits(request)),
-            instructions=spec.instructions(task_dir(request)),
+            max_turns=max_turns(spec, request.limits),
+            instructions=spec.instructions(),
             skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
-        env = cli_env(sandbox.env, credentials, spec.env, home.env(endpoint))
+        env = cli_env(sandbox.env, credentials, resolve_env(spec.env), home.env(endpoint))
         argv = [*command, "-p", request.prompt, "-o", "stream-json", "--skip-trust"]
         argv += PERMISSION_FLAGS[spec.permission_mode]
         if model is not None:

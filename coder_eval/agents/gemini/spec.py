@@ -9,13 +9,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from coder_eval.agents.cli_spec import CliAgentSpec
+from coder_eval.agents.spec import CliAgentSpec, kind_field
 
 
 class GeminiSpec(CliAgentSpec):
     """The ``gemini`` agent block (common CLI fields, see ``cli_spec.py``, plus Gemini CLI's own)."""
 
-    type: Literal["gemini"] = Field(default="gemini", description="The agent kind.")
+    type: Literal["gemini"] = kind_field("gemini")
     permission_mode: Literal["bypassPermissions", "plan"] = Field(
         default="bypassPermissions",
         description="bypassPermissions: --yolo (every tool call approved); plan: --approval-mode plan.",

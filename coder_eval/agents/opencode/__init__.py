@@ -8,6 +8,14 @@ Example (task YAML)::
       plugins: [.plugins/site-tools]
 """
 
-from coder_eval.agents.opencode.agent import OpenCodeAgent
+from typing import Any
 
 __all__ = ["OpenCodeAgent"]
+
+
+def __getattr__(name: str) -> Any:  # the agent loads on use; its spec (spec.py) stays light
+    if name == "OpenCodeAgent":
+        from coder_eval.agents.opencode.agent import OpenCodeAgent
+
+        return OpenCodeAgent
+    raise AttributeError(name)

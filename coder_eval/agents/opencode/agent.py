@@ -21,11 +21,12 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import agent_spec, max_turns, model_name, plugin_skills, run_limits, task_dir
+from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
 from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
 from coder_eval.trajectory import Message
 
@@ -67,6 +68,11 @@ def opencode_version(binary: Path) -> str:
 class OpenCodeAgent:
     """Runs the OpenCode CLI on the episode's prompt."""
 
+    def host_paths(self) -> list[Path]:
+        """The project's ``node_modules``, where the CLI is installed (shown read-only in the sandbox)."""
+        modules = node_modules()
+        return [modules.resolve()] if modules is not None else []
+
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         binary = opencode_binary()
         if binary is None:
@@ -74,21 +80,24 @@ class OpenCodeAgent:
                 invalid=True, status="infra_error", error="OpenCode not found (run `make setup`)"
             )
         try:
-            spec = agent_spec(request, OpenCodeSpec)
+            spec = own_spec(request, OpenCodeSpec)
             launch, model = self._launch(request, spec, binary)
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
         recorder = OpenCodeRecorder(sink, model)
-        limits = run_limits(request)
+        limits = request.limits
         end = await run_cli(
             request,
             launch,
             recorder,
-            Limits(max_turns(spec, limits), limits.max_total_tokens, limits.max_usd),
+            Limits(max_turns(spec, limits), limits.max_usd),
         )
         result = cli_result(recorder, end, "OpenCode")
         result.versions = {"opencode": opencode_version(binary)}
+        if spec.require_token_telemetry and not result.invalid and result.usage.total == 0:
+            result.invalid, result.status = True, "agent_error"
+            result.error = "OpenCode reported no token counts and require_token_telemetry is set"
         return result
 
     def _launch(
@@ -101,11 +110,11 @@ class OpenCodeAgent:
             spec,
             model=model,
             endpoint=endpoint,
-            instructions=spec.instructions(task_dir(request)),
+            instructions=spec.instructions(),
             skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
-        env = cli_env(sandbox.env, credentials, spec.env, config.env())
+        env = cli_env(sandbox.env, credentials, resolve_env(spec.env), config.env())
         argv = [
             str(binary),
             "run",
@@ -121,4 +130,8 @@ class OpenCodeAgent:
             argv += ["--model", qualified]
         if spec.agent is not None:
             argv += ["--agent", spec.agent]
+        if spec.variant is not None:
+            argv += ["--variant", spec.variant]
+        if spec.pure:
+            argv.append("--pure")
         return CliLaunch(argv, env, stdin=request.prompt), model

@@ -35,7 +35,6 @@ QUIET: dict[str, str] = {
     "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
     "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
-    "OPENCODE_PURE": "1",
     "NO_COLOR": "1",
     "NPM_CONFIG_REGISTRY": "http://127.0.0.1:9/",
     "BUN_CONFIG_REGISTRY": "http://127.0.0.1:9/",

@@ -9,15 +9,22 @@ from typing import Literal
 
 from pydantic import Field
 
-from coder_eval.agents.cli_spec import CliAgentSpec
+from coder_eval.agents.spec import CliAgentSpec, kind_field
 
 
 class OpenCodeSpec(CliAgentSpec):
     """The ``opencode`` agent block (common CLI fields, see ``cli_spec.py``, plus OpenCode's own)."""
 
-    type: Literal["opencode"] = Field(default="opencode", description="The agent kind.")
+    type: Literal["opencode"] = kind_field("opencode")
     permission_mode: Literal["bypassPermissions", "plan"] = Field(
         default="bypassPermissions",
         description="bypassPermissions: every tool allowed; plan: edits and shell commands denied.",
     )
     agent: str | None = Field(default=None, description="OpenCode agent to run (--agent); None: build.")
+    variant: str | None = Field(
+        default=None, description="Model variant (--variant: the provider's reasoning effort, e.g. high)."
+    )
+    pure: bool = Field(default=True, description="Run without external plugins (--pure).")
+    require_token_telemetry: bool = Field(
+        default=False, description="An episode whose CLI reported no token counts is invalid (not measured)."
+    )

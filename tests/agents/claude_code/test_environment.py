@@ -9,7 +9,8 @@ from coder_eval.agents.base import ModelEndpoint
 from coder_eval.agents.claude_code.agent import max_turns, system_prompt
 from coder_eval.agents.claude_code.environment import bad_names, cli_env
 from coder_eval.agents.claude_code.launcher import Launcher, kill_tree
-from coder_eval.task import AgentSpec, RunLimits, TaskSpec
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.limits import RunLimits
 
 HOST = {
     "ANTHROPIC_API_KEY": "host-key",
@@ -48,20 +49,10 @@ def test_system_prompt_modes() -> None:
 
 
 def test_max_turns_is_the_tighter_limit() -> None:
-    def task(agent: int | None, limit: int | None) -> TaskSpec:
-        return TaskSpec.model_validate(
-            {
-                "task_id": "t",
-                "initial_prompt": "p",
-                "agent": AgentSpec(max_turns=agent),
-                "run_limits": RunLimits(max_turns=limit),
-                "success_criteria": [{"type": "file_exists", "path": "x"}],
-            }
-        )
+    def tighter(agent: int | None, limit: int | None) -> int | None:
+        return max_turns(ClaudeCodeSpec(max_turns=agent), RunLimits(max_turns=limit))
 
-    assert (
-        max_turns(task(10, 4)) == 4 and max_turns(task(None, 3)) == 3 and max_turns(task(None, None)) is None
-    )
+    assert (tighter(10, 4), tighter(3, 8), tighter(None, 3), tighter(None, None)) == (4, 3, 3, None)
 
 
 def test_launcher_passes_only_named_variables_and_kills_detached_children(tmp_path: Path) -> None:

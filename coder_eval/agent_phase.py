@@ -1,0 +1,153 @@
+"""The agent phase of an episode: the agent under its limits, with whoever talks to it between turns.
+
+Example::
+
+    result = await run_agent(task, stage, sink, Turn(episode_id, seed, grade))
+    result.status         # completed, timeout, max_turns, budget_exceeded, stopped_early, ...
+
+``Turn.grade`` grades the workspace as it is at that moment (a simulated user checking every turn,
+``max_iterations`` feedback). The run limits every agent shares are kept by the watch (``watch.py``);
+what an agent's own CLI reports is mapped by the agent itself.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from coder_eval.agents import MODEL_AGENTS, AgentRequest, AgentResult, make_agent
+from coder_eval.criteria import GradingContext
+from coder_eval.criteria.transcript import message_text
+from coder_eval.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
+from coder_eval.limits import token_overrun
+from coder_eval.pricing import cost_usd
+from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
+from coder_eval.stage import Stage
+from coder_eval.task import TaskSpec
+from coder_eval.trajectory import Event, Message, Status, TrajectoryWriter, Usage
+from coder_eval.watch import EarlyCheck, Watch
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the agent phase needs of its episode: its id, its seed, and how to grade mid-run."""
+
+    episode_id: str
+    seed: int
+    grade: Grade
+
+
+async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: Turn) -> AgentResult:
+    """The agent under the task timeout and the watch's limits; a simulated user (a dialog task) or
+    the graders' feedback (``max_iterations``) for the episode's lifetime."""
+    with ExitStack() as stack:
+        watch = Watch(sink, task.run_limits, _early_stop(task, stage))
+        conversation = _simulated_user(task, turn, stack) or _feedback(task, turn)
+        request = AgentRequest(
+            prompt=task.prompt,
+            spec=task.agent,
+            limits=task.run_limits,
+            sandbox=stage.sandbox,
+            episode_id=turn.episode_id,
+            seed=turn.seed,
+            endpoint=stage.endpoint,
+            conversation=conversation,
+            reference_script=task.reference_script,
+            task_dir=task.source_dir,
+        )
+        outcome = await watch.run(
+            make_agent(task.agent.type).run(request, watch), task.run_limits.task_timeout
+        )
+    stage.notes += outcome.notes
+    if outcome.timed_out:
+        return _timed_out(task, sink, stage)
+    if outcome.stop is not None:
+        return _stopped(task, sink, outcome.stop.status, outcome.stop.reason)
+    assert outcome.result is not None
+    return _apply_budgets(task, outcome.result)
+
+
+def out_of_memory(result: AgentResult, task: TaskSpec) -> AgentResult:
+    """The memory limit killed one of the agent's processes: its failure, never a harness fault."""
+    limit = task.sandbox.limits.max_memory_mb
+    result.status, result.invalid = "resource_limit", False
+    result.error = f"a process was killed at the memory limit ({limit} MB)" + (
+        f"; {result.error}" if result.error else ""
+    )
+    return result
+
+
+def _timed_out(task: TaskSpec, sink: TrajectoryWriter, stage: Stage) -> AgentResult:
+    """The agent was cut off at ``task_timeout``. A model agent that never got one reply from its
+    model was not measured: the provider was unavailable (``invalid``). The scripted server says
+    whether it answered; for a real model, the trajectory's assistant messages do (a CLI that
+    reports a step only when its tool finishes may hide an answer until then)."""
+    limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
+    result = _stopped(task, sink, "timeout", f"{limit} reached")
+    replies = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant" and e.content]
+    if stage.model_answered is not None:
+        answered = stage.model_answered()
+    else:
+        answered = any(m.model != "<synthetic>" for m in replies)
+    if task.agent.type in MODEL_AGENTS and not answered:
+        result.status, result.invalid = "infra_error", True
+        result.error = f"provider unavailable: the model did not answer once before the {limit} was reached"
+    return result
+
+
+def _stopped(task: TaskSpec, sink: TrajectoryWriter, status: Status, reason: str) -> AgentResult:
+    """The harness ended the agent's run: what its recorded messages say it used, and why it ended."""
+    messages = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant"]
+    usage = sum((m.usage for m in messages if m.usage is not None), Usage())
+    models = {m.model for m in messages if m.model}
+    cost = cost_usd(models.pop(), usage) if len(models) == 1 and usage.total else None
+    final = next((text for m in reversed(messages) if (text := message_text(m))), None)
+    return AgentResult(
+        status=status, error=reason, usage=usage, cost_usd=cost, num_turns=len(messages), final_message=final
+    )
+
+
+def _simulated_user(task: TaskSpec, turn: Turn, stack: ExitStack) -> Simulator | None:
+    """The task's simulated user; with ``every_turn`` it checks the criteria after each agent reply."""
+    spec = task.simulation
+    if spec is None or task.agent.type not in DIALOG_AGENTS:
+        return None
+    every_turn = spec.check_criteria == "every_turn"
+    return open_simulation(
+        spec,
+        task.prompt,
+        task_dir=task.source_dir,
+        seed=turn.seed,
+        stack=stack,
+        check=turn.grade if every_turn else None,
+    )
+
+
+def _feedback(task: TaskSpec, turn: Turn) -> GraderFeedback | None:
+    """``max_iterations``: after a failed grading, the failures are the agent's next turn."""
+    if task.max_iterations < 2 or task.agent.type not in DIALOG_AGENTS:
+        return None
+    return GraderFeedback(turn.grade, task.max_iterations)
+
+
+def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:
+
+    def context(events: list[Event]) -> GradingContext:
+        recorders = {r.name: r.log for r in task.sandbox.recorders}
+        return GradingContext(
+            stage.sandbox, events, task.source_dir, recorders=recorders, agent_paths=stage.paths
+        )
+
+    return early_stop_check(armed_criteria(task), context)
+
+
+def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
+    limits = task.run_limits
+    if result.status != "completed" or result.invalid:
+        return result
+    over = token_overrun(limits, result.usage)
+    if over is not None:
+        result.status, result.error = "budget_exceeded", over
+    elif limits.max_usd is not None and (result.cost_usd or 0) > limits.max_usd:
+        result.status, result.error = "budget_exceeded", f"cost ${result.cost_usd:.4f} > max_usd"
+    return result

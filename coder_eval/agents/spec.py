@@ -1,0 +1,164 @@
+"""The ``agent:`` block: each agent kind owns a spec class; the block is a union discriminated on ``type``.
+
+Example (task YAML, the original spelling; ``kind`` is accepted for ``type``)::
+
+    agent:
+      type: claude-code
+      model: claude-sonnet-4-6
+      permission_mode: acceptEdits
+      allowed_tools: [Bash, Read, Edit]
+      plugins: [{type: local, path: .plugins/site-tools}]
+      env: {GH_TOKEN: {from_env: GH_TOKEN}}     # the host's value, passed to the agent process only
+
+A field that belongs to another kind is an error that names the kinds it belongs to. Specs are light
+(no agent code is imported to validate one); ``coder_eval.agents.AGENTS`` maps each kind to its spec
+and, lazily, to its implementation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from coder_eval.errors import AgentError
+from coder_eval.sandbox.base import SandboxPath
+
+VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
+
+
+class FromEnv(BaseModel):
+    """A secret taken from the host's environment when the agent starts: ``{from_env: OPENAI_API_KEY}``.
+
+    Only the variable's *name* is part of the task (and so of ``run.json`` and every trajectory); its
+    value goes to that agent's process and is written nowhere.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    from_env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Host variable to read.")
+
+
+EnvValue = str | FromEnv
+
+
+def resolve_env(env: Mapping[str, EnvValue], host: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``agent.env`` with every ``{from_env: NAME}`` replaced by the host's value.
+
+    Example: ``resolve_env({"A": "1", "K": FromEnv(from_env="KEY")}, {"KEY": "s3cret"})``
+    -> ``{"A": "1", "K": "s3cret"}``; an unset host variable raises ``AgentError`` naming it.
+    """
+    host = os.environ if host is None else host
+    resolved = {}
+    for name, value in env.items():
+        if isinstance(value, FromEnv):
+            if value.from_env not in host:
+                raise AgentError(f"agent.env.{name}: the host variable {value.from_env} is not set")
+            resolved[name] = host[value.from_env]
+        else:
+            resolved[name] = value
+    return resolved
+
+
+class LocalPlugin(BaseModel):
+    """A plugin folder in the workspace (its skills under ``skills/<name>/SKILL.md``).
+
+    Example: ``{type: local, path: .plugins/site-tools}``; a plain path is the same. ``$VAR`` in the
+    path is expanded from the host's environment.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["local"] = Field(default="local", description="Only local plugin folders.")
+    path: SandboxPath = Field(description="The plugin folder, relative to the workspace.")
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _expand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return VARIABLE.sub(lambda m: os.environ.get(m.group(1) or m.group(2), m.group(0)), value)
+        return value
+
+
+def kind_field(kind: str) -> Any:
+    """The ``type`` field of one kind's spec, also read from ``kind`` (our earlier spelling).
+
+    Example: ``type: Literal["codex"] = kind_field("codex")``.
+    """
+    return Field(default=kind, validation_alias=AliasChoices("type", "kind"), description="The agent kind.")
+
+
+class AgentSpecBase(BaseModel):
+    """What every agent kind has: its ``type`` (alias ``kind``) and a ``model``.
+
+    ``model`` is ``scripted`` when coder_eval's scripted model server plays the model (offline).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    type: str = Field(validation_alias=AliasChoices("type", "kind"), description="The agent kind.")
+    model: str | None = Field(default=None, description="Model id, or 'scripted' for the scripted server.")
+
+    @property
+    def kind(self) -> str:
+        """The agent kind (``type``), the name older task files use."""
+        return self.type
+
+    @property
+    def scripted(self) -> bool:
+        return self.model == "scripted"
+
+
+class CliAgentSpec(AgentSpecBase):
+    """Fields every CLI agent has (Claude Code, Codex, OpenCode, Gemini CLI)."""
+
+    permission_mode: str = Field(default="acceptEdits", description="The CLI's permission mode.")
+    allowed_tools: list[str] = Field(default_factory=list, description="Tools allowed without asking.")
+    disallowed_tools: list[str] = Field(default_factory=list, description="Tools removed.")
+    plugins: list[LocalPlugin] = Field(default_factory=list, description="Plugin folders whose skills load.")
+    system_prompt: str | None = Field(default=None, description="Text appended to the agent's own prompt.")
+    system_prompt_file: str | None = Field(
+        default=None, description="A file of such text, relative to the task file (read at load)."
+    )
+    env: dict[str, EnvValue] = Field(
+        default_factory=dict, description="Environment for the agent process; {from_env: NAME} for secrets."
+    )
+    max_turns: int | None = Field(default=None, ge=1, description="Agent turns (min with run_limits).")
+    ignore_patterns: list[str] = Field(
+        default_factory=list, description="Left out of workspace copies (added to sandbox.ignore_patterns)."
+    )
+
+    @field_validator("plugins", mode="before")
+    @classmethod
+    def _plain_paths(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"type": "local", "path": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    def instructions(self) -> str | None:
+        """The text to append to the agent's own prompt (the loader has added ``system_prompt_file``'s)."""
+        return self.system_prompt or None
+
+
+def plugin_paths(spec: AgentSpecBase) -> list[str]:
+    """The workspace paths of a spec's plugins (none for kinds without plugins)."""
+    return [p.path for p in getattr(spec, "plugins", [])]
+
+
+def read_prompt_file(spec: AgentSpecBase, base: Path) -> AgentSpecBase:
+    """``spec`` with the text of ``system_prompt_file`` (relative to ``base``) appended to
+    ``system_prompt``, and the file's path made absolute.
+
+    ``AgentError`` when it cannot be read (the loader turns it into a task error with the line).
+    """
+    relative = getattr(spec, "system_prompt_file", None)
+    if not relative:
+        return spec
+    path = (base / relative).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AgentError(f"agent.system_prompt_file: cannot read {path}: {exc.strerror or exc}") from exc
+    prompt = "\n\n".join(p for p in (getattr(spec, "system_prompt", None), text) if p)
+    return spec.model_copy(update={"system_prompt": prompt, "system_prompt_file": str(path)})

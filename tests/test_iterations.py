@@ -1,0 +1,166 @@
+"""max_iterations (the graders' failures become the next turn), stop_early, and provider retries."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from coder_eval.criteria import GradingContext
+from coder_eval.iterations import armed_criteria, armed_outcome, early_stop_check, feedback_text
+from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.sandbox import FakeSandbox
+from coder_eval.task import load_tasks
+from coder_eval.trajectory import CriterionResult, Message, ToolCall, ToolResult, read_trajectory
+from tests.helpers import write_task
+
+FIXTURES = Path(__file__).parent / "security" / "fixtures"
+FIX = "sed -i 's/return a - b  # add/return a + b  # add/' calc/core.py"
+ITERATE = f"""
+task_id: iterate
+initial_prompt: Make calc.add add.
+agent: {{type: claude-code, model: scripted, permission_mode: bypassPermissions}}
+max_iterations: 2
+sandbox:
+  template_sources: [{{type: template_dir, path: {FIXTURES / "calc"}}}]
+hidden_tests: {{path: {FIXTURES / "hidden"}}}
+scripted:
+  model: claude-sonnet-4-5
+  turns:
+    - blocks: [{{text: "It looks fine to me."}}]
+    - when: {{request_contains: "check(s) failed"}}
+      blocks: [{{tool_use: {{name: Bash, input: {{command: "{FIX}"}}}}}}]
+    - blocks: [{{text: "Fixed."}}]
+success_criteria:
+  - {{id: hidden, type: hidden_tests, command: python -m pytest -q hidden_tests}}
+"""
+
+
+@pytest.mark.slow
+def test_a_failed_grading_becomes_the_next_turn_until_it_passes(tmp_path: Path) -> None:
+    (task,) = load_tasks([write_task(tmp_path, ITERATE)])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "r", tmp_path / "e.jsonl"))
+
+    events = read_trajectory(tmp_path / "e.jsonl").events
+    feedback = [e for e in events if isinstance(e, Message) and e.role == "user" and e.simulated]
+    assert (end.outcome, end.status) == ("pass", "completed"), end.error
+    assert (
+        len(feedback) == 1 and "1 check(s) failed (attempt 2 of 2 follows)" in feedback[0].content[0]["text"]
+    )
+
+
+def test_max_iterations_needs_an_agent_that_keeps_its_session(tmp_path: Path) -> None:
+    body = ITERATE.replace(
+        "type: claude-code, model: scripted, permission_mode: bypassPermissions", "type: oracle"
+    )
+    with pytest.raises(Exception, match="max_iterations needs an agent that keeps its session"):
+        load_tasks([write_task(tmp_path, body)])
+
+
+def test_feedback_names_what_failed() -> None:
+    failing = [
+        CriterionResult(
+            criterion_id="hidden",
+            kind="hidden_tests",
+            description="the tests pass",
+            score=0.5,
+            passed=False,
+            details={"output": "2 failed, 2 passed"},
+        )
+    ]
+
+    text = feedback_text(failing, 2, 3)
+
+    assert "the tests pass (score 0.50): 2 failed, 2 passed" in text and "attempt 2 of 3" in text
+
+
+class Rule:
+    def __init__(self, on_pass: str, decide_within: int | None) -> None:
+        self.on_pass, self.decide_within = on_pass, decide_within
+
+
+def armed_task(tmp_path: Path, on_pass: str, decide_within: int | None) -> object:
+    body = """
+    task_id: early
+    initial_prompt: p
+    agent: {type: oracle}
+    success_criteria:
+      - {id: ran-tests, type: command_executed, pattern: pytest}
+      - {id: other, type: file_exists, path: x}
+    """
+    (task,) = load_tasks([write_task(tmp_path, body)])
+    criterion = task.success_criteria[0]
+    object.__setattr__(criterion, "stop_early", Rule(on_pass, decide_within))  # armed as stop_early would
+    return task
+
+
+@pytest.mark.parametrize(
+    ("on_pass", "decide_within", "commands", "decided"),
+    [
+        ("stop", None, ["ls"], False),
+        ("stop", None, ["ls", "pytest -q"], True),
+        ("continue", None, ["pytest -q"], False),
+        ("continue", 2, ["pytest -q", "ls"], True),
+        ("stop", 3, ["ls", "ls"], False),
+        ("stop", 3, ["ls", "ls", "ls"], True),
+    ],
+)
+def test_armed_criteria_are_decided_by_passing_or_by_their_window(
+    tmp_path: Path, on_pass: str, decide_within: int | None, commands: list[str], decided: bool
+) -> None:
+    task = armed_task(tmp_path, on_pass, decide_within)
+    events = []
+    for i, command in enumerate(commands):
+        events += [ToolCall(id=f"c{i}", name="Bash", input={"command": command}), ToolResult(id=f"c{i}")]
+    armed = armed_criteria(task)  # type: ignore[arg-type]
+    check = early_stop_check(armed, lambda evs: GradingContext(FakeSandbox(), evs, tmp_path))
+
+    assert check is not None and asyncio.run(check(events)) is decided
+
+
+def test_an_early_stop_is_gated_on_the_armed_criteria_alone(tmp_path: Path) -> None:
+    armed = armed_criteria(armed_task(tmp_path, "stop", None))  # type: ignore[arg-type]
+    results = [
+        CriterionResult(criterion_id="ran-tests", kind="command_executed", score=1, passed=True),
+        CriterionResult(criterion_id="other", kind="file_exists", score=0, passed=False),
+    ]
+
+    assert armed_outcome(results, armed, 1.0)
+    assert not armed_outcome(results[1:], armed, 1.0)
+
+
+def test_stop_early_false_disarms_every_criterion(tmp_path: Path) -> None:
+    task = armed_task(tmp_path, "stop", None)
+    task = task.model_copy(update={"run_limits": task.run_limits.model_copy(update={"stop_early": False})})  # type: ignore[attr-defined]
+
+    assert armed_criteria(task) == []  # type: ignore[arg-type]
+
+
+RETRIED = """
+task_id: retried
+initial_prompt: Do it.
+agent:
+  type: claude-code
+  model: scripted
+  permission_mode: bypassPermissions
+  env: {CLAUDE_CODE_MAX_RETRIES: "0"}
+retry: {max_retries: 1, initial_delay: 0}
+scripted:
+  turns:
+    - error: {kind: rate_limit, times: 1}
+    - blocks: [{text: "Done."}]
+success_criteria: [{type: message_matches, pattern: Done}]
+"""
+
+
+@pytest.mark.slow
+def test_a_rate_limited_attempt_is_retried_and_kept_aside(tmp_path: Path) -> None:
+    (task,) = load_tasks([write_task(tmp_path, RETRIED)])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "r", tmp_path / "e.jsonl"))
+
+    first = read_trajectory(tmp_path / "e.jsonl.attempt1").end
+    assert first is not None and (first.outcome, first.status) == ("invalid", "infra_error")
+    assert (end.outcome, end.status) == ("pass", "completed")
