@@ -32,6 +32,8 @@ from pydantic import (
 )
 
 from coder_eval.criteria import Criterion
+from coder_eval.criteria.base import SuiteMetric, Threshold
+from coder_eval.criteria.json_check import JsonCheck, load_schema
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
 from coder_eval.sandbox import AutoSpec, SandboxSpec
@@ -58,7 +60,6 @@ def check_id(value: str) -> str:
 
 Identifier = Annotated[str, AfterValidator(check_id)]
 """A task, variant or experiment id (see ``TASK_ID``)."""
-SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "macro_f1"]
 
 
 class _Strict(BaseModel):
@@ -140,9 +141,12 @@ class TaskSpec(_Strict):
     pre_run: list[str] = Field(default_factory=list, description="Commands before the agent.")
     post_run: list[str] = Field(default_factory=list, description="Commands after the agent, before grading.")
     dataset: DatasetSpec | None = Field(default=None, description="Fan-out rows.")
-    suite_thresholds: dict[str, dict[SuiteMetric, Annotated[float, Field(ge=0, le=1)]]] = Field(
+    suite_thresholds: dict[str, dict[SuiteMetric, Threshold]] = Field(
         default_factory=dict,
         description="Gates over all rows of this task, by criterion id or kind: {metric: minimum}.",
+    )
+    expected_commands: int | None = Field(
+        default=None, ge=1, description="Tool calls a good solution needs (commands_efficiency's default)."
     )
     reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
@@ -187,6 +191,53 @@ class TaskSpec(_Strict):
                     f"but sandbox.shims and record_cli declare {sorted(shims) or 'none'}"
                 )
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _task_expected_commands(cls, data: Any) -> Any:
+        """A task's ``expected_commands`` is the budget of each ``commands_efficiency`` giving none."""
+        if not isinstance(data, dict) or data.get("expected_commands") is None:
+            return data
+        criteria = data.get("success_criteria")
+        if not isinstance(criteria, list):
+            return data
+        budget = {"expected_commands": data["expected_commands"]}
+        filled = [
+            {**c, **budget}
+            if isinstance(c, dict)
+            and c.get("type") == "commands_efficiency"
+            and not {"expected", "expected_commands"} & set(c)
+            else c
+            for c in criteria
+        ]
+        return {**data, "success_criteria": filled}
+
+    @model_validator(mode="after")
+    def _criteria_fit_task(self) -> TaskSpec:
+        recorders = {r.name: r.log for r in self.sandbox.recorders}
+        for i, criterion in enumerate(self.success_criteria):
+            if criterion.type == "commands_efficiency" and getattr(criterion, "expected", None) is None:
+                raise ValueError(
+                    f"success_criteria[{i}]: commands_efficiency needs 'expected' (or 'expected_commands'), "
+                    "or the task's top-level expected_commands"
+                )
+            names = getattr(criterion, "recorder_names", None)
+            if names is not None and not names(recorders):
+                wanted = criterion.tool or f"logging to {criterion.log!r}"  # type: ignore[attr-defined]
+                raise ValueError(
+                    f"success_criteria[{i}]: cli_called reads the recorded CLI {wanted}, but "
+                    f"sandbox.record_cli and shims declare {sorted(recorders) or 'none'}"
+                )
+        return self
+
+    @property
+    def suite_gates(self) -> dict[str, dict[str, float]]:
+        """Every suite threshold: the task's ``suite_thresholds`` and each criterion's own (by its id)."""
+        gates = {key: dict(metrics) for key, metrics in self.suite_thresholds.items()}
+        for criterion_id, criterion in zip(self.criterion_ids(), self.success_criteria, strict=True):
+            if criterion.suite_thresholds:
+                gates[criterion_id] = {**gates.get(criterion_id, {}), **criterion.suite_thresholds}
+        return gates
 
     @property
     def source_dir(self) -> Path:
@@ -332,6 +383,10 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
                 load_script(update["scripted"])
             except TaskError as exc:
                 problems.append(f"{doc.where(('scripted',))}: scripted: {exc}")
+    update["success_criteria"] = [
+        _resolve_schema(c, ("success_criteria", i), base, task, doc, problems)
+        for i, c in enumerate(task.success_criteria)
+    ]
     if task.simulation is not None and isinstance(task.simulation.scripted, str):
         user_script = existing(task.simulation.scripted, ("simulation", "scripted"), want_dir=False)
         update["simulation"] = task.simulation.model_copy(update={"scripted": user_script})
@@ -352,6 +407,31 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
     if isinstance(source, RepoSource) and "://" not in source.url and not source.url.startswith("git@"):
         return source.model_copy(update={"url": existing(source.url, (*loc, "url"), True)})
     return source
+
+
+def _resolve_schema(
+    criterion: Any, loc: tuple[str | int, ...], base: Path, task: TaskSpec, doc: YamlDoc, problems: list[str]
+) -> Any:
+    """A ``json_check`` whose ``json_schema`` is a file: the file made absolute and checked. It is the
+    task's own file: relative to the task file, else to a template folder it is copied from."""
+    if not isinstance(criterion, JsonCheck) or not isinstance(criterion.json_schema, str):
+        return criterion
+    relative = criterion.json_schema
+    candidates = [base / relative]
+    for source in task.sandbox.template_sources:
+        if isinstance(source, TemplateDir) and Path(relative).is_relative_to(source.mount_point):
+            candidates.append(Path(source.path) / Path(relative).relative_to(source.mount_point))
+    found = next((c.resolve() for c in candidates if c.is_file()), None)
+    where = f"{doc.where((*loc, 'json_schema'))}: {'.'.join(map(str, loc))}.json_schema"
+    if found is None:
+        looked = ", ".join(str(c) for c in candidates)
+        problems.append(f"{where}: file {relative!r} not found (looked for {looked})")
+        return criterion
+    try:
+        load_schema(found)
+    except ValueError as exc:
+        problems.append(f"{where}: {exc}")
+    return criterion.model_copy(update={"json_schema": str(found)})
 
 
 def _resolve_starter(starter: Any, loc: tuple[str | int, ...], existing: Any) -> Any:

@@ -66,6 +66,10 @@ class Classification:
     """The items, with ``expected``, ``observed`` and ``correct`` columns."""
     accuracy_method: str = "Wilson"
     """Wilson with one item per task; a cluster bootstrap over tasks when tasks have several."""
+    weighted_f1: float = NAN
+    """Per-label F1 weighted by support (items expected with the label), ``none`` included."""
+    micro_f1: float = NAN
+    """F1 of the counts pooled over every label; with one label per item it equals the accuracy."""
 
     @property
     def misclassified(self) -> pd.DataFrame:
@@ -97,6 +101,13 @@ def classification(
         columns=LABEL_COLUMNS,
     )
     accuracy, low, high, method = accuracy_estimate(items, one_run, confidence, n_resamples, seed)
+    support = per_label["support"].to_numpy(float)
+    f1 = per_label["f1"].to_numpy(float)
+    weighted = float((f1 * support).sum() / support.sum()) if support.sum() else NAN
+    correct = float(items["correct"].sum())  # pooled: every wrong item is one FP and one FN
+    micro = float(
+        f1_of(np.array([correct]), np.array([len(items) - correct]), np.array([len(items) - correct]))
+    )
     return Classification(
         str(items["criterion_id"].iloc[0]),
         confusion,
@@ -108,6 +119,8 @@ def classification(
         len(items),
         items,
         method,
+        weighted,
+        micro,
     )
 
 

@@ -26,7 +26,7 @@ from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
-from coder_eval.task import SuiteMetric, TaskSpec, build_tasks, discover
+from coder_eval.task import TaskSpec, build_tasks, discover
 from coder_eval.yaml_source import YamlDoc, read_yaml
 
 NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
@@ -61,7 +61,7 @@ class Suite:
     """The rows of one dataset task, with the task's ``suite_thresholds``."""
 
     name: str
-    thresholds: dict[str, dict[SuiteMetric, float]]
+    thresholds: dict[str, dict[str, float]]
     task_ids: tuple[str, ...]
 
 
@@ -276,9 +276,9 @@ def _suites(files: list[_File], variant_id: str, keep: set[str]) -> list[Suite]:
     suites = []
     for f in files:
         tasks = _kept(f, variant_id, keep)
-        if tasks and tasks[0].suite_thresholds:
+        if tasks and tasks[0].suite_gates:
             name = str(f.data.get("task_id", f.path.stem))
-            suites.append(Suite(name, tasks[0].suite_thresholds, tuple(t.task_id for t in tasks)))
+            suites.append(Suite(name, tasks[0].suite_gates, tuple(t.task_id for t in tasks)))
     return suites
 
 

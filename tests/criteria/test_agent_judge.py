@@ -244,7 +244,7 @@ def test_a_real_model_without_a_key_is_a_grader_error(
 def test_defaults_and_the_prompt(tmp_path: Path) -> None:
     spec = criterion({"type": "agent_judge", "rubric": "Is it right?"})
     assert isinstance(spec, AgentJudge)
-    assert (spec.votes, spec.pass_votes_needed, spec.max_turns, spec.isolation) == (1, 1, 15, "auto")
+    assert (spec.votes, spec.pass_votes_needed, spec.max_turns, spec.isolation) == (1, 1, 50, "auto")
     start = EpisodeStart(
         run_id="r",
         episode_id="e",
@@ -254,7 +254,7 @@ def test_defaults_and_the_prompt(tmp_path: Path) -> None:
         seed=0,
         task={"initial_prompt": "Do X."},
     )
-    prompt = spec.prompt(GradingContext(FakeSandbox.from_folder(tmp_path), [start], tmp_path), 1)
+    prompt = asyncio.run(spec.prompt(GradingContext(FakeSandbox.from_folder(tmp_path), [start], tmp_path), 1))
     assert "<rubric>\nIs it right?\n</rubric>" in prompt and "<task_prompt>\nDo X.\n</task_prompt>" in prompt
     assert prompt.endswith("(vote 1 of 1)")
 

@@ -157,11 +157,24 @@ def test_sample_per_stratum_counts_and_reproducibility(tmp_path: Path) -> None:
     assert resolved([path]).task_ids == first.task_ids
 
 
-def test_stratify_field_needs_its_count(tmp_path: Path) -> None:
+def test_stratify_field_alone_samples_nothing(tmp_path: Path) -> None:
     path = word_dataset(tmp_path)
+    everything = len(resolved([path]).task_ids)
     path.write_text(path.read_text().replace("dataset:\n", "dataset:\n  stratify_field: kind\n"))
-    with pytest.raises(TaskError, match="give both 'sample_per_stratum' and 'stratify_field'"):
-        resolved([path])
+    assert len(resolved([path]).task_ids) == everything
+
+
+def test_sample_seed_changes_the_sample_and_keeps_it_reproducible(tmp_path: Path) -> None:
+    path = word_dataset(tmp_path, "")
+    base = path.read_text()
+
+    def sample(seed: int) -> list[str]:
+        extra = f"dataset:\n  sample_per_stratum: 1\n  stratify_field: kind\n  sample_seed: {seed}\n"
+        path.write_text(base.replace("dataset:\n", extra))
+        return resolved([path]).task_ids
+
+    seeds = {tuple(sample(seed)) for seed in range(8)}
+    assert len(seeds) > 1 and sample(3) == sample(3)
 
 
 def test_split_from_the_command_line_keeps_plain_tasks(tmp_path: Path) -> None:
