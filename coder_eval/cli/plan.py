@@ -13,7 +13,10 @@ from coder_eval.cli.app import app, out, warn
 from coder_eval.cli.inputs import (
     AgentOpt,
     DefineOpt,
+    DriverOpt,
+    ExcludeTagsOpt,
     ExperimentOpt,
+    IncludeSkippedOpt,
     ModelOpt,
     PathsArg,
     RepeatsOpt,
@@ -39,9 +42,25 @@ def plan(
     tags: TagsOpt = None,
     sample: SampleOpt = None,
     split: SplitOpt = None,
+    exclude_tags: ExcludeTagsOpt = None,
+    include_skipped: IncludeSkippedOpt = False,
+    driver: DriverOpt = None,
 ) -> None:
     """Validate tasks and experiment and list the episodes that would run, without running them."""
-    inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)
+    inputs = RunInputs.of(
+        paths,
+        experiment,
+        define,
+        model,
+        agent,
+        repeats,
+        tags,
+        sample,
+        split,
+        exclude_tags,
+        include_skipped,
+        driver,
+    )
     resolution = inputs.resolve()
     out.print(variant_table(resolution))
     out.print(episode_table(resolution))

@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
+from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
 from coder_eval.task import TaskSpec, build_tasks, discover
@@ -40,20 +42,25 @@ class CommandLine:
     model: str | None = None
     agent: str | None = None
     repeats: int | None = None
+    driver: str | None = None
 
     def layer(self) -> dict[str, Any]:
         shortcuts = [f"agent.kind={self.agent}"] if self.agent else []
         shortcuts += [f"agent.model={self.model}"] if self.model else []
+        shortcuts += [f"sandbox.driver={self.driver}"] if self.driver else []
         return overrides_layer([*self.defines, *shortcuts])
 
 
 @dataclass(frozen=True)
 class Selection:
-    """Which tasks run: ``--tags`` (any of), ``--split`` (dataset rows), ``--sample N`` (seed SAMPLE_SEED)."""
+    """Which tasks run: ``--tags`` (any of), ``--exclude-tags`` (none of), ``--split`` (dataset rows),
+    ``--sample N`` (seed SAMPLE_SEED); skipped tasks only with ``--include-skipped``."""
 
     tags: tuple[str, ...] = ()
     split: str | None = None
     sample: int | None = None
+    exclude_tags: tuple[str, ...] = ()
+    include_skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,15 +211,26 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], split: str | None) -> dict[str, 
     return {**cli, "dataset": {**cli.get("dataset", {}), "split": split}}
 
 
+PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")
+
+
 def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
-    return merge_layers(
-        [
-            Layer("experiment", experiment.defaults),
-            Layer("task", doc.data),
-            Layer(f"variant:{variant.variant_id}", variant.layer),
-            Layer("cli", cli),
-        ]
-    )
+    layers = [
+        Layer("experiment", experiment.defaults),
+        Layer("task", doc.data),
+        Layer(f"variant:{variant.variant_id}", variant.layer),
+        Layer("cli", cli),
+    ]
+    merged = merge_layers([_without_lower_prompt(layer, layers[i + 1 :]) for i, layer in enumerate(layers)])
+    return merged
+
+
+def _without_lower_prompt(layer: Layer, higher: list[Layer]) -> Layer:
+    """A layer without its prompt when a higher layer gives one: ``initial_prompt`` and
+    ``initial_prompt_file`` replace each other."""
+    if not any(key in h.data for h in higher for key in PROMPT_FIELDS):
+        return layer
+    return Layer(layer.name, {k: v for k, v in layer.data.items() if k not in PROMPT_FIELDS})
 
 
 def _build_variant(
@@ -223,16 +241,30 @@ def _build_variant(
     out = []
     for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}):
         where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
-        mutated = mutate_prompt(task.prompt, variant.mutations, where)
+        seed = seed_for(variant.variant_id, task.task_id)
+        rewrite = REPHRASER.bind(seed)
+        mutated = mutate_prompt(
+            task.prompt, experiment.mutations, variant.mutations, where=where, rephrase=rewrite
+        )
         set_by = dict(merged.set_by)
+        if "initial_prompt_file" in set_by:  # the prompt was read from that layer's file
+            set_by.setdefault("initial_prompt", set_by["initial_prompt_file"])
         if mutated.prompt != task.prompt:
             task = task.model_copy(update={"initial_prompt": mutated.prompt})
             set_by["initial_prompt"] = layer
         dump = task.model_dump(mode="json", exclude=NOT_IN_PROVENANCE)
         prov = provenance(dump, set_by)
         prov["repeats"] = repeats_origin
+        for i, rewritten in enumerate(mutated.rephrased):
+            prov[f"prompt_mutations.rephrase[{i}]"] = json.dumps(
+                {**rewritten, "seed": seed}, ensure_ascii=False
+            )
         out.append(_Built(task, prov, mutated.unmatched))
     return out
+
+
+REPHRASER = Rephraser()
+"""Rewrites each distinct prompt once per process (``plan`` and ``run`` resolve the same way)."""
 
 
 def _kept(f: _File, variant_id: str, keep: set[str]) -> tuple[TaskSpec, ...]:
@@ -250,16 +282,20 @@ def _duplicates(ids: list[tuple[str, Path]]) -> list[str]:
 
 
 def select(tasks: Sequence[TaskSpec], selection: Selection) -> set[str]:
-    """Task ids kept: not skipped, with any of the tags, then a seeded sample (ids sorted first).
+    """Task ids kept: not skipped (unless included), with any of the tags and none of the excluded
+    ones, then a seeded sample (ids sorted first).
 
     Selecting no task at all is an ExperimentError naming what removed them.
     """
     steps = [f"{len(tasks)} loaded"]
-    kept = [t for t in tasks if not t.skip]
-    steps.append(f"{len(kept)} not skipped")
+    kept = [t for t in tasks if selection.include_skipped or not t.skip]
+    steps.append(f"{len(kept)} {'with skipped ones' if selection.include_skipped else 'not skipped'}")
     if selection.tags:
         kept = [t for t in kept if set(selection.tags) & set(t.tags)]
         steps.append(f"{len(kept)} tagged {', '.join(selection.tags)}")
+    if selection.exclude_tags:
+        kept = [t for t in kept if not set(selection.exclude_tags) & set(t.tags)]
+        steps.append(f"{len(kept)} without {', '.join(selection.exclude_tags)}")
     if selection.sample is not None:
         if selection.sample < 1:
             raise ExperimentError("--sample must be at least 1")
@@ -267,7 +303,7 @@ def select(tasks: Sequence[TaskSpec], selection: Selection) -> set[str]:
         kept = random.Random(SAMPLE_SEED).sample(ordered, min(selection.sample, len(ordered)))
     if not kept:
         raise ExperimentError(
-            f"no task selected ({', '.join(steps)}): check the paths, --tags and skip flags"
+            f"no task selected ({', '.join(steps)}): check the paths, --tags, --exclude-tags and skip flags"
         )
     return {t.task_id for t in kept}
 

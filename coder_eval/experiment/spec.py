@@ -26,14 +26,15 @@ from __future__ import annotations
 import importlib.resources
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from coder_eval.criteria.base import check_regex
-from coder_eval.errors import ExperimentError
+from coder_eval.errors import ExperimentError, did_you_mean
+from coder_eval.experiment.mutations import Mutations, PromptMutations, RephraseStep
 from coder_eval.sandbox.spec import TemplateSource, source_kind
 from coder_eval.scripted.script import ScriptRef
+from coder_eval.simulation import SimulationSpec
 from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec
 from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
 
@@ -45,27 +46,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PromptReplace(_Strict):
-    """Replace ``find`` (literal text, or a regex with ``regex: true``) by ``replace`` everywhere."""
+def _partial_simulation(value: Any) -> Any:
+    """A partial ``simulation`` block (it is merged over the task's): its keys are checked here."""
+    if isinstance(value, dict):
+        fields = [name for name in SimulationSpec.model_fields]
+        for key in value:
+            if key not in fields:
+                raise ValueError(
+                    f"simulation.{key}: unknown field{did_you_mean(str(key), fields)}; "
+                    f"valid fields: {', '.join(fields)}"
+                )
+    return value
 
-    find: str = Field(min_length=1, description="Text or pattern to find.")
-    replace: str = Field(default="", description="Replacement (regex: may use \\1 or \\g<name>).")
-    regex: bool = Field(default=False, description="Treat find as a Python regular expression.")
 
-    @model_validator(mode="after")
-    def _valid_regex(self) -> PromptReplace:
-        if self.regex:
-            check_regex(self.find)
-        return self
-
-
-class PromptMutations(_Strict):
-    """Changes to the prompt, after dataset substitution, in this order: vars, replace, prefix, suffix."""
-
-    vars: dict[str, str] = Field(default_factory=dict, description="Values of ${var.<name>} in the prompt.")
-    replace: list[PromptReplace] = Field(default_factory=list, description="Replacements, in order.")
-    prefix: str = Field(default="", description="Text put before the prompt.")
-    suffix: str = Field(default="", description="Text put after the prompt.")
+PartialSimulation = Annotated[dict[str, Any] | None, BeforeValidator(_partial_simulation)]
 
 
 class DefaultsSpec(_Strict):
@@ -79,6 +73,10 @@ class DefaultsSpec(_Strict):
     pre_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
     post_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
     scripted: ScriptRef = Field(default=None, description="Script for model 'scripted'.")
+    prompt_mutations: Mutations = Field(
+        default_factory=PromptMutations, description="Prompt edits, applied before the variant's."
+    )
+    simulation: PartialSimulation = Field(default=None, description="Simulation fields (deep-merged).")
 
 
 class VariantSpec(_Strict):
@@ -92,7 +90,15 @@ class VariantSpec(_Strict):
     template_sources: list[TemplateSource] = Field(
         default_factory=list, description="Appended to sandbox.template_sources (paths: experiment file)."
     )
-    prompt_mutations: PromptMutations = Field(default_factory=PromptMutations, description="Prompt edits.")
+    prompt_mutations: Mutations = Field(
+        default_factory=PromptMutations, description="Prompt edits: a mapping, or an ordered list of steps."
+    )
+    simulation: PartialSimulation = Field(default=None, description="Simulation fields (deep-merged).")
+    initial_prompt: str | None = Field(default=None, description="Replaces the task's prompt.")
+    initial_prompt_file: str | None = Field(
+        default=None, description="Replaces the task's prompt with this file (relative to the experiment)."
+    )
+    driver: str | None = Field(default=None, description="The sandbox driver (sandbox.driver).")
     scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file (experiment file)."
     )
@@ -141,7 +147,7 @@ class Variant:
     description: str
     layer: dict[str, Any]
     repeats: int | None
-    mutations: PromptMutations
+    mutations: Mutations
     gated: bool = True
 
 
@@ -157,10 +163,26 @@ class Experiment:
     variants: tuple[Variant, ...]
     tasks: tuple[Path, ...]
     compare: CompareSpec = field(default_factory=CompareSpec)
+    mutations: Mutations = field(default_factory=PromptMutations)
+    """The defaults' prompt mutations, applied before each variant's."""
 
     @property
     def variant_ids(self) -> list[str]:
         return [v.variant_id for v in self.variants]
+
+
+def experiment_path(given: Path) -> Path:
+    """``-e NAME``: a file as given when it exists, else ``experiments/NAME.yaml``.
+
+    Example: ``experiment_path(Path("skills_ab"))`` -> ``Path("experiments/skills_ab.yaml")`` (when there
+    is no file ``skills_ab`` here).
+    """
+    if given.exists() or given.suffix in (".yaml", ".yml") or len(given.parts) != 1:
+        return given
+    named = DEFAULT_EXPERIMENT.parent / f"{given.name}.yaml"
+    if not named.is_file():
+        raise ExperimentError(f"-e {given}: no such file, and no {named} here")
+    return named
 
 
 def load_experiment(path: Path | None) -> Experiment:
@@ -187,15 +209,19 @@ def default_experiment() -> Experiment:
 
 def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
     paths = _Paths(doc)
-    defaults = _dump(spec.defaults, exclude={"repeats"})
+    defaults = _dump(spec.defaults, exclude={"repeats", "prompt_mutations"})
     for i, _ in enumerate(defaults.get("sandbox", {}).get("template_sources", [])):
         paths.template(
             defaults["sandbox"]["template_sources"][i], ("defaults", "sandbox", "template_sources", i)
         )
     if isinstance(defaults.get("scripted"), str):
         defaults["scripted"] = paths.file(defaults["scripted"], ("defaults", "scripted"))
+    if isinstance((defaults.get("simulation") or {}).get("scripted"), str):
+        scripted = defaults["simulation"]["scripted"]
+        defaults["simulation"]["scripted"] = paths.file(scripted, ("defaults", "simulation", "scripted"))
     variants = tuple(_variant(v, i, paths) for i, v in enumerate(spec.variants))
     tasks = tuple(Path(paths.existing(t, ("tasks", i), None)) for i, t in enumerate(spec.tasks))
+    mutations = paths.mutations(spec.defaults.prompt_mutations, ("defaults", "prompt_mutations"))
     paths.raise_problems()
     return Experiment(
         spec.experiment_id,
@@ -206,6 +232,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
         variants,
         tasks,
         spec.compare,
+        mutations,
     )
 
 
@@ -225,7 +252,31 @@ def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
         if isinstance(scripted, str):
             scripted = paths.file(scripted, ("variants", index, "scripted"))
         layer["scripted"] = scripted
-    return Variant(spec.variant_id, spec.description, layer, spec.repeats, spec.prompt_mutations, spec.gated)
+    layer.update(_variant_task_fields(spec, index, paths))
+    mutations = paths.mutations(spec.prompt_mutations, ("variants", index, "prompt_mutations"))
+    return Variant(spec.variant_id, spec.description, layer, spec.repeats, mutations, spec.gated)
+
+
+def _variant_task_fields(spec: VariantSpec, index: int, paths: _Paths) -> dict[str, Any]:
+    """What a variant sets on the task besides agent, limits, templates and script: the simulation,
+    the prompt (one of the two fields, replacing the task's) and the sandbox driver."""
+    layer: dict[str, Any] = {}
+    if spec.simulation is not None:
+        layer["simulation"] = dict(spec.simulation)
+        if isinstance(layer["simulation"].get("scripted"), str):
+            where = ("variants", index, "simulation", "scripted")
+            layer["simulation"]["scripted"] = paths.file(layer["simulation"]["scripted"], where)
+    if spec.initial_prompt is not None and spec.initial_prompt_file is not None:
+        paths.problem(("variants", index), "give initial_prompt or initial_prompt_file, not both")
+    if spec.initial_prompt is not None:
+        layer["initial_prompt"] = spec.initial_prompt
+    if spec.initial_prompt_file is not None:
+        layer["initial_prompt_file"] = paths.file(
+            spec.initial_prompt_file, ("variants", index, "initial_prompt_file")
+        )
+    if spec.driver is not None:
+        layer["sandbox"] = {**layer.get("sandbox", {}), "driver": spec.driver}
+    return layer
 
 
 def _dump(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
@@ -267,6 +318,21 @@ class _Paths:
         for j, starter in enumerate(source.get(key, [])):
             if isinstance(starter, dict) and "source" in starter:
                 starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
+
+    def problem(self, loc: Loc, text: str) -> None:
+        where = self.doc.where(loc) if self.doc else "experiment"
+        self.problems.append(f"{where}: {'.'.join(map(str, loc))}: {text}")
+
+    def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
+        """The mutations with each rephrase step's script file made absolute (and checked)."""
+        if not isinstance(mutations, list):
+            return mutations
+        out = []
+        for i, step in enumerate(mutations):
+            if isinstance(step, RephraseStep) and isinstance(step.scripted, str):
+                step = step.model_copy(update={"scripted": self.file(step.scripted, (*loc, i, "scripted"))})
+            out.append(step)
+        return out
 
     def raise_problems(self) -> None:
         if self.problems:

@@ -6,7 +6,7 @@ import pytest
 
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment import PromptMutations, mutate_prompt
-from coder_eval.experiment.spec import PromptReplace
+from coder_eval.experiment.mutations import PromptReplace
 
 
 def mutate(prompt: str, **fields: object) -> str:

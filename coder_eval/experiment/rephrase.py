@@ -1,0 +1,89 @@
+"""The ``rephrase`` prompt mutation: a model rewrites the prompt once per task and variant.
+
+With ``model: scripted`` the rewrite comes from a scripted model server (``coder_eval.scripted``),
+seeded from the variant and task ids, so it runs offline and gives the same prompt every time. Any
+other model is called through the Anthropic Messages API and needs ``ANTHROPIC_API_KEY``. The
+rewritten prompt is the task's ``initial_prompt``, and each rewrite is recorded in the episode's
+provenance (``prompt_mutations.rephrase``: model, seed, the prompt before and after).
+
+Example::
+
+    rephraser = Rephraser()
+    rewrite = rephraser.bind(seed_for("with-skill", "fix-calc-bug"))
+    rewrite("Fix the add function.", RephraseStep(model="scripted", scripted={"turns": [...]}))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from coder_eval.errors import ExperimentError
+from coder_eval.experiment.mutations import REPHRASE_MODEL, Rephrase, RephraseStep
+
+REQUEST_TIMEOUT_S = 120.0
+
+
+def seed_for(variant_id: str, task_id: str) -> int:
+    """A stable 32-bit seed for one variant's rewrite of one task's prompt."""
+    return int.from_bytes(hashlib.sha256(f"{variant_id}/{task_id}".encode()).digest()[:4], "big")
+
+
+class Rephraser:
+    """Rewrites prompts, each distinct (step, prompt, seed) once."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[str, str, int], str] = {}
+
+    def bind(self, seed: int) -> Rephrase:
+        """The rewrite function of one task and variant."""
+        return lambda prompt, step: self.rewrite(prompt, step, seed)
+
+    def rewrite(self, prompt: str, step: RephraseStep, seed: int) -> str:
+        key = (step.model_dump_json(), prompt, seed)
+        if key not in self._done:
+            self._done[key] = _ask(prompt, step, seed)
+        return self._done[key]
+
+
+def _ask(prompt: str, step: RephraseStep, seed: int) -> str:
+    import anthropic
+
+    if step.model != "scripted":
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise ExperimentError(
+                f"prompt_mutations: rephrase with model {step.model!r} needs ANTHROPIC_API_KEY "
+                "(or model: scripted with a 'scripted' block)"
+            )
+        with anthropic.Anthropic(timeout=REQUEST_TIMEOUT_S) as client:
+            return _call(client, step.model, prompt, step)
+    from coder_eval.scripted import ScriptedServer, load_script
+
+    script = load_script(step.scripted or {})
+    with (
+        ScriptedServer(script, seed=seed) as server,
+        anthropic.Anthropic(base_url=server.base_url, api_key="scripted", max_retries=0) as client,
+    ):
+        return _call(client, script.model or REPHRASE_MODEL, prompt, step)
+
+
+def _call(client: Any, model: str, prompt: str, step: RephraseStep) -> str:
+    import anthropic
+
+    request: dict[str, Any] = {
+        "model": model,
+        "max_tokens": step.max_tokens,
+        "system": step.instruction,
+        "messages": [{"role": "user", "content": prompt}],
+    }
+    if step.temperature is not None:
+        request["temperature"] = step.temperature
+    try:
+        response = client.messages.create(**request)
+    except anthropic.APIError as exc:
+        raise ExperimentError(f"prompt_mutations: rephrase with {model!r} failed: {exc}") from exc
+    text = "".join(block.text for block in response.content if block.type == "text").strip()
+    if not text:
+        raise ExperimentError(f"prompt_mutations: rephrase with {model!r} returned no text")
+    return text
