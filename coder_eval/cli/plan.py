@@ -63,6 +63,7 @@ def plan(
     )
     resolution = inputs.resolve()
     out.print(variant_table(resolution))
+    out.print(task_table(resolution))
     out.print(episode_table(resolution))
     warn(plan_warnings(resolution))
 
@@ -84,6 +85,19 @@ def variant_table(resolution: Resolution) -> Table:
             str(len(plans)),
             variant.description,
         )
+    return table
+
+
+def task_table(resolution: Resolution) -> Table:
+    """Per task, the agent and model each variant resolves to (a task may set its own)."""
+    variants = resolution.experiment.variant_ids
+    table = Table("task", *variants, title="agent · model per task and variant")
+    resolved: dict[str, dict[str, str]] = {}
+    for p in resolution.plans:
+        agent = p.task.agent
+        resolved.setdefault(p.task.task_id, {})[p.variant_id] = f"{agent.kind} · {agent.model or 'default'}"
+    for task_id, cells in resolved.items():
+        table.add_row(task_id, *(cells.get(v, "-") for v in variants))
     return table
 
 
