@@ -384,8 +384,7 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
             except TaskError as exc:
                 problems.append(f"{doc.where(('scripted',))}: scripted: {exc}")
     update["success_criteria"] = [
-        _resolve_schema(c, ("success_criteria", i), base, task, doc, problems)
-        for i, c in enumerate(task.success_criteria)
+        _resolve_schema(c, i, base, sources, doc, problems) for i, c in enumerate(task.success_criteria)
     ]
     if task.simulation is not None and isinstance(task.simulation.scripted, str):
         user_script = existing(task.simulation.scripted, ("simulation", "scripted"), want_dir=False)
@@ -410,7 +409,7 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
 
 
 def _resolve_schema(
-    criterion: Any, loc: tuple[str | int, ...], base: Path, task: TaskSpec, doc: YamlDoc, problems: list[str]
+    criterion: Any, index: int, base: Path, sources: list[Any], doc: YamlDoc, problems: list[str]
 ) -> Any:
     """A ``json_check`` whose ``json_schema`` is a file: the file made absolute and checked. It is the
     task's own file: relative to the task file, else to a template folder it is copied from."""
@@ -418,11 +417,11 @@ def _resolve_schema(
         return criterion
     relative = criterion.json_schema
     candidates = [base / relative]
-    for source in task.sandbox.template_sources:
+    for source in sources:
         if isinstance(source, TemplateDir) and Path(relative).is_relative_to(source.mount_point):
             candidates.append(Path(source.path) / Path(relative).relative_to(source.mount_point))
     found = next((c.resolve() for c in candidates if c.is_file()), None)
-    where = f"{doc.where((*loc, 'json_schema'))}: {'.'.join(map(str, loc))}.json_schema"
+    where = f"{doc.where(('success_criteria', index, 'json_schema'))}: success_criteria[{index}].json_schema"
     if found is None:
         looked = ", ".join(str(c) for c in candidates)
         problems.append(f"{where}: file {relative!r} not found (looked for {looked})")

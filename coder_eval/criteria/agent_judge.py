@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.criteria import judging
@@ -145,7 +145,14 @@ class AgentJudge(PanelSpec):
         data = lift_flat_fields(original_spelling(data, {}))
         if not isinstance(data, dict) or "agent" not in data:
             return data
-        agent = JudgeAgent.model_validate(data["agent"])
+        try:
+            agent = JudgeAgent.model_validate(data["agent"])
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(map(str, error["loc"])) or "(value)"
+            raise ValueError(
+                f"agent.{where}: {error['msg']} (the judge is Claude Code: its agent takes type and model only)"
+            ) from exc
         rest = {k: v for k, v in data.items() if k != "agent"}
         if agent.model is not None:
             if rest.get("model", agent.model) != agent.model:

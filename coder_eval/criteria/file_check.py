@@ -88,13 +88,13 @@ class FileCheck(FileContains):
 
     def _checks(self, text: str) -> dict[str, bool]:
         checks = super()._checks(text)
-        for p in self.patterns:
+        for i, p in enumerate(self.patterns):
             if isinstance(p, PatternCheck):
-                name = f"pattern {p.pattern!r}" + ("" if p.must_match else " absent")
+                name = f"patterns[{i}] {p.pattern!r}" + ("" if p.must_match else " absent")
                 checks[name] = p.holds(text, self.case_sensitive)
             else:
                 flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
-                checks[f"pattern {p!r}"] = re.search(p, text, flags) is not None
+                checks[f"patterns[{i}] {p!r}"] = re.search(p, text, flags) is not None
         return checks
 
 

@@ -220,8 +220,8 @@ def _request(model: str, spec: JudgeSpec, ballot: Ballot, number: int) -> dict[s
         "tools": [ballot.tool],
         "tool_choice": {"type": "tool", "name": ballot.tool_name},
     }
-    if spec.temperature is not None:
-        request["temperature"] = spec.temperature
+    if spec.temperature is not None:  # the client has no keyword for it: sent in the body as written
+        request["extra_body"] = {"temperature": spec.temperature}
     return request
 
 

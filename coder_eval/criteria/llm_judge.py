@@ -8,7 +8,7 @@ score reaches ``pass_threshold`` (0.7); the criterion passes when ``min_pass_vot
 See ``judging`` for votes, retries and costs.
 
 Written in the original spelling (``prompt`` instead of ``rubric``, flat context fields), a judge
-takes the original's defaults: one vote at temperature 0. ``enabled: false`` records it without
+takes the original's default of one vote. ``enabled: false`` records it without
 running it (weight 0, not gating); ``capture_transcript: true`` keeps the judge's prompt in the details.
 
 Example::
@@ -44,8 +44,9 @@ from coder_eval.criteria.judging import Ballot, JudgeSpec, Reading, panel_verdic
 
 CAPTURED_PROMPT_CHARS = 50_000
 """Characters of the judge's prompt kept with ``capture_transcript``."""
-ORIGINAL_DEFAULTS: dict[str, Any] = {"votes": 1, "temperature": 0.0}
-"""A judge written in the original spelling asks once, at temperature 0, as the original did."""
+ORIGINAL_DEFAULTS: dict[str, Any] = {"votes": 1}
+"""A judge written in the original spelling asks once, as the original did. (Its temperature default
+of 0 is not sent: the Messages API's own default applies unless ``temperature`` is written.)"""
 
 SYSTEM = f"""\
 You are a careful, strict grader of the work of an AI coding agent. You are given a rubric, the task \

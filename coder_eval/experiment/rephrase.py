@@ -77,8 +77,8 @@ def _call(client: Any, model: str, prompt: str, step: RephraseStep) -> str:
         "system": step.instruction,
         "messages": [{"role": "user", "content": prompt}],
     }
-    if step.temperature is not None:
-        request["temperature"] = step.temperature
+    if step.temperature is not None:  # the client has no keyword for it: sent in the body as written
+        request["extra_body"] = {"temperature": step.temperature}
     try:
         response = client.messages.create(**request)
     except anthropic.APIError as exc:
