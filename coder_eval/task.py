@@ -32,8 +32,8 @@ from pydantic import (
 )
 
 from coder_eval.criteria import Criterion
-from coder_eval.criteria.base import SuiteMetric, Threshold
-from coder_eval.criteria.json_check import JsonCheck, load_schema
+from coder_eval.criteria.json_check import JsonCheck
+from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import TaskError, did_you_mean, unknown_name
 from coder_eval.sandbox import AutoSpec, SandboxSpec
@@ -411,26 +411,16 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
 def _resolve_schema(
     criterion: Any, index: int, base: Path, sources: list[Any], doc: YamlDoc, problems: list[str]
 ) -> Any:
-    """A ``json_check`` whose ``json_schema`` is a file: the file made absolute and checked. It is the
-    task's own file: relative to the task file, else to a template folder it is copied from."""
-    if not isinstance(criterion, JsonCheck) or not isinstance(criterion.json_schema, str):
+    """A ``json_check`` whose ``json_schema`` is a file: made absolute and checked."""
+    if not isinstance(criterion, JsonCheck):
         return criterion
-    relative = criterion.json_schema
-    candidates = [base / relative]
-    for source in sources:
-        if isinstance(source, TemplateDir) and Path(relative).is_relative_to(source.mount_point):
-            candidates.append(Path(source.path) / Path(relative).relative_to(source.mount_point))
-    found = next((c.resolve() for c in candidates if c.is_file()), None)
-    where = f"{doc.where(('success_criteria', index, 'json_schema'))}: success_criteria[{index}].json_schema"
-    if found is None:
-        looked = ", ".join(str(c) for c in candidates)
-        problems.append(f"{where}: file {relative!r} not found (looked for {looked})")
-        return criterion
+    folders = [(s.mount_point, Path(s.path)) for s in sources if isinstance(s, TemplateDir)]
     try:
-        load_schema(found)
+        return criterion.resolved(base, folders)
     except ValueError as exc:
-        problems.append(f"{where}: {exc}")
-    return criterion.model_copy(update={"json_schema": str(found)})
+        where = doc.where(("success_criteria", index, "json_schema"))
+        problems.append(f"{where}: success_criteria[{index}].json_schema: {exc}")
+        return criterion
 
 
 def _resolve_starter(starter: Any, loc: tuple[str | int, ...], existing: Any) -> Any:

@@ -35,7 +35,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.criteria import judging
@@ -151,7 +159,7 @@ class AgentJudge(PanelSpec):
             error = exc.errors()[0]
             where = ".".join(map(str, error["loc"])) or "(value)"
             raise ValueError(
-                f"agent.{where}: {error['msg']} (the judge is Claude Code: its agent takes type and model only)"
+                f"agent.{where}: {error['msg']} (the judge is Claude Code: its agent takes type and model)"
             ) from exc
         rest = {k: v for k, v in data.items() if k != "agent"}
         if agent.model is not None:

@@ -26,7 +26,7 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from coder_eval.errors import did_you_mean
+from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.toolchain import PytestReport
 from coder_eval.trajectory import CliCall, Event
@@ -61,86 +61,6 @@ ORIGINAL_PASS_THRESHOLD = 0.9
 """The default ``pass_threshold`` of every kind the original coder_eval format has (docs/compat.md)."""
 JUDGE_PASS_THRESHOLD = 0.7
 """The default ``pass_threshold`` of ``llm_judge`` and ``agent_judge``: the score a vote needs."""
-
-FLAG_NAMES = {
-    "I": "IGNORECASE",
-    "M": "MULTILINE",
-    "S": "DOTALL",
-    "X": "VERBOSE",
-    "A": "ASCII",
-}
-"""Regex flags by letter; a ``flags`` value may use the letters or the full names."""
-
-
-def parse_flags(value: Any) -> list[str]:
-    """Regex flags as written in a task file -> their canonical names.
-
-    Example: ``parse_flags("re.I|MULTILINE")`` -> ``["IGNORECASE", "MULTILINE"]``; also a list
-    (``[ignorecase, s]``), letters (``"im"``) or a mapping of booleans (``{ignorecase: true}``).
-    """
-    if value is None:
-        return []
-    if isinstance(value, dict):
-        return parse_flags([name for name, on in value.items() if on])
-    words = re.split(r"[|,\s]+", value) if isinstance(value, str) else value
-    if not isinstance(words, list):
-        raise ValueError(f"flags: give names (IGNORECASE, MULTILINE ...) or letters (ims), got {value!r}")
-    names: list[str] = []
-    for word in (str(w).strip().upper().removeprefix("RE.") for w in words):
-        if not word:
-            continue
-        if word in FLAG_NAMES.values():
-            names.append(word)
-        elif all(letter in FLAG_NAMES for letter in word):
-            names.extend(FLAG_NAMES[letter] for letter in word)
-        else:
-            known = ", ".join(FLAG_NAMES.values())
-            raise ValueError(f"unknown regex flag {word!r}; use {known} (or the letters i, m, s, x, a)")
-    return list(dict.fromkeys(names))
-
-
-Flags = Annotated[list[str], BeforeValidator(parse_flags)]
-"""Regex flags, stored as canonical names (``["IGNORECASE"]``)."""
-
-
-def flag_value(names: Sequence[str]) -> re.RegexFlag:
-    """``["IGNORECASE", "MULTILINE"]`` -> ``re.IGNORECASE | re.MULTILINE``."""
-    flags = re.RegexFlag(0)
-    for name in names:
-        flags |= re.RegexFlag[name]
-    return flags
-
-
-SUITE_METRICS = (
-    "pass_rate",
-    "mean",
-    "completion_rate",
-    "accuracy",
-    "macro_f1",
-    "weighted_f1",
-    "micro_f1",
-    "recall",
-    "precision",
-    "f1",
-)
-"""Suite metrics; ``recall``, ``precision`` and ``f1`` also as ``recall.<label>`` (that label only)."""
-LABEL_METRICS = ("recall", "precision", "f1")
-
-
-def check_suite_metric(name: str) -> str:
-    """A suite metric name: one of ``SUITE_METRICS``, or ``precision.<label>`` and the like."""
-    head, dot, label = name.partition(".")
-    if (name in SUITE_METRICS and not dot) or (head in LABEL_METRICS and dot and label.strip()):
-        return name
-    raise ValueError(
-        f"unknown suite metric {name!r}{did_you_mean(name, SUITE_METRICS)}; use "
-        f"{', '.join(SUITE_METRICS)}, or recall.<label>, precision.<label>, f1.<label>"
-    )
-
-
-SuiteMetric = Annotated[str, AfterValidator(check_suite_metric)]
-"""A metric a suite threshold gates on (``docs/experiments.md``, Gates)."""
-Threshold = Annotated[float, Field(ge=0, le=1)]
 
 
 class StopEarly(BaseModel):

@@ -27,16 +27,15 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import (
-    Flags,
     GradingContext,
     OriginalCriterion,
     Regex,
     Verdict,
-    flag_value,
     fraction,
     matching_files,
     read_text,
 )
+from coder_eval.criteria.flags import Flags, flag_value
 from coder_eval.sandbox.base import SandboxPath
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -196,6 +197,23 @@ class JsonCheck(OriginalCriterion):
     @classmethod
     def _valid_schema(cls, value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
         return check_schema(value) if isinstance(value, dict) else value
+
+    def resolved(self, task_dir: Path, template_dirs: Sequence[tuple[str, Path]]) -> JsonCheck:
+        """With a schema file made absolute and checked: the task author's file, relative to the task
+        folder, else to a template folder it is copied from (``(mount_point, folder)`` pairs)."""
+        if not isinstance(self.json_schema, str):
+            return self
+        relative = Path(self.json_schema)
+        candidates = [task_dir / relative]
+        for mount_point, folder in template_dirs:
+            if relative.is_relative_to(mount_point):
+                candidates.append(folder / relative.relative_to(mount_point))
+        found = next((c.resolve() for c in candidates if c.is_file()), None)
+        if found is None:
+            looked = ", ".join(str(c) for c in candidates)
+            raise ValueError(f"file {self.json_schema!r} not found (looked for {looked})")
+        load_schema(found)
+        return self.model_copy(update={"json_schema": str(found)})
 
     def schema_document(self, task_dir: Path) -> dict[str, Any] | None:
         """The schema: inline, or read from its file (relative to ``task_dir`` unless absolute)."""

@@ -11,7 +11,8 @@ Example::
 from coder_eval.experiment.merge import MERGE_RULES, Layer, Merged, merge_layers, provenance
 from coder_eval.experiment.mutations import PromptMutations, mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer, parse_define
-from coder_eval.experiment.resolve import CommandLine, Resolution, Selection, Suite, resolve, select
+from coder_eval.experiment.resolve import CommandLine, Resolution, Suite, resolve
+from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import (
     DEFAULT_EXPERIMENT,
     Experiment,

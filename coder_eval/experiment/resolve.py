@@ -13,19 +13,18 @@ Example::
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from coder_eval.dataset import SAMPLE_SEED
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
 from coder_eval.experiment.rephrase import Rephraser, seed_for
+from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
 from coder_eval.task import TaskSpec, build_tasks, discover
@@ -49,18 +48,6 @@ class CommandLine:
         shortcuts += [f"agent.model={self.model}"] if self.model else []
         shortcuts += [f"sandbox.driver={self.driver}"] if self.driver else []
         return overrides_layer([*self.defines, *shortcuts])
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which tasks run: ``--tags`` (any of), ``--exclude-tags`` (none of), ``--split`` (dataset rows),
-    ``--sample N`` (seed SAMPLE_SEED); skipped tasks only with ``--include-skipped``."""
-
-    tags: tuple[str, ...] = ()
-    split: str | None = None
-    sample: int | None = None
-    exclude_tags: tuple[str, ...] = ()
-    include_skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -279,33 +266,6 @@ def _duplicates(ids: list[tuple[str, Path]]) -> list[str]:
             errors.append(f"{path}: task_id {task_id!r} is also used by {seen[task_id]}")
         seen[task_id] = path
     return errors
-
-
-def select(tasks: Sequence[TaskSpec], selection: Selection) -> set[str]:
-    """Task ids kept: not skipped (unless included), with any of the tags and none of the excluded
-    ones, then a seeded sample (ids sorted first).
-
-    Selecting no task at all is an ExperimentError naming what removed them.
-    """
-    steps = [f"{len(tasks)} loaded"]
-    kept = [t for t in tasks if selection.include_skipped or not t.skip]
-    steps.append(f"{len(kept)} {'with skipped ones' if selection.include_skipped else 'not skipped'}")
-    if selection.tags:
-        kept = [t for t in kept if set(selection.tags) & set(t.tags)]
-        steps.append(f"{len(kept)} tagged {', '.join(selection.tags)}")
-    if selection.exclude_tags:
-        kept = [t for t in kept if not set(selection.exclude_tags) & set(t.tags)]
-        steps.append(f"{len(kept)} without {', '.join(selection.exclude_tags)}")
-    if selection.sample is not None:
-        if selection.sample < 1:
-            raise ExperimentError("--sample must be at least 1")
-        ordered = sorted(kept, key=lambda t: t.task_id)
-        kept = random.Random(SAMPLE_SEED).sample(ordered, min(selection.sample, len(ordered)))
-    if not kept:
-        raise ExperimentError(
-            f"no task selected ({', '.join(steps)}): check the paths, --tags, --exclude-tags and skip flags"
-        )
-    return {t.task_id for t in kept}
 
 
 def _suites(files: list[_File], variant_id: str, keep: set[str]) -> list[Suite]:

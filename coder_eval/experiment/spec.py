@@ -31,12 +31,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from coder_eval.errors import ExperimentError, did_you_mean
-from coder_eval.experiment.mutations import Mutations, PromptMutations, RephraseStep
-from coder_eval.sandbox.spec import TemplateSource, source_kind
+from coder_eval.experiment.mutations import Mutations, PromptMutations
+from coder_eval.experiment.paths import ExperimentPaths
+from coder_eval.sandbox.spec import TemplateSource
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.simulation import SimulationSpec
 from coder_eval.task import AgentSpec, Identifier, RunLimits, SandboxSpec
-from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
+from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")
 """Used when no ``--experiment`` is given and it exists in the working directory."""
@@ -208,7 +209,7 @@ def default_experiment() -> Experiment:
 
 
 def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
-    paths = _Paths(doc)
+    paths = ExperimentPaths(doc)
     defaults = _dump(spec.defaults, exclude={"repeats", "prompt_mutations"})
     for i, _ in enumerate(defaults.get("sandbox", {}).get("template_sources", [])):
         paths.template(
@@ -236,7 +237,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
     )
 
 
-def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
+def _variant(spec: VariantSpec, index: int, paths: ExperimentPaths) -> Variant:
     layer: dict[str, Any] = {}
     if spec.agent is not None:
         layer["agent"] = _dump(spec.agent)
@@ -257,7 +258,7 @@ def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
     return Variant(spec.variant_id, spec.description, layer, spec.repeats, mutations, spec.gated)
 
 
-def _variant_task_fields(spec: VariantSpec, index: int, paths: _Paths) -> dict[str, Any]:
+def _variant_task_fields(spec: VariantSpec, index: int, paths: ExperimentPaths) -> dict[str, Any]:
     """What a variant sets on the task besides agent, limits, templates and script: the simulation,
     the prompt (one of the two fields, replacing the task's) and the sandbox driver."""
     layer: dict[str, Any] = {}
@@ -282,58 +283,3 @@ def _variant_task_fields(spec: VariantSpec, index: int, paths: _Paths) -> dict[s
 def _dump(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
     """Only the fields the file set: what this layer contributes to the merge."""
     return model.model_dump(mode="json", exclude_unset=True, exclude_none=True, exclude=exclude)
-
-
-class _Paths:
-    """Makes experiment-relative paths absolute and collects every missing one."""
-
-    def __init__(self, doc: YamlDoc | None) -> None:
-        self.doc = doc
-        self.base = doc.path.resolve().parent if doc else Path.cwd()
-        self.problems: list[str] = []
-
-    def existing(self, relative: str, loc: Loc, want_dir: bool | None) -> str:
-        target = (self.base / relative).resolve()
-        ok = target.exists() if want_dir is None else (target.is_dir() if want_dir else target.is_file())
-        if not ok:
-            where = self.doc.where(loc) if self.doc else "experiment"
-            field = ".".join(map(str, loc))
-            self.problems.append(
-                f"{where}: {field}: {relative!r} not found (looked for {target}); "
-                "paths are relative to the experiment file"
-            )
-        return str(target)
-
-    def file(self, relative: str, loc: Loc) -> str:
-        return self.existing(relative, loc, want_dir=False)
-
-    def template(self, source: dict[str, Any], loc: Loc) -> None:
-        kind = source_kind(source)
-        if kind == "template_dir":
-            key = "path" if "path" in source else "template_dir"
-            source[key] = self.existing(source[key], (*loc, key), True)
-        if kind == "repo" and "://" not in source["url"] and not source["url"].startswith("git@"):
-            source["url"] = self.existing(source["url"], (*loc, "url"), True)
-        key = "files" if "files" in source else "starter_files"
-        for j, starter in enumerate(source.get(key, [])):
-            if isinstance(starter, dict) and "source" in starter:
-                starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
-
-    def problem(self, loc: Loc, text: str) -> None:
-        where = self.doc.where(loc) if self.doc else "experiment"
-        self.problems.append(f"{where}: {'.'.join(map(str, loc))}: {text}")
-
-    def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
-        """The mutations with each rephrase step's script file made absolute (and checked)."""
-        if not isinstance(mutations, list):
-            return mutations
-        out = []
-        for i, step in enumerate(mutations):
-            if isinstance(step, RephraseStep) and isinstance(step.scripted, str):
-                step = step.model_copy(update={"scripted": self.file(step.scripted, (*loc, i, "scripted"))})
-            out.append(step)
-        return out
-
-    def raise_problems(self) -> None:
-        if self.problems:
-            raise ExperimentError("\n".join(self.problems))

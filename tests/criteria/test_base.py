@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.criteria.base import parse_flags
+from coder_eval.criteria.flags import parse_flags
 from tests.criteria.builders import criterion, load_error
 
 

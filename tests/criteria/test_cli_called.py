@@ -14,12 +14,18 @@ from coder_eval.sandbox import FakeSandbox
 from coder_eval.trajectory import CliCall
 from tests.criteria.builders import grade, load_error
 
-RECORDERS = {"deployctl": "cli_mocks/calls.jsonl", "gh": "cli_mocks/calls.jsonl", "sitectl": ".coder_eval/calls/sitectl.jsonl"}
+RECORDERS = {
+    "deployctl": "cli_mocks/calls.jsonl",
+    "gh": "cli_mocks/calls.jsonl",
+    "sitectl": ".coder_eval/calls/sitectl.jsonl",
+}
 
 
 def ctx(*commands: str) -> GradingContext:
     calls = [CliCall(name=shlex.split(c)[0], argv=shlex.split(c), exit_code=0) for c in commands]
-    fake = FakeSandbox({"cli_mocks/calls.jsonl": '{"argv": ["deployctl", "deploy", "web", "--env", "staging"]}\n'})
+    fake = FakeSandbox(
+        {"cli_mocks/calls.jsonl": '{"argv": ["deployctl", "deploy", "web", "--env", "staging"]}\n'}
+    )
     return GradingContext(sandbox=fake, events=calls, task_dir=Path.cwd(), recorders=RECORDERS)
 
 
@@ -45,7 +51,9 @@ def test_verb_positionals_and_flag_values() -> None:
 
 def test_present_absent_and_aliases() -> None:
     context = ctx("gh pr create --draft -t title", "gh pr create --title other")
-    assert count({"tool": "gh", "verb": ["pr", "create"], "flags": {"draft": {"present": True}}}, context) == 1
+    assert (
+        count({"tool": "gh", "verb": ["pr", "create"], "flags": {"draft": {"present": True}}}, context) == 1
+    )
     assert count({"tool": "gh", "verb": "pr create", "flags": {"draft": {"absent": True}}}, context) == 1
     aliased = {"title": {"equals": "title", "aliases": ["-t"]}}
     assert count({"tool": "gh", "verb": "pr create", "flags": aliased}, context) == 1
@@ -84,11 +92,15 @@ def test_parse_args() -> None:
 
 
 def test_bad_fields_fail_at_load(tmp_path: Path) -> None:
-    assert "give 'verb' or 'verb_any_of'" in load_error(tmp_path, "- type: cli_called\n  verb: a\n  verb_any_of: [b]")
+    assert "give 'verb' or 'verb_any_of'" in load_error(
+        tmp_path, "- type: cli_called\n  verb: a\n  verb_any_of: [b]"
+    )
     assert "one check per flag" in load_error(
         tmp_path, "- type: cli_called\n  flags: {env: {equals: a, absent: true}}"
     )
-    assert "max_count (0) is below min_count (1)" in load_error(tmp_path, "- type: cli_called\n  max_count: 0")
+    assert "max_count (0) is below min_count (1)" in load_error(
+        tmp_path, "- type: cli_called\n  max_count: 0"
+    )
 
 
 def test_the_task_must_record_the_cli(tmp_path: Path) -> None:

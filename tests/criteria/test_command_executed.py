@@ -102,14 +102,21 @@ def test_original_field_names_load_to_the_same_model() -> None:
 
     ours = criterion({"type": "command_executed", "tool": "Bash", "pattern": "pytest", "exclude": "-k"})
     theirs = criterion(
-        {"type": "command_executed", "tool_name": "Bash", "command_pattern": "pytest", "exclude_pattern": "-k"}
+        {
+            "type": "command_executed",
+            "tool_name": "Bash",
+            "command_pattern": "pytest",
+            "exclude_pattern": "-k",
+        }
     )
     assert ours == theirs
 
 
 def test_pattern_also_matches_the_shell_normalised_command() -> None:
     events = Transcript().bash("git  commit -m 'fix the bug'").events
-    assert grade({"type": "command_executed", "pattern": "commit -m fix the bug"}, context(events)).score == 1.0
+    assert (
+        grade({"type": "command_executed", "pattern": "commit -m fix the bug"}, context(events)).score == 1.0
+    )
     excluded = {"type": "command_executed", "pattern": "git", "exclude_pattern": "-m fix the"}
     assert grade(excluded, context(events)).score == 0.0
 

@@ -38,7 +38,9 @@ def test_the_original_default_allows_one_extra_call_in_ten() -> None:
         ten.bash(f"step {i}")
     assert passes({"type": "commands_efficiency", "expected_commands": 9}, context(ten.events))
     assert not passes({"type": "commands_efficiency", "expected_commands": 8}, context(ten.events))
-    assert not passes({"type": "commands_efficiency", "expected": 9, "pass_threshold": 1}, context(ten.events))
+    assert not passes(
+        {"type": "commands_efficiency", "expected": 9, "pass_threshold": 1}, context(ten.events)
+    )
 
 
 def test_the_task_level_expected_commands_is_the_default(tmp_path: Path) -> None:

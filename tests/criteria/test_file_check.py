@@ -35,8 +35,10 @@ def test_file_contains_passes_at_nine_of_ten_checks(tmp_path: Path) -> None:
     words = [f"w{i}" for i in range(10)]
     ctx = context(root=workspace(tmp_path, " ".join(words[:9])))
     assert passes({"type": "file_contains", "path": "app.py", "includes": words}, ctx)
-    assert not passes({"type": "file_contains", "path": "app.py", "includes": words, "pass_threshold": 1}, ctx)
-    assert not passes({"type": "file_contains", "path": "app.py", "includes": words[7:] + ["x"]}, ctx)
+    assert not passes(
+        {"type": "file_contains", "path": "app.py", "includes": words, "pass_threshold": 1}, ctx
+    )
+    assert not passes({"type": "file_contains", "path": "app.py", "includes": [*words[7:], "x"]}, ctx)
 
 
 def test_must_match_and_should_match_are_one_field(tmp_path: Path) -> None:
@@ -56,7 +58,9 @@ def test_file_matches_regex_flags_replace_the_multiline_default(tmp_path: Path) 
 
 
 def test_a_bad_pattern_entry_fails_at_load(tmp_path: Path) -> None:
-    error = load_error(tmp_path, "- type: file_check\n  path: a\n  patterns: [{pattern: '(', must_match: true}]")
+    error = load_error(
+        tmp_path, "- type: file_check\n  path: a\n  patterns: [{pattern: '(', must_match: true}]"
+    )
     assert "invalid regex '('" in error
     error = load_error(tmp_path, "- type: file_check\n  path: a\n  patterns: [{pattern: x, must_mach: true}]")
     assert "must_mach" in error

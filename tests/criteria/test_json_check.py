@@ -111,7 +111,9 @@ def test_json_schema_found_through_its_template_folder(tmp_path: Path) -> None:
 
 
 def test_missing_or_invalid_schema_file_fails_at_load_with_the_line(tmp_path: Path) -> None:
-    with pytest.raises(TaskError, match=r"task.yaml:9: success_criteria\[0\].json_schema: file 'nope.json' not found"):
+    with pytest.raises(
+        TaskError, match=r"task.yaml:9: success_criteria\[0\].json_schema: file 'nope.json' not found"
+    ):
         load_tasks([schema_task(tmp_path, "nope.json")])
     (tmp_path / "bad.json").write_text('{"type": 12}')
     with pytest.raises(TaskError, match="invalid JSON Schema"):

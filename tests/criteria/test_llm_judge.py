@@ -310,7 +310,9 @@ def test_the_original_spelling_asks_once_with_its_evidence(tmp_path: Path) -> No
     spec = criterion({**ORIGINAL_JUDGE, "scripted": {"turns": [{"blocks": verdict(0.7, True)}]}})
     assert (spec.votes, spec.temperature, spec.pass_threshold) == (1, None, 0.7)  # type: ignore[attr-defined]
     ctx = ctx_for(work, task_dir=task_dir)
-    ctx = GradingContext(ctx.sandbox, [*Transcript().say("What port?", role="user").events, *ctx.events], task_dir)
+    ctx = GradingContext(
+        ctx.sandbox, [*Transcript().say("What port?", role="user").events, *ctx.events], task_dir
+    )
     with ScriptedServer({"turns": [{"blocks": verdict(0.7, True)}]}) as server:
         spec = criterion({**ORIGINAL_JUDGE, "model": "claude-haiku-4-5", "temperature": 0})
         with pytest.MonkeyPatch.context() as patch:

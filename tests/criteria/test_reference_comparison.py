@@ -1,4 +1,4 @@
-"""reference_comparison: the agent's file against the task's reference, by tokens, syntax tree or complexity."""
+"""reference_comparison: the agent's file against the task's reference (tokens, syntax tree, complexity)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from coder_eval.errors import GraderError
 from coder_eval.sandbox import FakeSandbox
 from tests.criteria.builders import grade, load_error
 
-REFERENCE = "def slug(text):\n    if not text:\n        return ''\n    return '-'.join(text.lower().split())\n"
+REFERENCE = (
+    "def slug(text):\n    if not text:\n        return ''\n    return '-'.join(text.lower().split())\n"
+)
 RENAMED = "def slugify(s):\n    if not s:\n        return ''\n    return '-'.join(s.lower().split())\n"
 DIFFERENT = "import os\nprint(os.getcwd())\n"
 
@@ -43,7 +45,9 @@ def test_ast_ignores_names_that_tokens_see(tmp_path: Path) -> None:
 def test_unrelated_code_fails_and_the_similarity_threshold_decides(tmp_path: Path) -> None:
     verdict = grade({**SPEC, "comparison_method": "ast"}, ctx_for(tmp_path, DIFFERENT))
     assert verdict.score < 0.5 and verdict.passed is False
-    low = grade({**SPEC, "similarity_threshold": 0.1, "comparison_method": "ast"}, ctx_for(tmp_path, DIFFERENT))
+    low = grade(
+        {**SPEC, "similarity_threshold": 0.1, "comparison_method": "ast"}, ctx_for(tmp_path, DIFFERENT)
+    )
     assert low.passed is (low.score >= 0.1) and low.details["threshold"] == 0.1
 
 
@@ -62,7 +66,7 @@ def test_agent_file_missing_or_not_python_is_the_agents_failure(tmp_path: Path) 
 def test_reference_comes_from_the_tasks_own_folders_only(tmp_path: Path) -> None:
     ctx = ctx_for(tmp_path, REFERENCE)
     ctx.sandbox.files["slug_ref.py"] = REFERENCE.encode()  # type: ignore[attr-defined]
-    with pytest.raises(GraderError, match="'slug_ref.py' not found in the task's own files"):
+    with pytest.raises(GraderError, match=r"'slug_ref\.py' not found in the task's own files"):
         grade({**SPEC, "reference_file": "slug_ref.py"}, ctx)
     assert grade({**SPEC, "reference_file": "$REFERENCE_DIR/slug.py"}, ctx).score == 1.0
     with pytest.raises(GraderError, match="not found"):

@@ -28,7 +28,12 @@ def answering(stdout: str, exit_code: int = 0) -> GradingContext:
     ],
 )
 def test_expected_stdout_per_match_mode(match: str, expected: str, ok: bool) -> None:
-    spec = {"type": "run_command", "command": "app --version", "expected_stdout": expected, "stdout_match": match}
+    spec = {
+        "type": "run_command",
+        "command": "app --version",
+        "expected_stdout": expected,
+        "stdout_match": match,
+    }
     assert grade(spec, answering("app 1.2\n")).score == (1.0 if ok else 0.5)  # the exit code check holds
 
 

@@ -154,5 +154,7 @@ def test_bad_input_fails_at_load(tmp_path: Path) -> None:
 
 def test_skill_name_is_the_original_spelling_of_skill() -> None:
     events = Transcript().tool("Skill", {"skill": "pdf"}).events
-    verdict = grade({"type": "skill_triggered", "skill_name": "pdf", "expected_skill": "pdf"}, context(events))
+    verdict = grade(
+        {"type": "skill_triggered", "skill_name": "pdf", "expected_skill": "pdf"}, context(events)
+    )
     assert (verdict.observed_label, verdict.score) == ("pdf", 1.0)
