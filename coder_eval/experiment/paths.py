@@ -53,10 +53,6 @@ class ExperimentPaths:
             if isinstance(starter, dict) and "source" in starter:
                 starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
 
-    def problem(self, loc: Loc, text: str) -> None:
-        where = self.doc.where(loc) if self.doc else "experiment"
-        self.problems.append(f"{where}: {'.'.join(map(str, loc))}: {text}")
-
     def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
         """The mutations with each rephrase step's script file made absolute (and checked)."""
         if not isinstance(mutations, list):

@@ -3,7 +3,8 @@
 With ``model: scripted`` the rewrite comes from a scripted model server (``coder_eval.scripted``),
 seeded from the variant and task ids, so it runs offline and gives the same prompt every time. Any
 other model is called through the Anthropic Messages API and needs ``ANTHROPIC_API_KEY``. The
-rewritten prompt is the task's ``initial_prompt``, and each rewrite is recorded in the episode's
+model answers only through a forced ``submit_prompt`` tool call. The rewritten prompt is the task's
+``initial_prompt``, and each rewrite is recorded in the episode's
 provenance (``prompt_mutations.rephrase``: model, seed, the prompt before and after).
 
 Example::
@@ -23,6 +24,18 @@ from coder_eval.errors import ExperimentError
 from coder_eval.experiment.mutations import REPHRASE_MODEL, Rephrase, RephraseStep
 
 REQUEST_TIMEOUT_S = 120.0
+TOOL: dict[str, Any] = {
+    "name": "submit_prompt",
+    "description": "Submit the rewritten task description.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"prompt": {"type": "string", "description": "The rewritten task, complete."}},
+        "required": ["prompt"],
+        "additionalProperties": False,
+    },
+}
+"""The rewrite arrives only through this forced tool call (a scripted model answers with
+``{tool_use: {name: submit_prompt, input: {prompt: "..."}}}``)."""
 
 
 def seed_for(variant_id: str, task_id: str) -> int:
@@ -76,6 +89,8 @@ def _call(client: Any, model: str, prompt: str, step: RephraseStep) -> str:
         "max_tokens": step.max_tokens,
         "system": step.instruction,
         "messages": [{"role": "user", "content": prompt}],
+        "tools": [TOOL],
+        "tool_choice": {"type": "tool", "name": TOOL["name"]},
     }
     if step.temperature is not None:  # the client has no keyword for it: sent in the body as written
         request["extra_body"] = {"temperature": step.temperature}
@@ -83,7 +98,12 @@ def _call(client: Any, model: str, prompt: str, step: RephraseStep) -> str:
         response = client.messages.create(**request)
     except anthropic.APIError as exc:
         raise ExperimentError(f"prompt_mutations: rephrase with {model!r} failed: {exc}") from exc
-    text = "".join(block.text for block in response.content if block.type == "text").strip()
-    if not text:
-        raise ExperimentError(f"prompt_mutations: rephrase with {model!r} returned no text")
-    return text
+    answer = next(
+        (b.input for b in response.content if b.type == "tool_use" and b.name == TOOL["name"]), None
+    )
+    text = answer.get("prompt") if isinstance(answer, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise ExperimentError(
+            f"prompt_mutations: rephrase with {model!r} did not call {TOOL['name']} with a prompt"
+        )
+    return text.strip()

@@ -28,7 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from coder_eval.errors import ExperimentError, did_you_mean
 from coder_eval.experiment.mutations import Mutations, PromptMutations
@@ -108,6 +116,12 @@ class VariantSpec(_Strict):
         description="Gates apply to this arm; false for a reference arm that cannot meet them (a baseline "
         "without the skill a trigger threshold measures): its figures are shown, marked 'not gated'.",
     )
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> VariantSpec:
+        if self.initial_prompt is not None and self.initial_prompt_file is not None:
+            raise ValueError("give initial_prompt or initial_prompt_file, not both")
+        return self
 
 
 class CompareSpec(_Strict):
@@ -267,8 +281,6 @@ def _variant_task_fields(spec: VariantSpec, index: int, paths: ExperimentPaths) 
         if isinstance(layer["simulation"].get("scripted"), str):
             where = ("variants", index, "simulation", "scripted")
             layer["simulation"]["scripted"] = paths.file(layer["simulation"]["scripted"], where)
-    if spec.initial_prompt is not None and spec.initial_prompt_file is not None:
-        paths.problem(("variants", index), "give initial_prompt or initial_prompt_file, not both")
     if spec.initial_prompt is not None:
         layer["initial_prompt"] = spec.initial_prompt
     if spec.initial_prompt_file is not None:
