@@ -162,5 +162,5 @@ def test_name_resolves_to_experiments_folder(tmp_path: Path, monkeypatch: pytest
     assert experiment_path(Path("ab")) == Path("experiments/ab.yaml")
     assert load_experiment(experiment_path(Path("ab"))).experiment_id == "ab"
     assert experiment_path(Path("other.yaml")) == Path("other.yaml")
-    with pytest.raises(ExperimentError, match="-e nope: no such file, and no experiments/nope.yaml here"):
+    with pytest.raises(ExperimentError, match=r"-e nope: no such file, and no experiments/nope\.yaml here"):
         experiment_path(Path("nope"))
