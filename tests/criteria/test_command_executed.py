@@ -129,3 +129,8 @@ def test_command_not_executed_is_a_maximum_of_zero(tmp_path: Path) -> None:
     assert "command_not_executed means no matching command" in load_error(
         tmp_path, "- type: command_not_executed\n  pattern: x\n  max_count: 2"
     )
+
+
+def test_a_typo_of_an_original_name_is_suggested_by_that_name(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "- type: command_executed\n  command_patern: x")
+    assert "command_patern: unknown field (did you mean 'command_pattern'?)" in error
