@@ -101,13 +101,7 @@ def classification(
         columns=LABEL_COLUMNS,
     )
     accuracy, low, high, method = accuracy_estimate(items, one_run, confidence, n_resamples, seed)
-    support = per_label["support"].to_numpy(float)
-    f1 = per_label["f1"].to_numpy(float)
-    weighted = float((f1 * support).sum() / support.sum()) if support.sum() else NAN
-    correct = float(items["correct"].sum())  # pooled: every wrong item is one FP and one FN
-    micro = float(
-        f1_of(np.array([correct]), np.array([len(items) - correct]), np.array([len(items) - correct]))
-    )
+    weighted, micro = f1_averages(per_label, items)
     return Classification(
         str(items["criterion_id"].iloc[0]),
         confusion,
@@ -122,6 +116,20 @@ def classification(
         weighted,
         micro,
     )
+
+
+def f1_averages(per_label: pd.DataFrame, items: pd.DataFrame) -> tuple[float, float]:
+    """Weighted F1 (per-label F1 weighted by support) and micro F1 (F1 of the pooled counts).
+
+    With one label per item every wrong item is one false positive and one false negative, so micro
+    F1 equals the accuracy.
+    """
+    support = per_label["support"].to_numpy(float)
+    f1 = per_label["f1"].to_numpy(float)
+    weighted = float((f1 * support).sum() / support.sum()) if support.sum() else NAN
+    correct, wrong = float(items["correct"].sum()), float((~items["correct"]).sum())
+    micro = float(f1_of(np.array([correct]), np.array([wrong]), np.array([wrong])))
+    return weighted, micro
 
 
 def accuracy_estimate(
