@@ -21,7 +21,7 @@ from coder_eval.criteria.transcript import message_text
 from coder_eval.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
 from coder_eval.limits import token_overrun
 from coder_eval.pricing import cost_usd
-from coder_eval.simulation import DIALOG_AGENTS, Simulator, open_simulation
+from coder_eval.simulation import DIALOG_AGENTS, GRADER_CHECK_AGENTS, Simulator, open_simulation
 from coder_eval.stage import Stage
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import Event, Message, Status, TrajectoryWriter, Usage
@@ -131,6 +131,10 @@ def _feedback(task: TaskSpec, turn: Turn) -> GraderFeedback | None:
 
 
 def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:
+    """The watch's check of the criteria armed with ``stop_early`` (the oracle and ``none`` are never
+    stopped: they are grader checks)."""
+    if task.agent.kind in GRADER_CHECK_AGENTS:
+        return None
 
     def context(events: list[Event]) -> GradingContext:
         recorders = {r.name: r.log for r in task.sandbox.recorders}

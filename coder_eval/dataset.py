@@ -5,13 +5,17 @@ Example (in a task file)::
     task_id: triggers
     initial_prompt: "${row.prompt}"
     dataset:
-      paths: [prompts.jsonl]          # or inline `rows`
+      paths: [prompts.jsonl]          # or `path: prompts.jsonl`, or inline `rows`
       id_field: id                    # task ids become triggers.<id>
       split: test                     # keep rows whose `split` field is "test"
-      sample_per_stratum: 5           # then 5 rows per value of `kind` (seed SAMPLE_SEED)
+      sample_per_stratum: 5           # then 5 rows per value of stratify_field (default expected_skill)
       stratify_field: kind
+      sample_seed: 0                  # the default
     success_criteria:
       - {type: skill_triggered, skill: sitectl, expected_skill: "${row.expected_skill}"}
+
+``${row.<field>}`` is substituted in the prompt (also one read from ``initial_prompt_file``), the
+description, every string of ``success_criteria`` and the ``reference_solution``.
 """
 
 from __future__ import annotations
@@ -39,20 +43,29 @@ class DatasetSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rows: list[dict[str, Any]] | None = Field(default=None, description="Inline rows.")
+    path: str | None = Field(default=None, description="A JSONL file, relative to the task file.")
     paths: list[str] = Field(default_factory=list, description="JSONL files, relative to the task file.")
     id_field: str = Field(default="id", description="Row field used in the task id.")
     split: str | None = Field(default=None, description="Keep only rows whose split_field equals this.")
     split_field: str = Field(default="split", description="Row field holding the split name.")
     sample_per_stratum: int | None = Field(
-        default=None, ge=1, description="Keep this many rows per value of stratify_field (seed SAMPLE_SEED)."
+        default=None, ge=1, description="Keep this many rows per value of stratify_field (seed sample_seed)."
     )
-    stratify_field: str | None = Field(default=None, description="Row field whose values are the strata.")
+    stratify_field: str = Field(
+        default="expected_skill", description="Row field whose values are the strata (a missing one is '')."
+    )
+    sample_seed: int = Field(default=SAMPLE_SEED, description="Seed of the per-stratum sample.")
 
     @model_validator(mode="after")
-    def _stratum_pair(self) -> DatasetSpec:
-        if (self.sample_per_stratum is None) != (self.stratify_field is None):
-            raise ValueError("give both 'sample_per_stratum' and 'stratify_field', or neither")
+    def _one_origin(self) -> DatasetSpec:
+        if self.path is not None and self.path in self.paths:
+            raise ValueError(f"{self.path!r} is given in both 'path' and 'paths'")
         return self
+
+    @property
+    def files(self) -> list[str]:
+        """``path`` then ``paths``."""
+        return [*([self.path] if self.path is not None else []), *self.paths]
 
 
 def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
@@ -63,10 +76,14 @@ def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
     except ValidationError as exc:
         raise TaskError(explain(exc, doc, DatasetSpec, prefix=("dataset",))) from exc
     rows = list(dataset.rows or [])
+    if dataset.path is not None:
+        rows.extend(read_jsonl(doc, dataset.path, ("dataset", "path")))
     for i, relative in enumerate(dataset.paths):
         rows.extend(read_jsonl(doc, relative, ("dataset", "paths", i)))
     if not rows:
-        raise TaskError(f"{doc.where(('dataset',))}: dataset: no rows; add 'rows' or 'paths' with JSONL rows")
+        raise TaskError(
+            f"{doc.where(('dataset',))}: dataset: no rows; add 'rows', or 'path' / 'paths' with JSONL rows"
+        )
     for i, row in enumerate(rows):
         if dataset.id_field not in row:
             raise TaskError(
@@ -87,7 +104,7 @@ def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
 
 
 def select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of ``dataset.split``, then ``sample_per_stratum`` rows per stratum (seed SAMPLE_SEED)."""
+    """Rows of ``dataset.split``, then ``sample_per_stratum`` rows per stratum (seed ``sample_seed``)."""
     where = doc.where(("dataset",))
     if dataset.split is not None:
         splits = sorted({str(r[dataset.split_field]) for r in rows if dataset.split_field in r})
@@ -97,17 +114,16 @@ def select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) 
                 f"{where}: dataset.split: no row has {dataset.split_field}={dataset.split!r}"
                 f"{did_you_mean(dataset.split, splits)}; splits present: {', '.join(splits) or 'none'}"
             )
-    if dataset.stratify_field is None or dataset.sample_per_stratum is None:
+    if dataset.sample_per_stratum is None:
         return rows
     strata: dict[str, list[str]] = {}
     for row in rows:
-        if dataset.stratify_field not in row:
-            raise TaskError(f"{where}: dataset row {row['__id__']!r} has no {dataset.stratify_field!r}")
-        strata.setdefault(str(row[dataset.stratify_field]), []).append(row["__id__"])
+        value = row.get(dataset.stratify_field)
+        strata.setdefault("" if value is None else str(value), []).append(row["__id__"])
     keep: set[str] = set()
     for value in sorted(strata):
         ids = strata[value]
-        keep.update(random.Random(SAMPLE_SEED).sample(ids, min(dataset.sample_per_stratum, len(ids))))
+        keep.update(random.Random(dataset.sample_seed).sample(ids, min(dataset.sample_per_stratum, len(ids))))
     return [r for r in rows if r["__id__"] in keep]
 
 
@@ -147,7 +163,13 @@ def substitute_row(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any]) -> d
 
     out = {k: v for k, v in data.items() if k != "dataset"}
     out["task_id"] = f"{data.get('task_id', 'task')}.{row_id}"
-    for key in ("initial_prompt", "success_criteria", "description"):
+    prompt_file = out.get("initial_prompt_file")
+    if isinstance(prompt_file, str) and "initial_prompt" not in out:  # its ${row.x} are substituted too
+        path = doc.path.resolve().parent / prompt_file
+        if path.is_file():
+            out["initial_prompt"] = read_text_file(path, kind=TaskError, what="prompt")
+            del out["initial_prompt_file"]
+    for key in ("initial_prompt", "success_criteria", "description", "reference_solution"):
         if key in out:
             out[key] = fill(out[key])
     if missing:

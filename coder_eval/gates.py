@@ -2,10 +2,13 @@
 
 - ``--min-pass-rate X``: each variant's pass rate (``summarize``: mean of task means, invalid
   episodes excluded) must be at least X.
-- ``suite_thresholds`` on a (dataset) task: per variant, over that task's rows, for a criterion id
-  or kind: ``pass_rate`` (share of episodes where the criterion passed, task-clustered),
-  ``accuracy`` and ``macro_f1`` (``classification``), and ``recall`` / ``precision`` / ``f1``,
-  checked for **every positive label**: each label other than ``none`` that some row expects.
+- ``suite_thresholds`` on a (dataset) task, or on one of its criteria: per variant, over that task's
+  rows, for a criterion id or kind: ``pass_rate`` (share of episodes where the criterion passed,
+  task-clustered), ``mean`` (its mean score), ``completion_rate`` (share of episodes where it was
+  graded at all), ``accuracy``, ``macro_f1``, ``weighted_f1`` and ``micro_f1``
+  (``classification``), and ``recall`` / ``precision`` / ``f1``, checked for **every positive
+  label** (each label other than ``none`` that some row expects), or for one label as
+  ``recall.<label>``.
 
 A gate compares the **point estimate** with the threshold; the interval is shown beside it. An
 undefined value (no valid episode, a label never observed for precision) fails. A variant with
@@ -32,10 +35,14 @@ from coder_eval.experiment.resolve import Suite
 if TYPE_CHECKING:
     import pandas as pd
 
-    from coder_eval.analysis import Runs
+    from coder_eval.analysis import Classification, Runs
 
 NAN = float("nan")
-LABEL_METRICS = ("recall", "precision", "f1")
+F1_AVERAGES = {
+    "macro_f1": "mean of per-label F1",
+    "weighted_f1": "per-label F1 weighted by support",
+    "micro_f1": "F1 of pooled counts (= accuracy)",
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ def evaluate_gates(
     """Every gate, per variant, in table order; rows of ``ungated`` variants are marked, not judged."""
     results = [] if min_pass_rate is None else pass_rate_gates(runs.episodes, variants, min_pass_rate)
     for suite in suites:
-        results += suite_gates(runs.criteria, variants, suite)
+        results += suite_gates(runs.criteria, variants, suite, runs.episodes)
     return [replace(r, verdict="not gated") if r.variant_id in ungated else r for r in results]
 
 
@@ -91,8 +98,11 @@ def pass_rate_gates(episodes: pd.DataFrame, variants: Sequence[str], threshold: 
     return results
 
 
-def suite_gates(criteria: pd.DataFrame, variants: Sequence[str], suite: Suite) -> list[GateResult]:
-    """A suite's ``suite_thresholds``: per criterion, variant and metric (per label for R, P, F1)."""
+def suite_gates(
+    criteria: pd.DataFrame, variants: Sequence[str], suite: Suite, episodes: pd.DataFrame | None = None
+) -> list[GateResult]:
+    """A suite's ``suite_thresholds``: per criterion, variant and metric (per label for R, P, F1).
+    ``completion_rate`` needs ``episodes`` (the episodes in which nothing was graded)."""
     rows = criteria[criteria["task_id"].isin(suite.task_ids)]
     results = []
     for key, thresholds in suite.thresholds.items():
@@ -104,9 +114,27 @@ def suite_gates(criteria: pd.DataFrame, variants: Sequence[str], suite: Suite) -
                     many = f"kind {key!r} matches several criteria ({', '.join(ids)}); key by id"
                     results.append(replace(base, note=many if ids else "no results for this criterion"))
                     continue
+                if metric == "completion_rate":
+                    results.append(_completion_gate(episodes, criteria, suite, ids[0], base))
+                    continue
                 mine = rows[(rows["variant_id"] == variant) & (rows["criterion_id"] == ids[0])]
                 results += _metric_gates(mine, ids[0], base)
     return results
+
+
+def _completion_gate(
+    episodes: pd.DataFrame | None, criteria: pd.DataFrame, suite: Suite, criterion_id: str, base: GateResult
+) -> GateResult:
+    from coder_eval.analysis.completion import completion_rate
+
+    if episodes is None:
+        return replace(base, note="completion_rate needs the episodes")
+    mine = episodes[episodes["task_id"].isin(suite.task_ids) & (episodes["variant_id"] == base.variant_id)]
+    if mine.empty:
+        return replace(base, note="no episodes")
+    row = completion_rate(mine, criteria, criterion_id).iloc[0]
+    note = f"{row['method']}; {int(row['n_tasks'])} tasks; invalid episodes count as not completed"
+    return _judged(base, float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]), note)
 
 
 def _criterion_ids(rows: pd.DataFrame, key: str) -> list[str]:
@@ -120,8 +148,8 @@ def _metric_gates(rows: pd.DataFrame, criterion_id: str, base: GateResult) -> li
 
     if rows.empty:
         return [replace(base, note="no episodes")]
-    if base.metric == "pass_rate":
-        table = summarize(rows, metric="passed")
+    if base.metric in ("pass_rate", "mean"):
+        table = summarize(rows, metric="passed" if base.metric == "pass_rate" else "score")
         return [_judged(base, *_estimate(table.iloc[0]))]
     try:
         cls = classification(rows, criterion=criterion_id)
@@ -130,8 +158,21 @@ def _metric_gates(rows: pd.DataFrame, criterion_id: str, base: GateResult) -> li
     if base.metric == "accuracy":
         note = f"{cls.accuracy_method}; n={cls.n}"
         return [_judged(base, cls.accuracy, cls.accuracy_low, cls.accuracy_high, note)]
-    if base.metric == "macro_f1":
-        return [_judged(base, cls.macro_f1, NAN, NAN, f"mean of per-label F1; n={cls.n}")]
+    if base.metric in F1_AVERAGES:
+        value = float(getattr(cls, base.metric))
+        return [_judged(base, value, NAN, NAN, f"{F1_AVERAGES[base.metric]}; n={cls.n}")]
+    return _label_gates(cls, base)
+
+
+def _label_gates(cls: Classification, base: GateResult) -> list[GateResult]:
+    """``recall`` for every positive label, or ``recall.<label>`` for that one."""
+    metric, _, label = base.metric.partition(".")
+    base = replace(base, metric=metric)
+    if label:
+        row = cls.per_label[cls.per_label["label"] == label]
+        if row.empty or (metric == "recall" and int(row.iloc[0]["support"]) == 0):
+            return [replace(base, label=label, note=f"undefined: no row expects the label {label!r}")]
+        return [_label_gate(base, row.iloc[0])]
     positive = cls.per_label[(cls.per_label["label"] != NONE_LABEL) & (cls.per_label["support"] > 0)]
     if positive.empty:
         return [replace(base, note="no row expects a positive label")]

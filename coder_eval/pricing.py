@@ -12,13 +12,22 @@ prices are not modelled. OpenAI and Google bill no cache writes (their caching i
 those rows price ``cache_creation_tokens`` as plain input; their cached input is ``cache_read``.
 When an agent reports its own cost (Claude Code's ``total_cost_usd``), that figure is used and this
 table is the fallback.
+
+Plugins price their own models, and win over the table: in code with
+``register_prices({"acme-coder-1": Rates(2.0, 8.0, 2.5, 0.2)})``, or from an installed package
+through the ``coder_eval.prices`` entry-point group, whose entries load to such a mapping or to a
+function returning one (``[coder_eval.prices] acme = acme_models:PRICES``). A price may also be a
+mapping ``{input, output, cache_write, cache_read}`` (the cache rates default to the input rate).
+Every cost computation (agents, judges, budgets, timeouts) looks prices up through :func:`rates_for`.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
-from typing import NamedTuple
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import Any, NamedTuple
 
 from coder_eval.trajectory import Usage
 
@@ -98,12 +107,63 @@ def normalise_model(model: str) -> str:
     return name
 
 
+PRICE_GROUP = "coder_eval.prices"
+"""The entry-point group through which installed packages price their models."""
+_registered: dict[str, Rates] = {}
+_plugins_loaded = False
+
+
+def as_rates(price: Rates | Mapping[str, float] | tuple[float, ...]) -> Rates:
+    """A price as ``Rates``: ``Rates``, a 4-tuple, or ``{input, output[, cache_write, cache_read]}``.
+
+    Example: ``as_rates({"input": 2, "output": 8})`` -> ``Rates(2.0, 8.0, 2.0, 2.0)``.
+    """
+    if isinstance(price, Mapping):
+        unknown = set(price) - set(Rates._fields)
+        if unknown or not {"input", "output"} <= set(price):
+            raise ValueError(f"a price needs input and output (USD per million tokens), got {dict(price)}")
+        rates = [float(price.get(name, price["input"])) for name in Rates._fields]
+    else:
+        rates = [float(value) for value in price]
+    if len(rates) != len(Rates._fields) or any(rate < 0 or rate != rate for rate in rates):
+        raise ValueError(f"a price is four rates >= 0 (input, output, cache_write, cache_read): {price}")
+    return Rates(*rates)
+
+
+def register_prices(prices: Mapping[str, Rates | Mapping[str, float] | tuple[float, ...]]) -> None:
+    """Price models that the table does not know (or price them differently); the latest wins.
+
+    Example: ``register_prices({"acme-coder-1": {"input": 2.0, "output": 8.0}})``.
+    """
+    checked = {normalise_model(model): as_rates(price) for model, price in prices.items()}
+    _registered.update(checked)
+
+
+def _load_plugins() -> None:
+    """Register the prices of every ``coder_eval.prices`` entry point, once; a broken one is skipped
+    with a warning naming it (costs of its models stay unknown, never wrong)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for point in entry_points(group=PRICE_GROUP):
+        try:
+            loaded: Any = point.load()
+            prices = loaded() if callable(loaded) else loaded
+            for model, price in prices.items():
+                _registered.setdefault(normalise_model(model), as_rates(price))
+        except Exception as exc:  # a third party's fault must not stop a run: say so, price nothing
+            warnings.warn(f"prices from {point.name!r} ({point.value}) not loaded: {exc}", stacklevel=2)
+
+
 def rates_for(model: str) -> Rates | None:
-    """The rates of ``model``, or None when it is not in the table.
+    """The rates of ``model``: a registered price (code, then plugins), else the table, else None.
 
     Example: ``rates_for("claude-haiku-4-5-20251001")`` -> ``Rates(1.0, 5.0, 1.25, 0.1)``.
     """
-    return RATES.get(normalise_model(model))
+    _load_plugins()
+    name = normalise_model(model)
+    return _registered.get(name) or RATES.get(name)
 
 
 def cost_usd(model: str | None, usage: Usage) -> float | None:
@@ -114,7 +174,8 @@ def cost_usd(model: str | None, usage: Usage) -> float | None:
     rates = rates_for(model) if model else None
     if rates is None:
         warnings.warn(
-            f"no price for model {model!r} in coder_eval.pricing (rates of {RATES_AS_OF}); cost unknown",
+            f"no price for model {model!r} in coder_eval.pricing (rates of {RATES_AS_OF}, or registered "
+            f"with register_prices / the {PRICE_GROUP} entry points); cost unknown",
             stacklevel=2,
         )
         return None

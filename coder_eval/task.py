@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -45,6 +45,8 @@ from coder_eval.agents import (
 from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
 from coder_eval.agents.spec import AgentSpecBase, read_prompt_file
 from coder_eval.criteria import Criterion
+from coder_eval.criteria.json_check import JsonCheck
+from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import AgentError, TaskError, did_you_mean
 from coder_eval.limits import RunLimits
@@ -72,7 +74,6 @@ def check_id(value: str) -> str:
 
 Identifier = Annotated[str, AfterValidator(check_id)]
 """A task, variant or experiment id (see ``TASK_ID``)."""
-SuiteMetric = Literal["pass_rate", "recall", "precision", "f1", "accuracy", "macro_f1"]
 
 
 class _Strict(BaseModel):
@@ -137,9 +138,12 @@ class TaskSpec(_Strict):
     )
     retry: Retry = Field(default_factory=Retry, description="Retries of provider failures.")
     dataset: DatasetSpec | None = Field(default=None, description="Fan-out rows.")
-    suite_thresholds: dict[str, dict[SuiteMetric, Annotated[float, Field(ge=0, le=1)]]] = Field(
+    suite_thresholds: dict[str, dict[SuiteMetric, Threshold]] = Field(
         default_factory=dict,
         description="Gates over all rows of this task, by criterion id or kind: {metric: minimum}.",
+    )
+    expected_commands: int | None = Field(
+        default=None, ge=1, description="Tool calls a good solution needs (commands_efficiency's default)."
     )
     reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
@@ -234,15 +238,16 @@ class TaskSpec(_Strict):
         return self
 
     def _check_stop_early(self) -> None:
-        """``stop_early`` stops an agent at a tool-call boundary: refused where there is none to see."""
+        """``stop_early`` stops an agent at a tool-call boundary: refused where no boundary is seen
+        while the agent runs, or where a stop would cut a conversation short. (The oracle and ``none``
+        are not stopped: they check the graders, and make no model calls to save.)"""
         armed = [c.type for c in self.success_criteria if getattr(c, "stop_early", None)]
         if not armed or not self.run_limits.stop_early:
             return
-        if self.agent.kind not in MODEL_AGENT_KINDS:
+        if self.agent.kind == "command":
             raise ValueError(
-                f"stop_early on {armed}: agent {self.agent.kind!r} reports no tool calls while it runs; "
-                f"stop_early needs one that does ({', '.join(sorted(MODEL_AGENT_KINDS))}), or set "
-                "run_limits.stop_early: false"
+                f"stop_early on {armed}: a command agent's events are read after it exits, so it "
+                "cannot be stopped at a tool call; set run_limits.stop_early: false"
             )
         if self.max_iterations > 1 or self.simulation is not None:
             other = "max_iterations" if self.max_iterations > 1 else "simulation"
@@ -250,6 +255,53 @@ class TaskSpec(_Strict):
                 f"stop_early on {armed} cannot be combined with {other}: an early stop would end the "
                 "episode the next turn belongs to"
             )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _task_expected_commands(cls, data: Any) -> Any:
+        """A task's ``expected_commands`` is the budget of each ``commands_efficiency`` giving none."""
+        if not isinstance(data, dict) or data.get("expected_commands") is None:
+            return data
+        criteria = data.get("success_criteria")
+        if not isinstance(criteria, list):
+            return data
+        budget = {"expected_commands": data["expected_commands"]}
+        filled = [
+            {**c, **budget}
+            if isinstance(c, dict)
+            and c.get("type") == "commands_efficiency"
+            and not {"expected", "expected_commands"} & set(c)
+            else c
+            for c in criteria
+        ]
+        return {**data, "success_criteria": filled}
+
+    @model_validator(mode="after")
+    def _criteria_fit_task(self) -> TaskSpec:
+        recorders = {r.name: r.log for r in self.sandbox.recorders}
+        for i, criterion in enumerate(self.success_criteria):
+            if criterion.type == "commands_efficiency" and getattr(criterion, "expected", None) is None:
+                raise ValueError(
+                    f"success_criteria[{i}]: commands_efficiency needs 'expected' (or 'expected_commands'), "
+                    "or the task's top-level expected_commands"
+                )
+            names = getattr(criterion, "recorder_names", None)
+            if names is not None and not names(recorders):
+                wanted = criterion.tool or f"logging to {criterion.log!r}"  # type: ignore[attr-defined]
+                raise ValueError(
+                    f"success_criteria[{i}]: cli_called reads the recorded CLI {wanted}, but "
+                    f"sandbox.record_cli and shims declare {sorted(recorders) or 'none'}"
+                )
+        return self
+
+    @property
+    def suite_gates(self) -> dict[str, dict[str, float]]:
+        """Every suite threshold: the task's ``suite_thresholds`` and each criterion's own (by its id)."""
+        gates = {key: dict(metrics) for key, metrics in self.suite_thresholds.items()}
+        for criterion_id, criterion in zip(self.criterion_ids(), self.success_criteria, strict=True):
+            if criterion.suite_thresholds:
+                gates[criterion_id] = {**gates.get(criterion_id, {}), **criterion.suite_thresholds}
+        return gates
 
     @property
     def source_dir(self) -> Path:
@@ -412,6 +464,9 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
                 load_script(update["scripted"])
             except TaskError as exc:
                 problems.append(f"{doc.where(('scripted',))}: scripted: {exc}")
+    update["success_criteria"] = [
+        _resolve_schema(c, i, base, sources, doc, problems) for i, c in enumerate(task.success_criteria)
+    ]
     if task.simulation is not None and isinstance(task.simulation.scripted, str):
         user_script = existing(task.simulation.scripted, ("simulation", "scripted"), want_dir=False)
         update["simulation"] = task.simulation.model_copy(update={"scripted": user_script})
@@ -455,6 +510,21 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
     if isinstance(source, RepoSource) and "://" not in source.url and not source.url.startswith("git@"):
         return source.model_copy(update={"url": existing(source.url, (*loc, "url"), True)})
     return source
+
+
+def _resolve_schema(
+    criterion: Any, index: int, base: Path, sources: list[Any], doc: YamlDoc, problems: list[str]
+) -> Any:
+    """A ``json_check`` whose ``json_schema`` is a file: made absolute and checked."""
+    if not isinstance(criterion, JsonCheck):
+        return criterion
+    folders = [(s.mount_point, Path(s.path)) for s in sources if isinstance(s, TemplateDir)]
+    try:
+        return criterion.resolved(base, folders)
+    except ValueError as exc:
+        where = doc.where(("success_criteria", index, "json_schema"))
+        problems.append(f"{where}: success_criteria[{index}].json_schema: {exc}")
+        return criterion
 
 
 def _resolve_starter(starter: Any, loc: tuple[str | int, ...], existing: Any) -> Any:

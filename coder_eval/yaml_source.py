@@ -259,6 +259,18 @@ def _dotted(loc: Loc, data: Any) -> tuple[str, Loc]:
     return text or "(top level)", tuple(data_loc)
 
 
+def _field_names(model: type[BaseModel]) -> list[str]:
+    """A model's fields as a file may write them: each name, then its other spellings (aliases)."""
+    names: list[str] = []
+    for name, info in model.model_fields.items():
+        if name == "type":
+            continue
+        names.append(name)
+        choices = getattr(info.validation_alias, "choices", [])
+        names += [c for c in choices if isinstance(c, str) and c != name]
+    return names
+
+
 def explain(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], prefix: Loc = ()) -> str:
     """Turn a pydantic error into lines of ``file:line: field: problem``, with did-you-mean hints."""
     messages = []
@@ -268,7 +280,7 @@ def explain(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], prefix: 
         problem = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             owner = _model_at(model, tuple(error["loc"]))
-            valid = [f for f in owner.model_fields if f != "type"] if owner else []
+            valid = _field_names(owner) if owner else []
             problem = f"unknown field{did_you_mean(str(loc[-1]), valid)}"
             if valid:
                 problem += f"; valid fields: {', '.join(valid)}"

@@ -255,6 +255,27 @@ def test_plan_shows_variants_and_warns(invoke: Any, tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+def test_plan_lists_each_tasks_agent_and_model_per_variant(invoke: Any, tmp_path: Path) -> None:
+    two_tasks(tmp_path)
+    minimal_task(tmp_path / "tasks", "c", extra="skip: flaky\ntags: [x]\nagent: {kind: none}\n")
+    (tmp_path / "experiments").mkdir()
+    write_experiment(
+        tmp_path / "experiments",
+        "experiment_id: ab\nvariants: [{variant_id: one, agent: {model: m1}}, {variant_id: two}]\n",
+        "ab.yaml",
+    )
+    result = invoke(
+        "plan", "tasks", "-e", "ab", "--include-skipped", "--exclude-tags", "y", "--driver", "tempdir"
+    )
+    assert result.returncode == 0, result.stderr
+    table = result.stdout[result.stdout.index("agent · model per task") :]
+    rows = {line.split("│")[1].strip(): line for line in table.splitlines() if line.count("│") >= 3}
+    assert set(rows) >= {"a", "c"} and "b" not in rows
+    assert "claude-code · m1" in rows["a"] and "claude-code · default" in rows["a"]
+    assert "none · m1" in rows["c"]
+    assert invoke("plan", "tasks", "-e", "nope").returncode == 2
+
+
 class FakeReports:
     """Stands in for ``render_report``: records each call and returns ``ok``."""
 

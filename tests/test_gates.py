@@ -114,3 +114,37 @@ def test_ungated_variant_is_measured_but_never_fails(tmp_path: Path) -> None:
     assert (good.verdict, bad.verdict) == ("pass", "not gated")
     assert bad.value == pytest.approx(0.25)
     assert failed([good, bad]) == []
+
+
+def test_label_metrics_for_one_label(tmp_path: Path) -> None:
+    runs = load_runs(labelled_run(tmp_path))
+    thresholds = {"tests": {"recall.pdf": 0.6, "precision.pdf": 0.7, "recall.docx": 0.1, "recall.xlsx": 0.1}}
+    pdf_recall, pdf_precision, docx_recall, xlsx_recall = evaluate_gates(runs, ["v"], [suite(thresholds)])
+    assert (pdf_recall.metric, pdf_recall.label, pdf_recall.verdict) == ("recall", "pdf", "pass")
+    assert pdf_recall.value == pytest.approx(2 / 3)
+    assert (pdf_precision.label, pdf_precision.verdict) == ("pdf", "fail")
+    assert docx_recall.value == 0.0 and docx_recall.verdict == "fail"
+    assert xlsx_recall.verdict == "fail" and "no row expects the label 'xlsx'" in xlsx_recall.note
+
+
+def test_weighted_and_micro_f1_and_the_mean_score(tmp_path: Path) -> None:
+    runs = load_runs(labelled_run(tmp_path))
+    thresholds = {"tests": {"weighted_f1": 0.1, "micro_f1": 0.5, "mean": 0.5}}
+    weighted, micro, mean = evaluate_gates(runs, ["v"], [suite(thresholds)])
+    cls = classification(runs.criteria, "tests")
+    support = cls.per_label.set_index("label")["support"]
+    f1 = cls.per_label.set_index("label")["f1"]
+    assert weighted.value == pytest.approx((f1 * support).sum() / support.sum())
+    assert micro.value == pytest.approx(cls.accuracy) and micro.verdict == "fail"
+    assert mean.value == pytest.approx(summarize(runs.criteria, metric="score").iloc[0]["mean"])
+    assert mean.value == pytest.approx(0.5) and mean.verdict == "pass"
+
+
+def test_completion_rate_counts_episodes_where_the_criterion_was_not_graded(tmp_path: Path) -> None:
+    for i in range(3):
+        write_episode(tmp_path, f"s.{i}", "v", outcome="pass")
+    write_episode(tmp_path, "s.3", "v", outcome="invalid")
+    runs = load_runs(tmp_path / "run1")
+    (rate,) = evaluate_gates(runs, ["v"], [suite({"tests": {"completion_rate": 0.8}}, n=4)])
+    assert rate.value == pytest.approx(0.75) and rate.verdict == "fail"
+    assert "invalid episodes count as not completed" in rate.note

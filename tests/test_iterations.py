@@ -164,3 +164,63 @@ def test_a_rate_limited_attempt_is_retried_and_kept_aside(tmp_path: Path) -> Non
     first = read_trajectory(tmp_path / "e.jsonl.attempt1").end
     assert first is not None and (first.outcome, first.status) == ("invalid", "infra_error")
     assert (end.outcome, end.status) == ("pass", "completed")
+
+
+EARLY = """
+task_id: early-stop
+initial_prompt: Run the tests, then tidy up.
+agent: {type: claude-code, model: scripted, permission_mode: bypassPermissions}
+scripted:
+  model: claude-sonnet-4-5
+  turns:
+    - blocks: [{tool_use: {name: Bash, input: {command: "echo ran > ran.txt"}}}]
+    - blocks: [{tool_use: {name: Bash, input: {command: "echo late > late.txt"}}}]
+    - blocks: [{text: "Done."}]
+success_criteria:
+  - {id: ran, type: command_executed, pattern: "echo ran", stop_early: {on_pass: stop}}
+  - {id: never, type: file_exists, path: nowhere.txt}
+"""
+
+
+@pytest.mark.slow
+def test_an_armed_criterion_that_passes_stops_the_agent_at_the_next_tool_boundary(tmp_path: Path) -> None:
+    (task,) = load_tasks([write_task(tmp_path, EARLY)])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "r", tmp_path / "e.jsonl"))
+
+    events = read_trajectory(tmp_path / "e.jsonl").events
+    commands = [e.input.get("command") for e in events if isinstance(e, ToolCall)]
+    verdicts = {e.criterion_id: e.passed for e in events if isinstance(e, CriterionResult)}
+    assert (end.status, end.outcome) == ("stopped_early", "pass"), end.error  # gated on `ran` alone
+    assert commands == ["echo ran > ran.txt"]  # the second tool call was never made
+    assert verdicts == {"ran": True, "never": False}  # the others are still graded and recorded
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("agent: {type: command, command: 'true'}", "a command agent's events are read after it exits"),
+        ("max_iterations: 2", "cannot be combined with max_iterations"),
+    ],
+)
+def test_stop_early_is_refused_where_it_cannot_work(tmp_path: Path, change: str, message: str) -> None:
+    body = EARLY.replace("scripted:\n", f"{change}\nscripted:\n", 1)
+    if change.startswith("agent:"):
+        body = body.replace(
+            "agent: {type: claude-code, model: scripted, permission_mode: bypassPermissions}\n", "", 1
+        )
+
+    with pytest.raises(Exception, match=message):
+        load_tasks([write_task(tmp_path, body)])
+
+
+def test_the_oracle_is_never_stopped_early(tmp_path: Path) -> None:
+    body = EARLY.replace(
+        "agent: {type: claude-code, model: scripted, permission_mode: bypassPermissions}",
+        "agent: {type: oracle}\nreference_solution: echo ran > ran.txt && echo late > late.txt",
+    )
+    (task,) = load_tasks([write_task(tmp_path, body)])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "r", tmp_path / "e.jsonl"))
+
+    assert (end.status, end.outcome) == ("completed", "fail")

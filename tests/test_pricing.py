@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coder_eval.pricing import RATES_AS_OF, cost_usd, normalise_model, rates_for
@@ -55,3 +57,71 @@ def test_openai_and_google_models_and_provider_prefixes_are_priced() -> None:
     assert normalise_model("scripted/claude-sonnet-4-5") == "claude-sonnet-4-5"
     assert normalise_model("openai/gpt-5.1-codex") == "gpt-5.1-codex"
     assert rates_for("gpt-5.1-codex") is not None and rates_for("gemini-2.5-pro") is not None
+
+
+@pytest.fixture
+def fresh_prices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No registered price and plugins not yet loaded (each test registers its own)."""
+    import sys
+
+    from coder_eval import pricing
+
+    monkeypatch.setattr(pricing, "_registered", {})
+    monkeypatch.setattr(pricing, "_plugins_loaded", False)
+    monkeypatch.delitem(sys.modules, "acme_prices", raising=False)
+
+
+def test_registered_prices_are_used_and_win_over_the_table(fresh_prices: None) -> None:
+    from coder_eval.pricing import Rates, register_prices
+
+    register_prices({"acme-coder-1": {"input": 2.0, "output": 8.0}, "claude-sonnet-4-5": Rates(1, 1, 1, 1)})
+    assert cost_usd("acme-coder-1-20260101", Usage(input_tokens=1_000_000, output_tokens=500_000)) == 6.0
+    assert rates_for("acme-coder-1") == (2.0, 8.0, 2.0, 2.0)
+    assert cost_usd("claude-sonnet-4-5", Usage(output_tokens=1_000_000)) == 1.0
+
+
+@pytest.mark.parametrize(
+    "price",
+    [{"input": 1.0}, {"input": 1, "output": 2, "cache": 3}, (1.0, 2.0), (1, 2, 3, -1), {"input": "x"}],
+)
+def test_malformed_prices_are_refused(fresh_prices: None, price: object) -> None:
+    from coder_eval.pricing import register_prices
+
+    with pytest.raises(ValueError):
+        register_prices({"m": price})  # type: ignore[dict-item]
+
+
+def install_prices(folder: Path, body: str) -> None:
+    """A package pricing its models through the ``coder_eval.prices`` entry-point group."""
+    (folder / "acme_prices.py").write_text(body)
+    info = folder / "acme_prices-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-prices\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[coder_eval.prices]\nacme = acme_prices:prices\n")
+
+
+def test_entry_point_prices_reach_a_judges_cost(
+    fresh_prices: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.criteria.builders import context, criterion, evaluate
+
+    install_prices(tmp_path, "def prices():\n    return {'acme-judge': {'input': 1000.0, 'output': 0.0}}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    answer = {
+        "tool_use": {"name": "submit_verdict", "input": {"score": 1, "passed": True, "rationale": "ok"}}
+    }
+    spec = criterion(
+        {"type": "llm_judge", "rubric": "ok?", "model": "scripted", "votes": 1}
+        | {"scripted": {"model": "acme-judge", "turns": [{"blocks": [answer]}]}}
+    )
+    (vote,) = evaluate(spec, context()).details["votes"]
+    assert vote["model"] == "acme-judge" and vote["cost_usd"] == pytest.approx(vote["input_tokens"] / 1000)
+
+
+def test_a_broken_entry_point_is_skipped_with_a_warning(
+    fresh_prices: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_prices(tmp_path, "prices = {'acme-x': {'input': -1, 'output': 1}}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(UserWarning, match=r"prices from 'acme' \(acme_prices:prices\) not loaded"):
+        assert rates_for("acme-x") is None

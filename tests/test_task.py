@@ -294,3 +294,58 @@ def test_a_row_id_that_cannot_name_a_task_says_which_row(tmp_path: Path) -> None
         """,
     )
     assert "dataset row 1: id 'row 1' cannot be part of a task id" in load_error(path)
+
+
+def test_criterion_suite_thresholds_join_the_tasks_by_criterion_id(tmp_path: Path) -> None:
+    body = """
+    task_id: triggers
+    initial_prompt: "${row.prompt}"
+    suite_thresholds: {skill: {accuracy: 0.5}}
+    dataset:
+      rows: [{id: a, prompt: x, expected_skill: pdf}, {id: b, prompt: y, expected_skill: ""}]
+    success_criteria:
+      - id: skill
+        type: skill_triggered
+        description: the right skill
+        expected_skill: "${row.expected_skill}"
+        suite_thresholds: {recall.pdf: 0.9, accuracy: 0.8}
+      - type: file_exists
+        path: out
+        suite_thresholds: {mean: 0.4}
+    """
+    tasks = load_tasks([write_task(tmp_path, body)])
+    assert tasks[0].suite_gates == {
+        "skill": {"accuracy": 0.8, "recall.pdf": 0.9},
+        "1-file_exists": {"mean": 0.4},
+    }
+
+
+def test_dataset_path_rows_reach_the_reference_solution_and_a_prompt_file(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_text('{"id": "r1", "word": "alpha"}\n{"id": "r2", "word": "beta"}\n')
+    (tmp_path / "prompt.md").write_text("Write ${row.word} to out.txt\n")
+    body = """
+    task_id: words
+    initial_prompt_file: prompt.md
+    dataset: {path: rows.jsonl}
+    reference_solution: echo ${row.word} > out.txt
+    success_criteria:
+      - {type: file_contains, path: out.txt, includes: ["${row.word}"]}
+    """
+    tasks = load_tasks([write_task(tmp_path, body)])
+    assert [t.task_id for t in tasks] == ["words.r1", "words.r2"]
+    assert tasks[1].prompt == "Write beta to out.txt\n"
+    assert tasks[1].reference_script == "echo beta > out.txt"
+
+
+def test_dataset_path_and_paths_together_and_a_missing_file(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text('{"id": "a"}\n')
+    (tmp_path / "b.jsonl").write_text('{"id": "b"}\n')
+    body = """
+    task_id: t
+    initial_prompt: p ${row.id}
+    dataset: {path: a.jsonl, paths: [b.jsonl]}
+    success_criteria: [{type: file_exists, path: x}]
+    """
+    assert [t.task_id for t in load_tasks([write_task(tmp_path, body)])] == ["t.a", "t.b"]
+    with pytest.raises(TaskError, match=r"task.yaml:3: dataset file 'c.jsonl' not found"):
+        load_tasks([write_task(tmp_path, body.replace("path: a.jsonl, paths: [b.jsonl]", "path: c.jsonl"))])

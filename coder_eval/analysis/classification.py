@@ -66,6 +66,10 @@ class Classification:
     """The items, with ``expected``, ``observed`` and ``correct`` columns."""
     accuracy_method: str = "Wilson"
     """Wilson with one item per task; a cluster bootstrap over tasks when tasks have several."""
+    weighted_f1: float = NAN
+    """Per-label F1 weighted by support (items expected with the label), ``none`` included."""
+    micro_f1: float = NAN
+    """F1 of the counts pooled over every label; with one label per item it equals the accuracy."""
 
     @property
     def misclassified(self) -> pd.DataFrame:
@@ -97,6 +101,7 @@ def classification(
         columns=LABEL_COLUMNS,
     )
     accuracy, low, high, method = accuracy_estimate(items, one_run, confidence, n_resamples, seed)
+    weighted, micro = f1_averages(per_label, items)
     return Classification(
         str(items["criterion_id"].iloc[0]),
         confusion,
@@ -108,7 +113,23 @@ def classification(
         len(items),
         items,
         method,
+        weighted,
+        micro,
     )
+
+
+def f1_averages(per_label: pd.DataFrame, items: pd.DataFrame) -> tuple[float, float]:
+    """Weighted F1 (per-label F1 weighted by support) and micro F1 (F1 of the pooled counts).
+
+    With one label per item every wrong item is one false positive and one false negative, so micro
+    F1 equals the accuracy.
+    """
+    support = per_label["support"].to_numpy(float)
+    f1 = per_label["f1"].to_numpy(float)
+    weighted = float((f1 * support).sum() / support.sum()) if support.sum() else NAN
+    correct, wrong = float(items["correct"].sum()), float((~items["correct"]).sum())
+    micro = float(f1_of(np.array([correct]), np.array([wrong]), np.array([wrong])))
+    return weighted, micro
 
 
 def accuracy_estimate(

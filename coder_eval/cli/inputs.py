@@ -13,12 +13,23 @@ import typer
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from coder_eval.errors import InputError
-from coder_eval.experiment import CommandLine, Resolution, Selection, load_experiment, resolve
+from coder_eval.experiment import (
+    CommandLine,
+    Resolution,
+    Selection,
+    experiment_path,
+    load_experiment,
+    resolve,
+)
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Task files or folders of them.")]
 ExperimentOpt = Annotated[
     Path | None,
-    typer.Option("--experiment", "-e", help="Experiment file (default experiments/default.yaml)."),
+    typer.Option(
+        "--experiment",
+        "-e",
+        help="Experiment file, or a NAME for experiments/NAME.yaml (default experiments/default.yaml).",
+    ),
 ]
 DefineOpt = Annotated[
     list[str] | None, typer.Option("-D", "--define", help="Override a task field: -D path=value.")
@@ -27,6 +38,9 @@ ModelOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.model=
 AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.type=KIND (oracle, none, ...).")]
 RepeatsOpt = Annotated[int | None, typer.Option(min=1, help="Repeats per task, every variant.")]
 TagsOpt = Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")]
+ExcludeTagsOpt = Annotated[list[str] | None, typer.Option(help="Leave out tasks with any of these tags.")]
+IncludeSkippedOpt = Annotated[bool, typer.Option(help="Also run tasks marked skip (quarantined).")]
+DriverOpt = Annotated[str | None, typer.Option(help="Shortcut for -D sandbox.driver=DRIVER.")]
 SampleOpt = Annotated[int | None, typer.Option(min=1, help="A fixed-seed (0) random sample of N tasks.")]
 SplitOpt = Annotated[str | None, typer.Option(help="Only dataset rows of this split.")]
 
@@ -44,8 +58,11 @@ class RunInputs(BaseModel):
     tags: list[str] = []
     sample: int | None = None
     split: str | None = None
+    exclude_tags: list[str] = []
+    include_skipped: bool = False
+    driver: str | None = None
 
-    @field_validator("paths", "defines", "tags", mode="before")
+    @field_validator("paths", "defines", "tags", "exclude_tags", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value
@@ -62,9 +79,15 @@ class RunInputs(BaseModel):
         tags: list[str] | None,
         sample: int | None,
         split: str | None,
+        exclude_tags: list[str] | None = None,
+        include_skipped: bool = False,
+        driver: str | None = None,
     ) -> RunInputs:
         """From the command-line options, as typer gives them."""
         return cls(
+            exclude_tags=exclude_tags or [],
+            include_skipped=include_skipped,
+            driver=driver,
             paths=[str(p) for p in paths or []],
             experiment=str(experiment) if experiment else None,
             defines=defines or [],
@@ -79,11 +102,11 @@ class RunInputs(BaseModel):
     def over(self, stored: RunInputs) -> RunInputs:
         """The stored inputs (``--resume``); an option given again must agree with them, since a run
         whose episodes ran under two configurations would no longer pair its variants honestly."""
-        given = {k: v for k, v in self.model_dump().items() if v not in (None, [])}
+        given = {k: v for k, v in self.model_dump().items() if v not in (None, [], False)}
         if "paths" in given:
             given["paths"] = [str(Path(p).resolve()) for p in given["paths"]]
         if "experiment" in given:
-            given["experiment"] = str(Path(given["experiment"]).resolve())
+            given["experiment"] = str(experiment_path(Path(given["experiment"])).resolve())
         before = stored.model_dump()
         changed = sorted(name for name, value in given.items() if before.get(name) != value)
         if changed:
@@ -96,12 +119,14 @@ class RunInputs(BaseModel):
 
     def resolve(self) -> Resolution:
         """Load the experiment and resolve the episodes."""
-        experiment = load_experiment(Path(self.experiment) if self.experiment else None)
+        experiment = load_experiment(experiment_path(Path(self.experiment)) if self.experiment else None)
         return resolve(
             experiment,
             [Path(p) for p in self.paths],
-            CommandLine(tuple(self.defines), self.model, self.agent, self.repeats),
-            Selection(tuple(self.tags), self.split, self.sample),
+            CommandLine(tuple(self.defines), self.model, self.agent, self.repeats, self.driver),
+            Selection(
+                tuple(self.tags), self.split, self.sample, tuple(self.exclude_tags), self.include_skipped
+            ),
         )
 
     def stored(self, resolution: Resolution) -> dict[str, Any]:

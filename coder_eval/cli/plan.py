@@ -13,7 +13,10 @@ from coder_eval.cli.app import app, out, warn
 from coder_eval.cli.inputs import (
     AgentOpt,
     DefineOpt,
+    DriverOpt,
+    ExcludeTagsOpt,
     ExperimentOpt,
+    IncludeSkippedOpt,
     ModelOpt,
     PathsArg,
     RepeatsOpt,
@@ -39,11 +42,28 @@ def plan(
     tags: TagsOpt = None,
     sample: SampleOpt = None,
     split: SplitOpt = None,
+    exclude_tags: ExcludeTagsOpt = None,
+    include_skipped: IncludeSkippedOpt = False,
+    driver: DriverOpt = None,
 ) -> None:
     """Validate tasks and experiment and list the episodes that would run, without running them."""
-    inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)
+    inputs = RunInputs.of(
+        paths,
+        experiment,
+        define,
+        model,
+        agent,
+        repeats,
+        tags,
+        sample,
+        split,
+        exclude_tags,
+        include_skipped,
+        driver,
+    )
     resolution = inputs.resolve()
     out.print(variant_table(resolution))
+    out.print(task_table(resolution))
     out.print(episode_table(resolution))
     warn(plan_warnings(resolution))
 
@@ -65,6 +85,19 @@ def variant_table(resolution: Resolution) -> Table:
             str(len(plans)),
             variant.description,
         )
+    return table
+
+
+def task_table(resolution: Resolution) -> Table:
+    """Per task, the agent and model each variant resolves to (a task may set its own)."""
+    variants = resolution.experiment.variant_ids
+    table = Table("task", *variants, title="agent · model per task and variant")
+    resolved: dict[str, dict[str, str]] = {}
+    for p in resolution.plans:
+        agent = p.task.agent
+        resolved.setdefault(p.task.task_id, {})[p.variant_id] = f"{agent.kind} · {agent.model or 'default'}"
+    for task_id, cells in resolved.items():
+        table.add_row(task_id, *(cells.get(v, "-") for v in variants))
     return table
 
 

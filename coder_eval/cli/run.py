@@ -19,7 +19,10 @@ from coder_eval.cli.finish import AfterRun, finish
 from coder_eval.cli.inputs import (
     AgentOpt,
     DefineOpt,
+    DriverOpt,
+    ExcludeTagsOpt,
     ExperimentOpt,
+    IncludeSkippedOpt,
     ModelOpt,
     PathsArg,
     RepeatsOpt,
@@ -56,6 +59,9 @@ def run(
     tags: TagsOpt = None,
     sample: SampleOpt = None,
     split: SplitOpt = None,
+    exclude_tags: ExcludeTagsOpt = None,
+    include_skipped: IncludeSkippedOpt = False,
+    driver: DriverOpt = None,
     max_cost_usd: Annotated[
         float | None, typer.Option(min=0, help="Stop launching episodes once this many dollars are spent.")
     ] = None,
@@ -68,7 +74,20 @@ def run(
     report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
-    inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)
+    inputs = RunInputs.of(
+        paths,
+        experiment,
+        define,
+        model,
+        agent,
+        repeats,
+        tags,
+        sample,
+        split,
+        exclude_tags,
+        include_skipped,
+        driver,
+    )
     after = AfterRun(min_pass_rate, junit_xml, report)
     if resume:
         opened, manifest = _reopen(run_dir or Path("runs/latest"))

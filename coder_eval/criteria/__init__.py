@@ -13,7 +13,8 @@ from coder_eval.criteria.agent_judge import AgentJudge
 from coder_eval.criteria.base import CriterionSpec, GradingContext, HiddenMaterial, Verdict
 from coder_eval.criteria.baseline_judge import BaselineJudge
 from coder_eval.criteria.classification_match import ClassificationMatch
-from coder_eval.criteria.command_executed import CommandExecuted
+from coder_eval.criteria.cli_called import CliCalled
+from coder_eval.criteria.command_executed import CommandExecuted, CommandNotExecuted
 from coder_eval.criteria.commands_efficiency import CommandsEfficiency
 from coder_eval.criteria.file_check import FileCheck, FileContains, FileMatchesRegex
 from coder_eval.criteria.file_exists import FileExists
@@ -22,7 +23,9 @@ from coder_eval.criteria.hidden_tests import HiddenTestsCriterion
 from coder_eval.criteria.json_check import JsonCheck
 from coder_eval.criteria.llm_judge import LlmJudge
 from coder_eval.criteria.message_matches import MessageMatches
+from coder_eval.criteria.pytest_run import PytestCriterion
 from coder_eval.criteria.recorded_calls import RecordedCalls
+from coder_eval.criteria.reference_comparison import ReferenceComparison
 from coder_eval.criteria.run_command import RunCommand
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.criteria.tool_order import ToolOrder
@@ -36,9 +39,13 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "json_check": JsonCheck,
     "run_command": RunCommand,
     "hidden_tests": HiddenTestsCriterion,
+    "pytest": PytestCriterion,
+    "reference_comparison": ReferenceComparison,
     "file_unchanged": FileUnchanged,
     "recorded_calls": RecordedCalls,
+    "cli_called": CliCalled,
     "command_executed": CommandExecuted,
+    "command_not_executed": CommandNotExecuted,
     "tool_used": ToolUsed,
     "tool_order": ToolOrder,
     "message_matches": MessageMatches,

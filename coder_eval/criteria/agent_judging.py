@@ -72,6 +72,8 @@ class Session:
     endpoint: ModelEndpoint | None
     max_turns: int
     timeout: float
+    tools: tuple[str, ...] = READ_TOOLS
+    turn_timeout: float | None = None
 
 
 class SessionResult(NamedTuple):
@@ -179,8 +181,8 @@ def _options(
         env=env,
         cli_path=str(cli_path),
         model=session.model,
-        tools=list(READ_TOOLS),
-        allowed_tools=[*READ_TOOLS, VERDICT_TOOL_NAME],
+        tools=list(session.tools),
+        allowed_tools=[*session.tools, VERDICT_TOOL_NAME],
         disallowed_tools=list(DISALLOWED_TOOLS),
         permission_mode="dontAsk",
         system_prompt={"type": "preset", "preset": "claude_code", "append": session.system},
@@ -214,7 +216,7 @@ async def _drive(
     session: Session, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher
 ) -> _Ended:
     """Stream the run to its end or the timeout; the CLI and everything it started are killed after."""
-    stream = asyncio.create_task(_stream(session.prompt, options, recorder, launcher))
+    stream = asyncio.create_task(_stream(session, options, recorder, launcher))
     try:
         return _Ended(await asyncio.wait_for(asyncio.shield(stream), session.timeout), timed_out=False)
     except TimeoutError:
@@ -226,16 +228,22 @@ async def _drive(
 
 
 async def _stream(
-    prompt: str, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher
+    session: Session, options: ClaudeAgentOptions, recorder: Recorder, launcher: Launcher
 ) -> BaseException | None:
+    """Feed the judge's messages to the recorder; with ``turn_timeout``, a silence that long ends it."""
+    loop, quiet = asyncio.get_running_loop(), session.turn_timeout
     try:
-        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options))
-        async with aclosing(messages):
+        messages = cast(AsyncGenerator[Any, None], query(prompt=session.prompt, options=options))
+        async with aclosing(messages), asyncio.timeout_at(loop.time() + quiet if quiet else None) as turn:
             async for message in messages:
+                if quiet:
+                    turn.reschedule(loop.time() + quiet)
                 recorder.handle(message)
                 if recorder.hopeless:
                     launcher.kill()
                     return None
+    except TimeoutError:
+        return TimeoutError(f"no message from the judge for {quiet:g} s (turn_timeout)")
     except Exception as exc:  # a CLI that died or an SDK error is an outcome, mapped by agent_result
         return exc
     return None

@@ -24,8 +24,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.toolchain import PytestReport
 from coder_eval.trajectory import CliCall, Event
@@ -55,6 +56,36 @@ def check_jmespath(expression: str) -> str:
 
 JmesPath = Annotated[str, AfterValidator(check_jmespath)]
 """A string that must compile as a JMESPath expression."""
+
+ORIGINAL_PASS_THRESHOLD = 0.9
+"""The default ``pass_threshold`` of every kind the original coder_eval format has (docs/compat.md)."""
+JUDGE_PASS_THRESHOLD = 0.7
+"""The default ``pass_threshold`` of ``llm_judge`` and ``agent_judge``: the score a vote needs."""
+
+
+class StopEarly(BaseModel):
+    """Arms early stop on a criterion: the agent is stopped at a tool-call boundary once it is decided.
+
+    Example: ``stop_early: {on_pass: stop, decide_within: 20}`` (``true``: the defaults).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    on_pass: Literal["stop", "continue"] = Field(
+        default="stop", description="stop: end the episode once the criterion passes; continue: only on fail."
+    )
+    decide_within: int | None = Field(
+        default=None, ge=1, description="Tool calls within which the criterion must be decided."
+    )
+
+
+def _stop_early(value: Any) -> Any:
+    if value is True:
+        return {}
+    return None if value is False else value
+
+
+StopEarlyField = Annotated[StopEarly | None, BeforeValidator(_stop_early)]
+STOP_EARLY_KINDS = ("skill_triggered", "command_executed")
 
 
 @dataclass(frozen=True)
@@ -126,6 +157,19 @@ class CriterionSpec(BaseModel):
     gating: bool | None = Field(
         default=None, description="Must pass for the episode to pass (default: weight > 0)."
     )
+    suite_thresholds: dict[SuiteMetric, Threshold] = Field(
+        default_factory=dict, description="Gates over all rows of the task: {metric: minimum}."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stop_early_elsewhere(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "stop_early" in data and "stop_early" not in cls.model_fields:
+            raise ValueError(
+                f"stop_early: early stop is armed only on {' and '.join(STOP_EARLY_KINDS)} criteria, "
+                f"not on {data.get('type')}"
+            )
+        return data
 
     @property
     def is_gating(self) -> bool:
@@ -138,6 +182,21 @@ class CriterionSpec(BaseModel):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         """Grade the finished episode."""
         raise NotImplementedError
+
+
+def pass_threshold_field(default: float) -> Any:
+    """The ``pass_threshold`` field with a kind's own default."""
+    return Field(default=default, ge=0, le=1, description="Score needed to pass.")
+
+
+class OriginalCriterion(CriterionSpec):
+    """A kind the original coder_eval format has: its ``pass_threshold`` defaults to the original's 0.9.
+
+    Kinds only coder_eval has keep 1.0. For a score with fewer than ten equal checks the two agree
+    (one failed check of nine scores 0.89); they differ on ratios such as ``commands_efficiency``.
+    """
+
+    pass_threshold: float = pass_threshold_field(ORIGINAL_PASS_THRESHOLD)
 
 
 async def matching_files(sandbox: Sandbox, pattern: str) -> list[str]:

@@ -6,6 +6,7 @@ else the whole match (applied after ``jmespath`` when both are given). A missing
 null, empty text or no match is the label ``"none"``; so is an empty or ``none`` ``expected`` (a
 dataset row's negative). The criterion records ``observed_label`` and ``expected_label`` and passes
 when they are equal, so a dataset yields a confusion matrix (``coder_eval.analysis.classification``).
+The original spelling ``expected_label`` / ``allowed_labels`` loads to the same fields.
 ``labels`` lists the allowed labels: ``expected`` must be one of them, and an observation outside
 them is recorded as is and flagged in the details. With ``case_sensitive: false`` both labels are
 recorded lower-cased.
@@ -33,12 +34,12 @@ from typing import Any, Literal, NamedTuple
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
 from coder_eval.criteria.base import (
-    CriterionSpec,
     GradingContext,
     JmesPath,
+    OriginalCriterion,
     Regex,
     Verdict,
     parse_json,
@@ -70,16 +71,23 @@ class Reading(NamedTuple):
     problem: str | None = None
 
 
-class ClassificationMatch(CriterionSpec):
+class ClassificationMatch(OriginalCriterion):
     type: Literal["classification_match"] = "classification_match"
     path: SandboxPath = Field(description="File holding the label, relative to the sandbox root.")
-    expected: str | None = Field(description="The expected label; empty or null: no label expected ('none').")
+    expected: str | None = Field(
+        validation_alias=AliasChoices("expected", "expected_label"),
+        description="Expected label (expected_label: the same); empty or null: no label ('none').",
+    )
     jmespath: JmesPath | None = Field(default=None, description="JMESPath into the file as JSON.")
     pattern: Regex | None = Field(
         default=None,
         description="Regex extracting the label: its 'label' group, else group 1, else the match.",
     )
-    labels: list[str] | None = Field(default=None, description="Allowed labels (expected must be one).")
+    labels: list[str] | None = Field(
+        default=None,
+        validation_alias=AliasChoices("labels", "allowed_labels"),
+        description="Allowed labels (expected must be one); allowed_labels is the same field.",
+    )
     case_sensitive: bool = Field(default=True, description="False: compare (and record) lower-cased labels.")
 
     @model_validator(mode="after")

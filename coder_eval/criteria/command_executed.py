@@ -4,7 +4,12 @@
 ``tool`` calls (``Bash`` by default; a tool without a ``command`` input is matched on its JSON input).
 Commands that also match ``exclude`` do not count; with ``require_success`` only calls whose result
 is not an error and exited 0 count. The criterion passes (score 1) when the count lies in
-``[min_count, max_count]``.
+``[min_count, max_count]``. A pattern also matches the shell-normalised command (quotes removed,
+whitespace collapsed: ``git  commit -m "x"`` is also tried as ``git commit -m x``).
+
+The original spelling loads to the same model: ``tool_name`` (``tool``), ``command_pattern``
+(``pattern``), ``exclude_pattern`` (``exclude``). ``command_not_executed`` is the same check with
+``max_count: 0``. ``stop_early`` arms early stop on it (see ``base.StopEarly``).
 
 Example::
 
@@ -24,20 +29,47 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Literal
+import shlex
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, StopEarlyField, Verdict
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
 
 
-class CommandExecuted(CriterionSpec):
+def normalised(command: str) -> str:
+    """The command as the shell reads it: quotes removed, whitespace collapsed.
+
+    Example: ``normalised("git  commit -m 'a b'")`` -> ``"git commit -m a b"``.
+    """
+    try:
+        return " ".join(shlex.split(command))
+    except ValueError:  # unbalanced quotes: collapse whitespace only
+        return " ".join(command.split())
+
+
+def _search(pattern: str, command: str) -> bool:
+    return re.search(pattern, command) is not None or re.search(pattern, normalised(command)) is not None
+
+
+class CommandExecuted(OriginalCriterion):
     type: Literal["command_executed"] = "command_executed"
-    tool: str = Field(default="Bash", description="Tool whose calls are checked (exact name).")
-    pattern: Regex = Field(description="Regex searched in each command as run.")
-    exclude: Regex | None = Field(default=None, description="Commands matching this regex do not count.")
+    tool: str = Field(
+        default="Bash",
+        validation_alias=AliasChoices("tool", "tool_name"),
+        description="Tool whose calls are checked (exact name; tool_name is the same field).",
+    )
+    pattern: Regex = Field(
+        validation_alias=AliasChoices("pattern", "command_pattern"),
+        description="Regex searched in each command as run (command_pattern is the same field).",
+    )
+    exclude: Regex | None = Field(
+        default=None,
+        validation_alias=AliasChoices("exclude", "exclude_pattern"),
+        description="Commands matching this regex do not count (exclude_pattern is the same field).",
+    )
     min_count: int = Field(default=1, ge=0, description="At least this many matching commands.")
     max_count: int | None = Field(
         default=None,
@@ -47,6 +79,7 @@ class CommandExecuted(CriterionSpec):
     require_success: bool = Field(
         default=False, description="Count a command only if its result is not an error and it exited 0."
     )
+    stop_early: StopEarlyField = Field(default=None, description="Arm early stop on this criterion.")
 
     @model_validator(mode="after")
     def _range(self) -> CommandExecuted:
@@ -55,9 +88,9 @@ class CommandExecuted(CriterionSpec):
         return self
 
     def _matches(self, step: ToolStep) -> bool:
-        if step.name != canonical_name(self.tool) or not re.search(self.pattern, step.command):
+        if step.name != canonical_name(self.tool) or not _search(self.pattern, step.command):
             return False
-        return self.exclude is None or not re.search(self.exclude, step.command)
+        return self.exclude is None or not _search(self.exclude, step.command)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         steps = [s for s in tool_steps(ctx.events) if s.name == canonical_name(self.tool)]
@@ -76,6 +109,26 @@ class CommandExecuted(CriterionSpec):
         if failed:
             details["unsuccessful"] = [_with_exit(s) for s in failed][:DETAIL_LIMIT]
         return Verdict(score=1.0 if ok else 0.0, details=details)
+
+
+class CommandNotExecuted(CommandExecuted):
+    """``command_executed`` with ``max_count: 0``: no matching command may run."""
+
+    type: Literal["command_not_executed"] = "command_not_executed"  # type: ignore[assignment]
+    min_count: int = Field(default=0, ge=0, le=0, description="Always 0.")
+    max_count: int | None = Field(default=0, ge=0, le=0, description="Always 0.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_range(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = [name for name in ("min_count", "max_count") if name in data]
+            if given:
+                raise ValueError(
+                    f"{given[0]}: command_not_executed means no matching command at all; "
+                    "use command_executed for a range"
+                )
+        return data
 
 
 def _with_exit(step: ToolStep) -> str:

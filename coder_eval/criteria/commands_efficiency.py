@@ -1,10 +1,12 @@
 """``commands_efficiency``: how close the agent came to the number of tool calls the task needs.
 
 The score is ``expected / max(actual, expected)``: 1.0 at or under ``expected`` calls, 0.5 at twice
-as many. ``tool`` restricts the count to one tool (exact name). The default ``pass_threshold`` of 1.0
-fails any extra call; set it to the share you accept (0.5: up to twice the expected calls), or give
-the criterion ``weight: 0`` to record efficiency without gating on it. Doing nothing scores 1.0:
-pair this criterion with one that checks the work.
+as many. ``tool`` restricts the count to one tool (exact name). ``expected_commands`` is the same
+field, and a task's top-level ``expected_commands`` is used when the criterion gives none. The
+default ``pass_threshold`` of 0.9 allows one extra call in ten (up to ``expected / 0.9`` calls);
+set it to the share you accept (1.0: no extra call; 0.5: up to twice as many), or give the
+criterion ``weight: 0`` to record efficiency without gating on it. Doing nothing scores 1.0: pair
+this criterion with one that checks the work.
 
 Example::
 
@@ -20,21 +22,29 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict
 from coder_eval.criteria.transcript import tool_steps
+from coder_eval.errors import GraderError
 from coder_eval.tools import canonical_name
 
 
-class CommandsEfficiency(CriterionSpec):
+class CommandsEfficiency(OriginalCriterion):
     type: Literal["commands_efficiency"] = "commands_efficiency"
-    expected: int = Field(ge=1, description="Tool calls a good solution needs.")
+    expected: int | None = Field(
+        default=None,
+        ge=1,
+        validation_alias=AliasChoices("expected", "expected_commands"),
+        description="Tool calls a good solution needs (default: the task's expected_commands).",
+    )
     tool: str | None = Field(
         default=None, description="Count only this tool's calls (exact name; null: all)."
     )
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
+        if self.expected is None:
+            raise GraderError("commands_efficiency: no 'expected' here and no expected_commands on the task")
         steps = tool_steps(ctx.events)
         actual = sum(1 for s in steps if self.tool is None or s.name == canonical_name(self.tool))
         score = self.expected / max(actual, self.expected)

@@ -1,8 +1,9 @@
 """``file_contains``, ``file_check`` and ``file_matches_regex``: text checks on the files a glob matches.
 
 The matched files are read as one text (in path order). ``includes`` must each appear, ``excludes``
-must not, ``patterns`` must each match (``re.search``, multiline). The score is the share of checks
-that hold.
+must not, ``patterns`` must each match (``re.search``; a plain string is searched multiline, a
+``{pattern, must_match, flags}`` entry with exactly its flags, and must not match when ``must_match``
+is false). The score is the share of checks that hold; it passes at ``pass_threshold`` (0.9).
 
 Example::
 
@@ -10,7 +11,12 @@ Example::
       path: src/app.py
       includes: ["def main"]
       excludes: ["TODO"]
-      patterns: ["^import logging$"]
+      patterns:
+        - "^import logging$"
+        - {pattern: "print\\(", must_match: false}
+        - {pattern: "^class app", flags: [IGNORECASE, MULTILINE]}
+
+``file_matches_regex`` takes ``must_match`` (``should_match`` is the same field) and ``flags``.
 """
 
 from __future__ import annotations
@@ -18,21 +24,35 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import (
-    CriterionSpec,
     GradingContext,
+    OriginalCriterion,
     Regex,
     Verdict,
     fraction,
     matching_files,
     read_text,
 )
+from coder_eval.criteria.flags import Flags, flag_value
 from coder_eval.sandbox.base import SandboxPath
 
 
-class FileContains(CriterionSpec):
+class PatternCheck(BaseModel):
+    """One regex of ``file_check``: it must match (or, with ``must_match: false``, must not)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pattern: Regex = Field(description="Regex searched in the text.")
+    must_match: bool = Field(default=True, description="False: the pattern must not match.")
+    flags: Flags = Field(default_factory=list, description="Regex flags (IGNORECASE, MULTILINE ...).")
+
+    def holds(self, text: str, case_sensitive: bool) -> bool:
+        flags = flag_value(self.flags) | (0 if case_sensitive else re.IGNORECASE)
+        return (re.search(self.pattern, text, flags) is not None) == self.must_match
+
+
+class FileContains(OriginalCriterion):
     type: Literal["file_contains"] = "file_contains"
     path: SandboxPath = Field(description="Glob relative to the sandbox root.")
     includes: list[str] = Field(default_factory=list, description="Substrings that must appear.")
@@ -60,25 +80,41 @@ class FileContains(CriterionSpec):
 
 class FileCheck(FileContains):
     type: Literal["file_check"] = "file_check"  # type: ignore[assignment]
-    patterns: list[Regex] = Field(default_factory=list, description="Regexes that must match.")
+    patterns: list[Regex | PatternCheck] = Field(
+        default_factory=list,
+        description="Regexes that must match (multiline), or {pattern, must_match, flags} entries.",
+    )
 
     def _checks(self, text: str) -> dict[str, bool]:
         checks = super()._checks(text)
-        flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
-        checks.update({f"pattern {p!r}": re.search(p, text, flags) is not None for p in self.patterns})
+        for i, p in enumerate(self.patterns):
+            if isinstance(p, PatternCheck):
+                name = f"patterns[{i}] {p.pattern!r}" + ("" if p.must_match else " absent")
+                checks[name] = p.holds(text, self.case_sensitive)
+            else:
+                flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
+                checks[f"patterns[{i}] {p!r}"] = re.search(p, text, flags) is not None
         return checks
 
 
-class FileMatchesRegex(CriterionSpec):
+class FileMatchesRegex(OriginalCriterion):
     type: Literal["file_matches_regex"] = "file_matches_regex"
     path: SandboxPath = Field(description="Glob relative to the sandbox root.")
-    pattern: Regex = Field(description="Regex searched for (multiline).")
-    should_match: bool = Field(default=True, description="False: the pattern must not match.")
+    pattern: Regex = Field(description="Regex searched for (multiline unless flags are given).")
+    must_match: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("must_match", "should_match"),
+        description="False: the pattern must not match (should_match is the same field).",
+    )
+    flags: Flags | None = Field(
+        default=None, description="Regex flags, used exactly as given (default: MULTILINE)."
+    )
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         files = await matching_files(ctx.sandbox, self.path)
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
-        hits = [p for p in files if re.search(self.pattern, await read_text(ctx.sandbox, p), re.MULTILINE)]
-        ok = bool(hits) == self.should_match
+        flags = re.MULTILINE if self.flags is None else flag_value(self.flags)
+        hits = [p for p in files if re.search(self.pattern, await read_text(ctx.sandbox, p), flags)]
+        ok = bool(hits) == self.must_match
         return Verdict(score=1.0 if ok else 0.0, details={"matched_in": hits})

@@ -12,11 +12,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict, matching_files
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, matching_files
 from coder_eval.sandbox.base import SandboxPath
 
 
-class FileExists(CriterionSpec):
+class FileExists(OriginalCriterion):
     type: Literal["file_exists"] = "file_exists"
     path: SandboxPath = Field(description="Glob relative to the sandbox root.")
     min_count: int = Field(default=1, ge=1, description="How many files must match.")

@@ -4,69 +4,155 @@ Example::
 
     - type: json_check
       path: out/summary.json
-      schema: {type: object, required: [total]}
+      json_schema: schemas/summary.json        # a file (relative to the task), or inline as `schema`
       assertions:
-        - {expression: total, equals: 3}
-        - {expression: "items[?done] | length(@)", at_least: 2}
+        - {expression: total, operator: equals, expected: 3}
+        - {expression: "items[?done] | length(@)", operator: gte, expected: 2}
+        - {expression: owner, operator: type, expected: string}
+
+Each assertion has an ``expression`` and an ``operator`` with its ``expected`` value: ``equals``,
+``not_equals``, ``contains``, ``gt``, ``gte``, ``lt``, ``lte``, ``type`` (a JSON type name),
+``regex`` (on the value as text) or ``exists`` (``expected`` defaults to true). The shorter spelling
+``{expression, equals: 3}`` (also ``contains``, ``matches``, ``at_least``, ``at_most``, ``exists``)
+loads to the same assertion. The score is the share of checks (schema, each assertion) that hold.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import jmespath
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from jmespath.exceptions import JMESPathError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from coder_eval.criteria.base import (
-    CriterionSpec,
     GradingContext,
     JmesPath,
-    Regex,
+    OriginalCriterion,
     Verdict,
+    check_regex,
     fraction,
     parse_json,
     read_text,
 )
+from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 
-CHECKS = ("equals", "contains", "matches", "at_least", "at_most", "exists")
+Operator = Literal["equals", "not_equals", "contains", "gt", "gte", "lt", "lte", "type", "regex", "exists"]
+SHORT_FORMS: dict[str, Operator] = {
+    "equals": "equals",
+    "contains": "contains",
+    "matches": "regex",
+    "at_least": "gte",
+    "at_most": "lte",
+    "exists": "exists",
+}
+"""Our shorter spelling: ``{equals: 3}`` is ``{operator: equals, expected: 3}``."""
+JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+TYPE_ALIASES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "list": "array"}
+TYPE_ALIASES |= {"dict": "object", "none": "null", "nonetype": "null"}
+
+
+def _json_type(value: Any) -> str:
+    name = str(value).strip().lower()
+    name = TYPE_ALIASES.get(name, name)
+    if name not in JSON_TYPES:
+        raise ValueError(f"type {value!r} is not a JSON type; use one of {', '.join(JSON_TYPES)}")
+    return name
 
 
 class Assertion(BaseModel):
-    """One JMESPath expression and what its value must be (give exactly one check)."""
+    """One JMESPath expression, an operator and the value it compares with."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     expression: JmesPath = Field(description="JMESPath expression.")
-    equals: Any = Field(default=None, description="Value must equal this (null allowed).")
-    contains: Any = Field(default=None, description="Value (list or string) must contain this.")
-    matches: Regex | None = Field(default=None, description="str(value) must match this regex.")
-    at_least: float | None = Field(default=None, description="Value must be >= this.")
-    at_most: float | None = Field(default=None, description="Value must be <= this.")
-    exists: bool | None = Field(default=None, description="Value must (not) be null.")
+    operator: Operator = Field(description="How the value is compared with expected.")
+    expected: Any = Field(default=None, description="The value compared with (exists: default true).")
 
-    @model_validator(mode="after")
-    def _one_check(self) -> Assertion:
-        given = [name for name in CHECKS if name in self.model_fields_set]
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        given = [name for name in SHORT_FORMS if name in data]
+        if "operator" in data:
+            if given:
+                raise ValueError(f"give either operator/expected or {given[0]!r}, not both")
+            return data
         if len(given) != 1:
             raise ValueError(
-                f"give exactly one of equals, contains, matches, at_least, at_most, exists; got {given}"
+                "give an operator and expected, or exactly one of equals, contains, matches, at_least, "
+                f"at_most, exists; got {given}"
             )
+        rest = {k: v for k, v in data.items() if k != given[0]}
+        return {**rest, "operator": SHORT_FORMS[given[0]], "expected": data[given[0]]}
+
+    @model_validator(mode="after")
+    def _expected_fits(self) -> Assertion:
+        if self.operator == "regex":
+            check_regex(str(self.expected))
+        elif self.operator == "type":
+            _json_type(self.expected)
+        elif self.operator in ("gt", "gte", "lt", "lte") and not _is_number(self.expected):
+            raise ValueError(f"operator {self.operator} needs a number as expected, got {self.expected!r}")
+        elif self.operator == "exists" and not isinstance(self.expected, bool | None):
+            raise ValueError(f"operator exists takes true or false as expected, got {self.expected!r}")
         return self
 
     def holds(self, document: Any) -> bool:
-        value = jmespath.search(self.expression, document)
-        if "equals" in self.model_fields_set:
-            return bool(value == self.equals)
-        if "contains" in self.model_fields_set:
-            return isinstance(value, list | str) and self.contains in value
-        if self.matches is not None:
-            return value is not None and re.search(self.matches, str(value)) is not None
-        if self.exists is not None:
-            return (value is not None) == self.exists
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        try:
+            value = jmespath.search(self.expression, document)
+        except JMESPathError:  # a function applied to the wrong type in this document: not as expected
             return False
-        return value >= self.at_least if self.at_least is not None else value <= (self.at_most or 0)
+        return compare(self.operator, value, self.expected)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def compare(operator: Operator, value: Any, expected: Any) -> bool:
+    """``value`` (found in the document) against ``expected`` under ``operator``.
+
+    Example: ``compare("gte", 3, 2)`` -> True; ``compare("type", [1], "array")`` -> True.
+    """
+    if operator in ("equals", "not_equals"):
+        return bool(value == expected) == (operator == "equals")
+    if operator == "contains":
+        return isinstance(value, list | str | dict) and _contains(value, expected)
+    if operator == "type":
+        wanted = _json_type(expected)
+        return isinstance(value, JSON_TYPES[wanted]) and not (wanted != "boolean" and isinstance(value, bool))
+    if operator == "regex":
+        return value is not None and re.search(str(expected), _as_text(value)) is not None
+    if operator == "exists":
+        return (value is not None) == (True if expected is None else bool(expected))
+    if not _is_number(value):
+        return False
+    number, bound = float(value), float(expected)
+    return {"gt": number > bound, "gte": number >= bound, "lt": number < bound}.get(operator, number <= bound)
+
+
+def _contains(value: list[Any] | str | dict[str, Any], expected: Any) -> bool:
+    if isinstance(value, str):
+        return isinstance(expected, str) and expected in value
+    return expected in value
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -75,38 +161,83 @@ def _validator(schema: dict[str, Any]) -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-class JsonCheck(CriterionSpec):
+def check_schema(value: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema that is itself valid, else ``ValueError``."""
+    import jsonschema  # imported on use: it is slow to import, and most tasks need none
+
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"invalid JSON Schema: {exc.message}") from exc
+    return value
+
+
+def load_schema(path: Path) -> dict[str, Any]:
+    """A JSON Schema file (the task author's), checked; ``ValueError`` naming the problem."""
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the JSON Schema {path}: {exc}") from exc
+    if not isinstance(schema, dict):
+        raise ValueError(f"the JSON Schema {path} is not a JSON object")
+    return check_schema(schema)
+
+
+class JsonCheck(OriginalCriterion):
     type: Literal["json_check"] = "json_check"
     path: SandboxPath = Field(description="JSON file relative to the sandbox root.")
-    json_schema: dict[str, Any] | None = Field(default=None, alias="schema", description="JSON Schema.")
+    json_schema: dict[str, Any] | str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("json_schema", "schema"),
+        description="JSON Schema: a file (relative to the task file; checked at load time) or inline.",
+    )
     assertions: list[Assertion] = Field(default_factory=list, description="JMESPath assertions.")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @field_validator("json_schema")
     @classmethod
-    def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            import jsonschema  # imported on use: it is slow to import, and most tasks need none
+    def _valid_schema(cls, value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
+        return check_schema(value) if isinstance(value, dict) else value
 
-            try:
-                jsonschema.validators.validator_for(value).check_schema(value)
-            except jsonschema.SchemaError as exc:
-                raise ValueError(f"invalid JSON Schema: {exc.message}") from exc
-        return value
+    def resolved(self, task_dir: Path, template_dirs: Sequence[tuple[str, Path]]) -> JsonCheck:
+        """With a schema file made absolute and checked: the task author's file, relative to the task
+        folder, else to a template folder it is copied from (``(mount_point, folder)`` pairs)."""
+        if not isinstance(self.json_schema, str):
+            return self
+        relative = Path(self.json_schema)
+        candidates = [task_dir / relative]
+        for mount_point, folder in template_dirs:
+            if relative.is_relative_to(mount_point):
+                candidates.append(folder / relative.relative_to(mount_point))
+        found = next((c.resolve() for c in candidates if c.is_file()), None)
+        if found is None:
+            looked = ", ".join(str(c) for c in candidates)
+            raise ValueError(f"file {self.json_schema!r} not found (looked for {looked})")
+        load_schema(found)
+        return self.model_copy(update={"json_schema": str(found)})
+
+    def schema_document(self, task_dir: Path) -> dict[str, Any] | None:
+        """The schema: inline, or read from its file (relative to ``task_dir`` unless absolute)."""
+        if not isinstance(self.json_schema, str):
+            return self.json_schema
+        try:
+            return load_schema(task_dir / self.json_schema)
+        except ValueError as exc:
+            raise GraderError(str(exc)) from exc
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
+        schema = self.schema_document(ctx.task_dir)
         try:
             document = parse_json(await read_text(ctx.sandbox, self.path), self.path)
         except WorkspaceFileError as exc:
             return Verdict(score=0.0, details={"error": str(exc)})
         checks: dict[str, bool] = {}
-        if self.json_schema is not None:
-            errors = sorted(e.message for e in _validator(self.json_schema).iter_errors(document))
+        errors: list[str] = []
+        if schema is not None:
+            errors = sorted(e.message for e in _validator(schema).iter_errors(document))
             checks["schema"] = not errors
-        else:
-            errors = []
         for assertion in self.assertions:
-            checks[assertion.expression] = assertion.holds(document)
+            checks[f"{assertion.expression} {assertion.operator} {assertion.expected!r}"] = assertion.holds(
+                document
+            )
         failed = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details={"failed": failed, "schema_errors": errors[:10]})

@@ -53,7 +53,8 @@ TRANSIENT_STATUS = frozenset({408, 409, 429})
 
 
 class PanelSpec(CriterionSpec):
-    """Fields every judge panel has, whatever runs the judge; ``pass_threshold`` is not used."""
+    """Fields every judge panel has, whatever runs the judge (``llm_judge`` and ``agent_judge`` pass a
+    vote on its score, see ``threshold_votes``; ``baseline_judge`` on the comparison)."""
 
     model: str = Field(default=DEFAULT_MODEL, description="Judge model id, or 'scripted' (needs 'scripted').")
     scripted: ScriptRef = Field(
@@ -219,8 +220,8 @@ def _request(model: str, spec: JudgeSpec, ballot: Ballot, number: int) -> dict[s
         "tools": [ballot.tool],
         "tool_choice": {"type": "tool", "name": ballot.tool_name},
     }
-    if spec.temperature is not None:
-        request["temperature"] = spec.temperature
+    if spec.temperature is not None:  # the client has no keyword for it: sent in the body as written
+        request["extra_body"] = {"temperature": spec.temperature}
     return request
 
 
@@ -267,6 +268,16 @@ def _record(
         "attempts": attempts,
         "errors": errors,
     }
+
+
+def threshold_votes(votes: list[dict[str, Any]], threshold: float) -> list[dict[str, Any]]:
+    """Each vote passes when its score reaches ``threshold``; the judge's own answer is kept as
+    ``judge_passed``.
+
+    Example: a vote ``{"score": 0.8, "passed": False}`` with threshold 0.7 ->
+    ``{"score": 0.8, "passed": True, "judge_passed": False}``.
+    """
+    return [{**v, "passed": float(v["score"]) >= threshold, "judge_passed": v["passed"]} for v in votes]
 
 
 def panel_verdict(spec: PanelSpec, votes: list[dict[str, Any]], **details: Any) -> Verdict:

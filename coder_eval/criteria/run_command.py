@@ -7,7 +7,13 @@ Example::
       expected_exit_code: 0
       stdout_contains: ["OK"]
 
-With ``score_from_stdout: true`` the last number printed (clipped to [0, 1]) is the score.
+    - type: run_command
+      command: python -m app --version
+      expected_stdout: "app 1.2"
+      stdout_match: exact                 # or contains, regex
+
+With ``score_from_stdout: true`` the last number printed (clipped to [0, 1]) is the score. The score
+is the share of the given checks that hold; the criterion passes at ``pass_threshold`` (0.9).
 """
 
 from __future__ import annotations
@@ -15,14 +21,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict, check_regex, fraction
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
-class RunCommand(CriterionSpec):
+class RunCommand(OriginalCriterion):
     type: Literal["run_command"] = "run_command"
     command: str = Field(description="Shell command, run from the sandbox root.")
     timeout: float = Field(default=120.0, gt=0, description="Seconds before the command is killed.")
@@ -30,7 +36,17 @@ class RunCommand(CriterionSpec):
     stdout_equals: str | None = Field(default=None, description="stdout (stripped) must equal this.")
     stdout_contains: list[str] = Field(default_factory=list, description="Substrings stdout must contain.")
     stdout_regex: Regex | None = Field(default=None, description="Regex stdout must match.")
+    expected_stdout: str | None = Field(default=None, description="What stdout must be, per stdout_match.")
+    stdout_match: Literal["exact", "contains", "regex"] = Field(
+        default="exact", description="exact: stripped stdout equals; contains: substring; regex: re.search."
+    )
     score_from_stdout: bool = Field(default=False, description="Score = last number on stdout, in [0, 1].")
+
+    @model_validator(mode="after")
+    def _expected_regex(self) -> RunCommand:
+        if self.expected_stdout is not None and self.stdout_match == "regex":
+            check_regex(self.expected_stdout)
+        return self
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
@@ -51,8 +67,20 @@ class RunCommand(CriterionSpec):
             checks["exit_code"] = result.exit_code == self.expected_exit_code
         if self.stdout_equals is not None:
             checks["stdout_equals"] = result.stdout.strip() == self.stdout_equals.strip()
+        if self.expected_stdout is not None:
+            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
+                result.stdout, self.expected_stdout, self.stdout_match
+            )
         checks.update({f"contains {s!r}": s in result.stdout for s in self.stdout_contains})
         if self.stdout_regex is not None:
             checks["stdout_regex"] = re.search(self.stdout_regex, result.stdout, re.MULTILINE) is not None
         details["failed"] = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details=details)
+
+
+def _stdout_matches(stdout: str, expected: str, how: str) -> bool:
+    if how == "exact":
+        return stdout.strip() == expected.strip()
+    if how == "contains":
+        return expected in stdout
+    return re.search(expected, stdout, re.MULTILINE) is not None

@@ -21,6 +21,7 @@ null row value) means no skill should; null or left out means ``skill`` (so, wit
 The criterion passes when the labels are equal, so a dataset of prompts yields a confusion matrix
 (``coder_eval.analysis.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
 dropped from both labels, and both are lower-cased: skill names compare case-insensitively.
+``skill_name`` is the original spelling of ``skill``; ``stop_early`` arms early stop on it.
 
 Example: one prompt per row, the rows with an empty ``expected_skill`` are negatives::
 
@@ -45,9 +46,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, StopEarlyField, Verdict
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
@@ -128,10 +129,14 @@ async def skills_in_path(path: str, files: SkillFiles) -> list[str]:
     return found_skills
 
 
-class SkillTriggered(CriterionSpec):
+class SkillTriggered(OriginalCriterion):
     needs = frozenset({"trajectory", "workspace"})
     type: Literal["skill_triggered"] = "skill_triggered"
-    skill: str | None = Field(default=None, description="Look for this skill only (null: any skill).")
+    skill: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("skill", "skill_name"),
+        description="Look for this skill only (null: any skill); skill_name is the same field.",
+    )
     expected_skill: str | None = Field(
         default=None,
         description="Skill that should trigger; '' or 'none': no skill should; null: the same as skill.",
@@ -141,6 +146,7 @@ class SkillTriggered(CriterionSpec):
         default_factory=lambda: ["Read", "Bash", "Grep", "Glob"],
         description="Tools whose inputs count as engaging a skill when they point into its folder.",
     )
+    stop_early: StopEarlyField = Field(default=None, description="Arm early stop on this criterion.")
 
     @model_validator(mode="after")
     def _something_to_compare(self) -> SkillTriggered:

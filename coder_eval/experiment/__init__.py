@@ -9,17 +9,18 @@ Example::
 """
 
 from coder_eval.experiment.merge import MERGE_RULES, Layer, Merged, merge_layers, provenance
-from coder_eval.experiment.mutations import mutate_prompt
+from coder_eval.experiment.mutations import PromptMutations, mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer, parse_define
-from coder_eval.experiment.resolve import CommandLine, Resolution, Selection, Suite, resolve, select
+from coder_eval.experiment.resolve import CommandLine, Resolution, Suite, resolve
+from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import (
     DEFAULT_EXPERIMENT,
     Experiment,
     ExperimentSpec,
-    PromptMutations,
     Variant,
     VariantSpec,
     default_experiment,
+    experiment_path,
     load_experiment,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "Variant",
     "VariantSpec",
     "default_experiment",
+    "experiment_path",
     "load_experiment",
     "merge_layers",
     "mutate_prompt",

@@ -8,7 +8,9 @@
 - ``agent.model: scripted`` with no ``scripted`` block (every episode would be invalid);
 - a prompt ``replace`` that matches no selected task's prompt;
 - an agent field another layer set that the task's agent kind does not have (left out);
-- ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run.
+- ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run;
+- a ``run_limits.turn_timeout`` that ends every turn the task can have before its larger
+  ``task_timeout`` could (the task timeout then never applies).
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 """
@@ -43,6 +45,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
         *_identical_variants(resolution),
         *(w for source in resolution.sources for w in _empty_row_fields(source)),
         *_scripted_without_script(resolution),
+        *_turn_timeout_warnings(resolution),
         *(
             f"variant {variant!r}: prompt_mutations.replace {find!r} matches no selected task's prompt"
             for variant, find in resolution.unmatched
@@ -160,4 +163,27 @@ def _scripted_without_script(resolution: Resolution) -> Iterator[str]:
             yield (
                 f"variant {plan.variant_id!r}: agent.model is 'scripted' but task {plan.task.task_id!r} has "
                 "no scripted block: its episodes would be invalid"
+            )
+
+
+def _turn_timeout_warnings(resolution: Resolution) -> Iterator[str]:
+    """``turn_timeout`` x the turns a task can have < ``task_timeout``: the task timeout never applies.
+
+    A task has one turn, plus the simulated user's ``max_turns`` in a dialog task and the further
+    attempts of ``max_iterations``. ``turn_timeout`` and ``max_iterations`` are read only when the
+    task model has them.
+    """
+    for plan in resolution.plans:
+        task = plan.task
+        turn = getattr(task.run_limits, "turn_timeout", None)
+        if plan.repeat or turn is None:
+            continue
+        turns = 1 + (task.simulation.max_turns if task.simulation is not None else 0)
+        turns += max(0, (getattr(task, "max_iterations", None) or 1) - 1)
+        whole = task.run_limits.task_timeout
+        if turn * turns < whole:
+            yield (
+                f"variant {plan.variant_id!r}, task {task.task_id!r}: run_limits.turn_timeout ({turn:g} s) "
+                f"x {turns} turn(s) ends the episode before task_timeout ({whole:g} s) can: the task "
+                "timeout never applies"
             )

@@ -43,6 +43,7 @@ MERGE_RULES: dict[str, Rule] = {
     "run_limits": "deep-merge",
     "dataset": "deep-merge",
     "dataset.rows": "replace",
+    "dataset.path": "replace",
     "dataset.paths": "replace",
     "suite_thresholds": "deep-merge",
     "success_criteria": "replace",

@@ -12,21 +12,22 @@ Example::
 
 from __future__ import annotations
 
-import random
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from coder_eval.dataset import SAMPLE_SEED
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer
+from coder_eval.experiment.rephrase import Rephraser, seed_for
+from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
-from coder_eval.task import SuiteMetric, TaskSpec, build_tasks, discover
+from coder_eval.task import TaskSpec, build_tasks, discover
 from coder_eval.yaml_source import YamlDoc, read_yaml
 
 NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
@@ -40,20 +41,13 @@ class CommandLine:
     model: str | None = None
     agent: str | None = None
     repeats: int | None = None
+    driver: str | None = None
 
     def layer(self) -> dict[str, Any]:
         shortcuts = [f"agent.type={self.agent}"] if self.agent else []
         shortcuts += [f"agent.model={self.model}"] if self.model else []
+        shortcuts += [f"sandbox.driver={self.driver}"] if self.driver else []
         return overrides_layer([*self.defines, *shortcuts])
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which tasks run: ``--tags`` (any of), ``--split`` (dataset rows), ``--sample N`` (seed SAMPLE_SEED)."""
-
-    tags: tuple[str, ...] = ()
-    split: str | None = None
-    sample: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +55,7 @@ class Suite:
     """The rows of one dataset task, with the task's ``suite_thresholds``."""
 
     name: str
-    thresholds: dict[str, dict[SuiteMetric, float]]
+    thresholds: dict[str, dict[str, float]]
     task_ids: tuple[str, ...]
 
 
@@ -204,6 +198,9 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], split: str | None) -> dict[str, 
     return {**cli, "dataset": {**cli.get("dataset", {}), "split": split}}
 
 
+PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")
+
+
 def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
     layers = [
         Layer("experiment", experiment.defaults),
@@ -211,7 +208,16 @@ def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[st
         Layer(f"variant:{variant.variant_id}", variant.layer),
         Layer("cli", cli),
     ]
-    return settle_agent(merge_layers(layers), [layer.name for layer in layers])
+    merged = merge_layers([_without_lower_prompt(layer, layers[i + 1 :]) for i, layer in enumerate(layers)])
+    return settle_agent(merged, [layer.name for layer in layers])
+
+
+def _without_lower_prompt(layer: Layer, higher: list[Layer]) -> Layer:
+    """A layer without its prompt when a higher layer gives one: ``initial_prompt`` and
+    ``initial_prompt_file`` replace each other."""
+    if not any(key in h.data for h in higher for key in PROMPT_FIELDS):
+        return layer
+    return Layer(layer.name, {k: v for k, v in layer.data.items() if k not in PROMPT_FIELDS})
 
 
 def _build_variant(
@@ -222,16 +228,30 @@ def _build_variant(
     out = []
     for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}):
         where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
-        mutated = mutate_prompt(task.prompt, variant.mutations, where)
+        seed = seed_for(variant.variant_id, task.task_id)
+        rewrite = REPHRASER.bind(seed)
+        mutated = mutate_prompt(
+            task.prompt, experiment.mutations, variant.mutations, where=where, rephrase=rewrite
+        )
         set_by = dict(merged.set_by)
+        if "initial_prompt_file" in set_by:  # the prompt was read from that layer's file
+            set_by.setdefault("initial_prompt", set_by["initial_prompt_file"])
         if mutated.prompt != task.prompt:
             task = task.model_copy(update={"initial_prompt": mutated.prompt})
             set_by["initial_prompt"] = layer
         dump = task.model_dump(mode="json", exclude=NOT_IN_PROVENANCE)
         prov = provenance(dump, set_by)
         prov["repeats"] = repeats_origin
+        for i, rewritten in enumerate(mutated.rephrased):
+            prov[f"prompt_mutations.rephrase[{i}]"] = json.dumps(
+                {**rewritten, "seed": seed}, ensure_ascii=False
+            )
         out.append(_Built(task, prov, mutated.unmatched))
     return out
+
+
+REPHRASER = Rephraser()
+"""Rewrites each distinct prompt once per process (``plan`` and ``run`` resolve the same way)."""
 
 
 def _kept(f: _File, variant_id: str, keep: set[str]) -> tuple[TaskSpec, ...]:
@@ -248,36 +268,13 @@ def _duplicates(ids: list[tuple[str, Path]]) -> list[str]:
     return errors
 
 
-def select(tasks: Sequence[TaskSpec], selection: Selection) -> set[str]:
-    """Task ids kept: not skipped, with any of the tags, then a seeded sample (ids sorted first).
-
-    Selecting no task at all is an ExperimentError naming what removed them.
-    """
-    steps = [f"{len(tasks)} loaded"]
-    kept = [t for t in tasks if not t.skip]
-    steps.append(f"{len(kept)} not skipped")
-    if selection.tags:
-        kept = [t for t in kept if set(selection.tags) & set(t.tags)]
-        steps.append(f"{len(kept)} tagged {', '.join(selection.tags)}")
-    if selection.sample is not None:
-        if selection.sample < 1:
-            raise ExperimentError("--sample must be at least 1")
-        ordered = sorted(kept, key=lambda t: t.task_id)
-        kept = random.Random(SAMPLE_SEED).sample(ordered, min(selection.sample, len(ordered)))
-    if not kept:
-        raise ExperimentError(
-            f"no task selected ({', '.join(steps)}): check the paths, --tags and skip flags"
-        )
-    return {t.task_id for t in kept}
-
-
 def _suites(files: list[_File], variant_id: str, keep: set[str]) -> list[Suite]:
     suites = []
     for f in files:
         tasks = _kept(f, variant_id, keep)
-        if tasks and tasks[0].suite_thresholds:
+        if tasks and tasks[0].suite_gates:
             name = str(f.data.get("task_id", f.path.stem))
-            suites.append(Suite(name, tasks[0].suite_thresholds, tuple(t.task_id for t in tasks)))
+            suites.append(Suite(name, tasks[0].suite_gates, tuple(t.task_id for t in tasks)))
     return suites
 
 

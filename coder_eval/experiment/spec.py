@@ -26,17 +26,27 @@ from __future__ import annotations
 import importlib.resources
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from coder_eval.agents import PartialAgent
-from coder_eval.criteria.base import check_regex
-from coder_eval.errors import ExperimentError
-from coder_eval.sandbox.spec import TemplateSource, source_kind
+from coder_eval.errors import ExperimentError, did_you_mean
+from coder_eval.experiment.mutations import Mutations, PromptMutations
+from coder_eval.experiment.paths import ExperimentPaths
+from coder_eval.sandbox.spec import TemplateSource
 from coder_eval.scripted.script import ScriptRef
+from coder_eval.simulation import SimulationSpec
 from coder_eval.task import Identifier, RunLimits, SandboxSpec
-from coder_eval.yaml_source import Loc, YamlDoc, explain, read_yaml
+from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")
 """Used when no ``--experiment`` is given and it exists in the working directory."""
@@ -46,27 +56,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PromptReplace(_Strict):
-    """Replace ``find`` (literal text, or a regex with ``regex: true``) by ``replace`` everywhere."""
+def _partial_simulation(value: Any) -> Any:
+    """A partial ``simulation`` block (it is merged over the task's): its keys are checked here."""
+    if isinstance(value, dict):
+        fields = [name for name in SimulationSpec.model_fields]
+        for key in value:
+            if key not in fields:
+                raise ValueError(
+                    f"simulation.{key}: unknown field{did_you_mean(str(key), fields)}; "
+                    f"valid fields: {', '.join(fields)}"
+                )
+    return value
 
-    find: str = Field(min_length=1, description="Text or pattern to find.")
-    replace: str = Field(default="", description="Replacement (regex: may use \\1 or \\g<name>).")
-    regex: bool = Field(default=False, description="Treat find as a Python regular expression.")
 
-    @model_validator(mode="after")
-    def _valid_regex(self) -> PromptReplace:
-        if self.regex:
-            check_regex(self.find)
-        return self
-
-
-class PromptMutations(_Strict):
-    """Changes to the prompt, after dataset substitution, in this order: vars, replace, prefix, suffix."""
-
-    vars: dict[str, str] = Field(default_factory=dict, description="Values of ${var.<name>} in the prompt.")
-    replace: list[PromptReplace] = Field(default_factory=list, description="Replacements, in order.")
-    prefix: str = Field(default="", description="Text put before the prompt.")
-    suffix: str = Field(default="", description="Text put after the prompt.")
+PartialSimulation = Annotated[dict[str, Any] | None, BeforeValidator(_partial_simulation)]
 
 
 class DefaultsSpec(_Strict):
@@ -77,9 +80,17 @@ class DefaultsSpec(_Strict):
     run_limits: RunLimits | None = Field(default=None, description="Per-episode limits.")
     repeats: int | None = Field(default=None, ge=1, description="Repeats per task and variant.")
     tags: list[str] | None = Field(default=None, description="Tags added to every task.")
-    pre_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
-    post_run: list[str] | None = Field(default=None, description="Commands run before the task's own.")
+    pre_run: list[str | dict[str, Any]] | None = Field(
+        default=None, description="Commands run before the task's own."
+    )
+    post_run: list[str | dict[str, Any]] | None = Field(
+        default=None, description="Commands run after the task's own."
+    )
     scripted: ScriptRef = Field(default=None, description="Script for model 'scripted'.")
+    prompt_mutations: Mutations = Field(
+        default_factory=PromptMutations, description="Prompt edits, applied before the variant's."
+    )
+    simulation: PartialSimulation = Field(default=None, description="Simulation fields (deep-merged).")
 
 
 class VariantSpec(_Strict):
@@ -93,7 +104,15 @@ class VariantSpec(_Strict):
     template_sources: list[TemplateSource] = Field(
         default_factory=list, description="Appended to sandbox.template_sources (paths: experiment file)."
     )
-    prompt_mutations: PromptMutations = Field(default_factory=PromptMutations, description="Prompt edits.")
+    prompt_mutations: Mutations = Field(
+        default_factory=PromptMutations, description="Prompt edits: a mapping, or an ordered list of steps."
+    )
+    simulation: PartialSimulation = Field(default=None, description="Simulation fields (deep-merged).")
+    initial_prompt: str | None = Field(default=None, description="Replaces the task's prompt.")
+    initial_prompt_file: str | None = Field(
+        default=None, description="Replaces the task's prompt with this file (relative to the experiment)."
+    )
+    driver: str | None = Field(default=None, description="The sandbox driver (sandbox.driver).")
     scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file (experiment file)."
     )
@@ -102,6 +121,12 @@ class VariantSpec(_Strict):
         description="Gates apply to this arm; false for a reference arm that cannot meet them (a baseline "
         "without the skill a trigger threshold measures): its figures are shown, marked 'not gated'.",
     )
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> VariantSpec:
+        if self.initial_prompt is not None and self.initial_prompt_file is not None:
+            raise ValueError("give initial_prompt or initial_prompt_file, not both")
+        return self
 
 
 class CompareSpec(_Strict):
@@ -142,7 +167,7 @@ class Variant:
     description: str
     layer: dict[str, Any]
     repeats: int | None
-    mutations: PromptMutations
+    mutations: Mutations
     gated: bool = True
 
 
@@ -158,10 +183,26 @@ class Experiment:
     variants: tuple[Variant, ...]
     tasks: tuple[Path, ...]
     compare: CompareSpec = field(default_factory=CompareSpec)
+    mutations: Mutations = field(default_factory=PromptMutations)
+    """The defaults' prompt mutations, applied before each variant's."""
 
     @property
     def variant_ids(self) -> list[str]:
         return [v.variant_id for v in self.variants]
+
+
+def experiment_path(given: Path) -> Path:
+    """``-e NAME``: a file as given when it exists, else ``experiments/NAME.yaml``.
+
+    Example: ``experiment_path(Path("skills_ab"))`` -> ``Path("experiments/skills_ab.yaml")`` (when there
+    is no file ``skills_ab`` here).
+    """
+    if given.exists() or given.suffix in (".yaml", ".yml") or len(given.parts) != 1:
+        return given
+    named = DEFAULT_EXPERIMENT.parent / f"{given.name}.yaml"
+    if not named.is_file():
+        raise ExperimentError(f"-e {given}: no such file, and no {named} here")
+    return named
 
 
 def load_experiment(path: Path | None) -> Experiment:
@@ -187,16 +228,20 @@ def default_experiment() -> Experiment:
 
 
 def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
-    paths = _Paths(doc)
-    defaults = _dump(spec.defaults, exclude={"repeats"})
+    paths = ExperimentPaths(doc)
+    defaults = _dump(spec.defaults, exclude={"repeats", "prompt_mutations"})
     for i, _ in enumerate(defaults.get("sandbox", {}).get("template_sources", [])):
         paths.template(
             defaults["sandbox"]["template_sources"][i], ("defaults", "sandbox", "template_sources", i)
         )
     if isinstance(defaults.get("scripted"), str):
         defaults["scripted"] = paths.file(defaults["scripted"], ("defaults", "scripted"))
+    if isinstance((defaults.get("simulation") or {}).get("scripted"), str):
+        scripted = defaults["simulation"]["scripted"]
+        defaults["simulation"]["scripted"] = paths.file(scripted, ("defaults", "simulation", "scripted"))
     variants = tuple(_variant(v, i, paths) for i, v in enumerate(spec.variants))
     tasks = tuple(Path(paths.existing(t, ("tasks", i), None)) for i, t in enumerate(spec.tasks))
+    mutations = paths.mutations(spec.defaults.prompt_mutations, ("defaults", "prompt_mutations"))
     paths.raise_problems()
     return Experiment(
         spec.experiment_id,
@@ -207,10 +252,11 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
         variants,
         tasks,
         spec.compare,
+        mutations,
     )
 
 
-def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
+def _variant(spec: VariantSpec, index: int, paths: ExperimentPaths) -> Variant:
     layer: dict[str, Any] = {}
     if spec.agent is not None:
         layer["agent"] = dict(spec.agent)
@@ -226,49 +272,34 @@ def _variant(spec: VariantSpec, index: int, paths: _Paths) -> Variant:
         if isinstance(scripted, str):
             scripted = paths.file(scripted, ("variants", index, "scripted"))
         layer["scripted"] = scripted
-    return Variant(spec.variant_id, spec.description, layer, spec.repeats, spec.prompt_mutations, spec.gated)
+    fields = _variant_task_fields(spec, index, paths)
+    if "sandbox" in fields and "sandbox" in layer:
+        fields["sandbox"] = {**layer["sandbox"], **fields["sandbox"]}
+    layer.update(fields)
+    mutations = paths.mutations(spec.prompt_mutations, ("variants", index, "prompt_mutations"))
+    return Variant(spec.variant_id, spec.description, layer, spec.repeats, mutations, spec.gated)
+
+
+def _variant_task_fields(spec: VariantSpec, index: int, paths: ExperimentPaths) -> dict[str, Any]:
+    """What a variant sets on the task besides agent, limits, templates and script: the simulation,
+    the prompt (one of the two fields, replacing the task's) and the sandbox driver."""
+    layer: dict[str, Any] = {}
+    if spec.simulation is not None:
+        layer["simulation"] = dict(spec.simulation)
+        if isinstance(layer["simulation"].get("scripted"), str):
+            where = ("variants", index, "simulation", "scripted")
+            layer["simulation"]["scripted"] = paths.file(layer["simulation"]["scripted"], where)
+    if spec.initial_prompt is not None:
+        layer["initial_prompt"] = spec.initial_prompt
+    if spec.initial_prompt_file is not None:
+        layer["initial_prompt_file"] = paths.file(
+            spec.initial_prompt_file, ("variants", index, "initial_prompt_file")
+        )
+    if spec.driver is not None:
+        layer["sandbox"] = {**layer.get("sandbox", {}), "driver": spec.driver}
+    return layer
 
 
 def _dump(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
     """Only the fields the file set: what this layer contributes to the merge."""
     return model.model_dump(mode="json", exclude_unset=True, exclude_none=True, exclude=exclude)
-
-
-class _Paths:
-    """Makes experiment-relative paths absolute and collects every missing one."""
-
-    def __init__(self, doc: YamlDoc | None) -> None:
-        self.doc = doc
-        self.base = doc.path.resolve().parent if doc else Path.cwd()
-        self.problems: list[str] = []
-
-    def existing(self, relative: str, loc: Loc, want_dir: bool | None) -> str:
-        target = (self.base / relative).resolve()
-        ok = target.exists() if want_dir is None else (target.is_dir() if want_dir else target.is_file())
-        if not ok:
-            where = self.doc.where(loc) if self.doc else "experiment"
-            field = ".".join(map(str, loc))
-            self.problems.append(
-                f"{where}: {field}: {relative!r} not found (looked for {target}); "
-                "paths are relative to the experiment file"
-            )
-        return str(target)
-
-    def file(self, relative: str, loc: Loc) -> str:
-        return self.existing(relative, loc, want_dir=False)
-
-    def template(self, source: dict[str, Any], loc: Loc) -> None:
-        kind = source_kind(source)
-        if kind == "template_dir":
-            key = "path" if "path" in source else "template_dir"
-            source[key] = self.existing(source[key], (*loc, key), True)
-        if kind == "repo" and "://" not in source["url"] and not source["url"].startswith("git@"):
-            source["url"] = self.existing(source["url"], (*loc, "url"), True)
-        key = "files" if "files" in source else "starter_files"
-        for j, starter in enumerate(source.get(key, [])):
-            if isinstance(starter, dict) and "source" in starter:
-                starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
-
-    def raise_problems(self) -> None:
-        if self.problems:
-            raise ExperimentError("\n".join(self.problems))

@@ -86,3 +86,32 @@ def test_a_classifier_that_never_engages_still_gets_intervals_with_width() -> No
     assert per.loc["none", "recall"] == 1 and per.loc["none", "recall_low"] < 0.95
     assert per.loc["skill", "f1_high"] > 0 and "pooled Wilson" in per.loc["skill", "method"]
     assert per.loc["skill", "method"].partition("; ")[0].endswith("for P and R")
+
+
+def test_weighted_and_micro_f1_from_the_per_label_scores() -> None:
+    import pandas as pd
+
+    from coder_eval.analysis import classification
+
+    pairs = [
+        ("pdf", "pdf"),
+        ("pdf", "pdf"),
+        ("none", "pdf"),
+        ("pdf", "none"),
+        ("none", "none"),
+        ("none", "docx"),
+    ]
+    criteria = pd.DataFrame(
+        {
+            "task_id": [f"t{i}" for i in range(len(pairs))],
+            "criterion_id": "skill",
+            "observed_label": [o for o, _ in pairs],
+            "expected_label": [e for _, e in pairs],
+            "outcome": "pass",
+        }
+    )
+    cls = classification(criteria)
+    table = cls.per_label.set_index("label")
+    expected = (table["f1"] * table["support"]).sum() / table["support"].sum()
+    assert cls.weighted_f1 == pytest.approx(expected)
+    assert cls.micro_f1 == pytest.approx(cls.accuracy) == pytest.approx(3 / 6)

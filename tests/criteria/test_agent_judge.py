@@ -20,7 +20,7 @@ from coder_eval.sandbox import FakeSandbox, Provision, TempdirSandbox, TempdirSp
 from coder_eval.sandbox.bwrap import bwrap_problem
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeStart, read_trajectory
-from tests.criteria.builders import criterion, evaluate, load_error
+from tests.criteria.builders import Transcript, criterion, evaluate, load_error
 from tests.helpers import write_task
 
 HAS_BWRAP = asyncio.run(bwrap_problem()) is None
@@ -244,7 +244,7 @@ def test_a_real_model_without_a_key_is_a_grader_error(
 def test_defaults_and_the_prompt(tmp_path: Path) -> None:
     spec = criterion({"type": "agent_judge", "rubric": "Is it right?"})
     assert isinstance(spec, AgentJudge)
-    assert (spec.votes, spec.pass_votes_needed, spec.max_turns, spec.isolation) == (1, 1, 15, "auto")
+    assert (spec.votes, spec.pass_votes_needed, spec.max_turns, spec.isolation) == (1, 1, 50, "auto")
     start = EpisodeStart(
         run_id="r",
         episode_id="e",
@@ -254,7 +254,7 @@ def test_defaults_and_the_prompt(tmp_path: Path) -> None:
         seed=0,
         task={"initial_prompt": "Do X."},
     )
-    prompt = spec.prompt(GradingContext(FakeSandbox.from_folder(tmp_path), [start], tmp_path), 1)
+    prompt = asyncio.run(spec.prompt(GradingContext(FakeSandbox.from_folder(tmp_path), [start], tmp_path), 1))
     assert "<rubric>\nIs it right?\n</rubric>" in prompt and "<task_prompt>\nDo X.\n</task_prompt>" in prompt
     assert prompt.endswith("(vote 1 of 1)")
 
@@ -275,3 +275,44 @@ def test_a_judge_run_over_its_timeout_is_killed_and_fails_the_vote(tmp_path: Pat
     spec = criterion(judge([{"error": {"kind": "hang"}}], timeout=1, max_retries=0))
     with pytest.raises(GraderError, match="1 attempts failed; last: the judge timed out after 1 s"):
         evaluate(spec, workspace(tmp_path, "8080"))
+
+
+def test_original_fields_load_and_shape_the_judge(tmp_path: Path) -> None:
+    spec = criterion(
+        {
+            "type": "agent_judge",
+            "prompt": "Does it work?",
+            "agent": {"type": "claude-code", "model": "claude-haiku-4-5"},
+            "allowed_tools": ["Read", "Bash"],
+            "turn_timeout": 30,
+            "files": ["notes.md"],
+            "include_tool_calls": True,
+        }
+    )
+    assert isinstance(spec, AgentJudge)
+    assert (spec.rubric, spec.model, spec.allowed_tools, spec.turn_timeout) == (
+        "Does it work?",
+        "claude-haiku-4-5",
+        ["Read", "Bash"],
+        30,
+    )
+    (tmp_path / "notes.md").write_text("all done")
+    ctx = GradingContext(FakeSandbox.from_folder(tmp_path), Transcript().bash("make").events, tmp_path)
+    prompt = asyncio.run(spec.prompt(ctx, 1))
+    assert '<untrusted_data source="file:notes.md">\nall done' in prompt
+    assert "#0 Bash: make" in prompt and "final_message" not in prompt
+
+
+def test_original_fields_that_cannot_apply_are_refused_by_name(tmp_path: Path) -> None:
+    assert "allowed_tools takes some of Read, Grep, Glob, Bash, not Write" in load_error(
+        tmp_path, "- type: agent_judge\n  prompt: p\n  allowed_tools: [Read, Write]"
+    )
+    assert "agent.type: Input should be 'claude-code'" in load_error(
+        tmp_path, "- type: agent_judge\n  prompt: p\n  agent: {type: codex}"
+    )
+    assert "agent.permission_mode: Extra inputs" in load_error(
+        tmp_path, "- type: agent_judge\n  prompt: p\n  agent: {type: claude-code, permission_mode: plan}"
+    )
+    assert "disagree" in load_error(
+        tmp_path, "- type: agent_judge\n  prompt: p\n  model: a\n  agent: {model: b}"
+    )

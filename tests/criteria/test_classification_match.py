@@ -69,3 +69,16 @@ def test_bad_input_fails_at_load(tmp_path: Path) -> None:
     assert "success_criteria[0].label: unknown field (did you mean 'labels'?)" in load_error(
         tmp_path, base + "  label: [bug]"
     )
+
+
+def test_original_spelling_loads_to_the_same_fields(tmp_path: Path) -> None:
+    from tests.criteria.builders import criterion
+
+    ours = criterion({"type": "classification_match", "path": "a", "expected": "bug", "labels": ["bug", "x"]})
+    theirs = criterion(
+        {"type": "classification_match", "path": "a", "expected_label": "bug", "allowed_labels": ["bug", "x"]}
+    )
+    assert ours == theirs
+    assert "expected label 'y' is not in labels" in load_error(
+        tmp_path, "- type: classification_match\n  path: a\n  expected_label: y\n  allowed_labels: [x]"
+    )

@@ -95,3 +95,42 @@ def test_oracle_steps_are_graded_end_to_end(tmp_path: Path) -> None:
     assert results["checked"].passed and results["checked"].kind == "command_executed"
     assert results["checked"].details["commands"] == ["#1 Bash: grep -q hello hello.txt"]
     assert results["no-rm"].passed
+
+
+def test_original_field_names_load_to_the_same_model() -> None:
+    from tests.criteria.builders import criterion
+
+    ours = criterion({"type": "command_executed", "tool": "Bash", "pattern": "pytest", "exclude": "-k"})
+    theirs = criterion(
+        {
+            "type": "command_executed",
+            "tool_name": "Bash",
+            "command_pattern": "pytest",
+            "exclude_pattern": "-k",
+        }
+    )
+    assert ours == theirs
+
+
+def test_pattern_also_matches_the_shell_normalised_command() -> None:
+    events = Transcript().bash("git  commit -m 'fix the bug'").events
+    assert (
+        grade({"type": "command_executed", "pattern": "commit -m fix the bug"}, context(events)).score == 1.0
+    )
+    excluded = {"type": "command_executed", "pattern": "git", "exclude_pattern": "-m fix the"}
+    assert grade(excluded, context(events)).score == 0.0
+
+
+def test_command_not_executed_is_a_maximum_of_zero(tmp_path: Path) -> None:
+    events = Transcript().bash("rm -rf build").events
+    spec = {"type": "command_not_executed", "command_pattern": r"\brm\b"}
+    assert grade(spec, context(events)).score == 0.0
+    assert grade(spec, context(Transcript().bash("ls").events)).score == 1.0
+    assert "command_not_executed means no matching command" in load_error(
+        tmp_path, "- type: command_not_executed\n  pattern: x\n  max_count: 2"
+    )
+
+
+def test_a_typo_of_an_original_name_is_suggested_by_that_name(tmp_path: Path) -> None:
+    error = load_error(tmp_path, "- type: command_executed\n  command_patern: x")
+    assert "command_patern: unknown field (did you mean 'command_pattern'?)" in error

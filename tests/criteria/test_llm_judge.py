@@ -274,3 +274,84 @@ def test_judge_agreement_matches_a_direct_computation(tmp_path: Path) -> None:
     assert table.loc["judge", "share_unanimous"] == pytest.approx(np.mean([len(set(v)) == 1 for v in votes]))
     assert not math.isnan(expected)
     assert table.loc["judge", "alpha"] == pytest.approx(expected)
+
+
+def test_a_vote_passes_on_its_score_and_keeps_the_judges_own_answer(tmp_path: Path) -> None:
+    spec = criterion(judge(per_vote([(0.6, True), (0.75, False), (0.9, True)])))
+    result = evaluate(spec, ctx_for(tmp_path))
+    assert [v["passed"] for v in result.details["votes"]] == [False, True, True]
+    assert [v["judge_passed"] for v in result.details["votes"]] == [True, False, True]
+    assert result.passed is True
+    strict = criterion(judge(per_vote([(0.6, True), (0.75, False), (0.9, True)]), pass_threshold=0.8))
+    assert evaluate(strict, ctx_for(tmp_path)).passed is False
+
+
+ORIGINAL_JUDGE = {
+    "type": "llm_judge",
+    "description": "the answer names the port",
+    "prompt": "Does ANSWER.md give the right port?",
+    "files": ["ANSWER.md", "$TASK_DIR/rubric.md"],
+    "include_agent_output": False,
+    "include_tool_calls": True,
+    "include_dialog": True,
+    "max_file_chars": 500,
+    "max_dialog_chars": 1000,
+    "capture_transcript": True,
+    "model": "scripted",
+}
+
+
+def test_the_original_spelling_asks_once_with_its_evidence(tmp_path: Path) -> None:
+    task_dir, work = tmp_path / "task", tmp_path / "work"
+    task_dir.mkdir()
+    work.mkdir()
+    (task_dir / "rubric.md").write_text("Port 8080 is right.")
+    (work / "ANSWER.md").write_text("The port is 8080.")
+    spec = criterion({**ORIGINAL_JUDGE, "scripted": {"turns": [{"blocks": verdict(0.7, True)}]}})
+    assert (spec.votes, spec.temperature, spec.pass_threshold) == (1, None, 0.7)  # type: ignore[attr-defined]
+    ctx = ctx_for(work, task_dir=task_dir)
+    ctx = GradingContext(
+        ctx.sandbox, [*Transcript().say("What port?", role="user").events, *ctx.events], task_dir
+    )
+    with ScriptedServer({"turns": [{"blocks": verdict(0.7, True)}]}) as server:
+        spec = criterion({**ORIGINAL_JUDGE, "model": "claude-haiku-4-5", "temperature": 0})
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+            patch.setenv("ANTHROPIC_API_KEY", "k")
+            result = evaluate(spec, ctx)
+        body = server.requests[0].body
+    sent = body["messages"][0]["content"]
+    assert body["temperature"] == 0.0 and len(server.requests) == 1
+    assert '<reference source="$TASK_DIR/rubric.md">\nPort 8080 is right.' in sent
+    assert '<untrusted_data source="file:ANSWER.md">' in sent
+    assert '<untrusted_data source="transcript">' in sent and "final_message" not in sent
+    assert '<untrusted_data source="dialog">\nuser: What port?' in sent
+    assert result.passed is True and result.details["judge_prompt"].startswith("<rubric>")
+
+
+def test_include_reference_shows_the_reference_folder(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "expected.md").write_text("42")
+    trap = {"when": {"request_contains": '<reference source="$REFERENCE_DIR/expected.md">\n42'}}
+    spec = criterion(judge([{**trap, "blocks": verdict(1.0, True)}], include_reference=True, votes=1))
+    assert evaluate(spec, ctx_for(tmp_path, hidden=HiddenMaterial(reference_dir=reference))).passed is True
+    with pytest.raises(GraderError, match="include_reference: the task has no reference directory"):
+        evaluate(spec, ctx_for(tmp_path))
+
+
+def test_a_disabled_judge_is_recorded_without_running(tmp_path: Path) -> None:
+    spec = criterion({**ORIGINAL_JUDGE, "enabled": False, "model": "claude-sonnet-4-6"})
+    assert (spec.weight, spec.is_gating) == (0, False)
+    result = evaluate(spec, ctx_for(tmp_path))  # no key, no server: nothing is called
+    assert result.details == {"skipped": "enabled: false"}
+
+
+def test_original_spelling_errors_name_the_fields_as_written(tmp_path: Path) -> None:
+    assert "success_criteria[0].include_tool_calls" in load_error(
+        tmp_path, "- type: llm_judge\n  prompt: p\n  include_tool_calls: maybe"
+    )
+    assert "give 'rubric' or 'prompt'" in load_error(tmp_path, "- type: llm_judge\n  prompt: p\n  rubric: r")
+    assert "escapes the sandbox" in load_error(
+        tmp_path, "- type: llm_judge\n  prompt: p\n  files: [$TASK_DIR/../secret]"
+    )

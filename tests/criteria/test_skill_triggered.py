@@ -150,3 +150,11 @@ def test_bad_input_fails_at_load(tmp_path: Path) -> None:
     assert "success_criteria[0].expected: unknown field (did you mean 'expected_skill'?)" in load_error(
         tmp_path, "- type: skill_triggered\n  expected: pdf"
     )
+
+
+def test_skill_name_is_the_original_spelling_of_skill() -> None:
+    events = Transcript().tool("Skill", {"skill": "pdf"}).events
+    verdict = grade(
+        {"type": "skill_triggered", "skill_name": "pdf", "expected_skill": "pdf"}, context(events)
+    )
+    assert (verdict.observed_label, verdict.score) == ("pdf", 1.0)

@@ -109,3 +109,21 @@ def test_auto_falling_back_to_tempdir_is_a_warning(tmp_path: Path, monkeypatch: 
     found = warnings_for(tmp_path, experiment)
 
     assert any("not a security boundary" in w and "not installed" in w for w in found)
+
+
+def test_turn_timeout_that_ends_every_turn_before_task_timeout(tmp_path: Path) -> None:
+    """``run_limits.turn_timeout`` arrives with the run-limit work; a stand-in block plays it here."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    resolution = resolved([two_tasks(tmp_path)])
+    assert not [w for w in plan_warnings(resolution) if "turn_timeout" in w]
+    limits = SimpleNamespace(turn_timeout=60.0, task_timeout=600.0)
+    plans = [replace(p, task=p.task.model_copy(update={"run_limits": limits})) for p in resolution.plans]
+    found = plan_warnings(replace(resolution, plans=plans))
+    assert (
+        "task 'a': run_limits.turn_timeout (60 s) x 1 turn(s) ends the episode before task_timeout (600 s)"
+        in ("\n".join(found))
+    )
+    limits.turn_timeout = 600.0
+    assert not [w for w in plan_warnings(replace(resolution, plans=plans)) if "turn_timeout" in w]

@@ -159,11 +159,24 @@ def test_sample_per_stratum_counts_and_reproducibility(tmp_path: Path) -> None:
     assert resolved([path]).task_ids == first.task_ids
 
 
-def test_stratify_field_needs_its_count(tmp_path: Path) -> None:
+def test_stratify_field_alone_samples_nothing(tmp_path: Path) -> None:
     path = word_dataset(tmp_path)
+    everything = len(resolved([path]).task_ids)
     path.write_text(path.read_text().replace("dataset:\n", "dataset:\n  stratify_field: kind\n"))
-    with pytest.raises(TaskError, match="give both 'sample_per_stratum' and 'stratify_field'"):
-        resolved([path])
+    assert len(resolved([path]).task_ids) == everything
+
+
+def test_sample_seed_changes_the_sample_and_keeps_it_reproducible(tmp_path: Path) -> None:
+    path = word_dataset(tmp_path, "")
+    base = path.read_text()
+
+    def sample(seed: int) -> list[str]:
+        extra = f"dataset:\n  sample_per_stratum: 1\n  stratify_field: kind\n  sample_seed: {seed}\n"
+        path.write_text(base.replace("dataset:\n", extra))
+        return resolved([path]).task_ids
+
+    seeds = {tuple(sample(seed)) for seed in range(8)}
+    assert len(seeds) > 1 and sample(3) == sample(3)
 
 
 def test_split_from_the_command_line_keeps_plain_tasks(tmp_path: Path) -> None:
@@ -216,3 +229,81 @@ def test_suite_threshold_keys_are_checked(tmp_path: Path) -> None:
     path = word_dataset(tmp_path, "suite_thresholds: {file_contain: {recall: 0.5}}\n")
     with pytest.raises(TaskError, match="did you mean 'file_contains'"):
         resolved([path])
+
+
+ORIGINAL_VARIANTS = """
+experiment_id: original
+defaults:
+  agent: {kind: oracle}
+  prompt_mutations: [{type: prefix, text: "[team] "}]
+variants:
+  - variant_id: plain
+  - variant_id: rewritten
+    driver: tempdir
+    prompt_mutations:
+      - {type: template, template: "Task: {prompt}"}
+      - type: rephrase
+        model: scripted
+        scripted:
+          turns:
+            - blocks: [{tool_use: {name: submit_prompt, input: {prompt: "Put ok into ok.txt."}}}]
+  - variant_id: own-prompt
+    initial_prompt_file: prompts/short.md
+"""
+
+
+def test_original_variant_fields_prompts_and_rephrase_provenance(tmp_path: Path) -> None:
+    import json
+
+    tasks = two_tasks(tmp_path)
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "short.md").write_text("ok -> ok.txt")
+    resolution = resolved([tasks], write_experiment(tmp_path, ORIGINAL_VARIANTS))
+    plans = {(p.task.task_id, p.variant_id): p for p in resolution.plans}
+    assert plans["a", "plain"].task.prompt == "[team] write ok to ok.txt"
+    rewritten = plans["a", "rewritten"]
+    assert rewritten.task.prompt == "Put ok into ok.txt." and rewritten.task.sandbox.driver == "tempdir"
+    record = json.loads(rewritten.provenance["prompt_mutations.rephrase[0]"])
+    assert record["before"] == "Task: [team] write ok to ok.txt" and record["prompt"] == "Put ok into ok.txt."
+    assert record["model"] == "scripted" and isinstance(record["seed"], int)
+    assert rewritten.provenance["initial_prompt"] == "variant:rewritten"
+    own = plans["a", "own-prompt"]
+    assert own.task.prompt == "[team] ok -> ok.txt"
+    assert own.provenance["initial_prompt_file"] == "variant:own-prompt"
+
+
+def test_variant_simulation_is_merged_over_the_task(tmp_path: Path) -> None:
+    write_task(
+        tmp_path / "tasks",
+        """
+        task_id: chat
+        initial_prompt: hi
+        agent: {kind: oracle}
+        simulation: {goal: get help, max_turns: 2}
+        success_criteria: [{type: file_exists, path: x}]
+        """,
+    )
+    body = "experiment_id: e\nvariants:\n  - variant_id: v\n    simulation: {max_turns: 4, persona: terse}\n"
+    (plan,) = resolved([tmp_path / "tasks"], write_experiment(tmp_path, body)).plans
+    assert plan.task.simulation is not None
+    assert (plan.task.simulation.goal, plan.task.simulation.max_turns, plan.task.simulation.persona) == (
+        "get help",
+        4,
+        "terse",
+    )
+
+
+def test_exclude_tags_include_skipped_and_driver(tmp_path: Path) -> None:
+    tasks = two_tasks(tmp_path)
+    from tests.helpers import minimal_task
+
+    minimal_task(tasks, "c", extra="skip: quarantined\ntags: [x]\n")
+    assert resolved([tasks]).task_ids == ["a", "b"]
+    assert resolved([tasks], selection=Selection(include_skipped=True)).task_ids == ["a", "b", "c"]
+    assert resolved([tasks], selection=Selection(exclude_tags=("x",), include_skipped=True)).task_ids == ["b"]
+    with pytest.raises(ExperimentError, match=r"0 without x, y\)"):
+        resolved([tasks], selection=Selection(exclude_tags=("x", "y")))
+    plans = resolved([tasks], command_line=CommandLine(driver="tempdir")).plans
+    assert {p.task.sandbox.driver for p in plans} == {"tempdir"} and plans[0].provenance[
+        "sandbox.driver"
+    ] == "cli"

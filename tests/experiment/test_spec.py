@@ -128,3 +128,39 @@ def test_default_yaml_matches_the_built_in_default() -> None:
     assert data["experiment_id"] == built_in.experiment_id
     assert [v["variant_id"] for v in data["variants"]] == built_in.variant_ids == ["default"]
     assert load_experiment(REPO / "experiments" / "default.yaml").variants == built_in.variants
+
+
+def test_original_variant_fields_are_checked_at_load(tmp_path: Path) -> None:
+    body = """
+    experiment_id: e
+    variants:
+      - variant_id: a
+        simulation: {persona: x, max_turn: 3}
+      - variant_id: b
+        initial_prompt: hi
+        initial_prompt_file: p.md
+      - variant_id: d
+        prompt_mutations: [{type: shout}]
+    """
+    error = load_error(write_experiment(tmp_path, body))
+    assert (
+        "experiment.yaml:4: variants[0].simulation: simulation.max_turn: unknown field (did you mean" in error
+    )
+    assert "experiment.yaml:5: variants[1]: give initial_prompt or initial_prompt_file, not both" in error
+    assert "variants[2].prompt_mutations[0]: unknown type 'shout'; valid types: prefix, suffix" in error
+    body = "experiment_id: e\nvariants:\n  - variant_id: c\n    prompt_mutations:\n"
+    body += "      - {type: rephrase, model: scripted, scripted: missing.yaml}\n"
+    error = load_error(write_experiment(tmp_path, body))
+    assert "experiment.yaml:5: variants.0.prompt_mutations.0.scripted: 'missing.yaml' not found" in error
+
+
+def test_name_resolves_to_experiments_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_eval.experiment import experiment_path
+
+    monkeypatch.chdir(tmp_path)
+    write_experiment(tmp_path / "experiments", "experiment_id: ab\nvariants: [{variant_id: v}]\n", "ab.yaml")
+    assert experiment_path(Path("ab")) == Path("experiments/ab.yaml")
+    assert load_experiment(experiment_path(Path("ab"))).experiment_id == "ab"
+    assert experiment_path(Path("other.yaml")) == Path("other.yaml")
+    with pytest.raises(ExperimentError, match=r"-e nope: no such file, and no experiments/nope\.yaml here"):
+        experiment_path(Path("nope"))

@@ -1,0 +1,69 @@
+"""Paths in an experiment file: relative to the file, made absolute and checked at load time.
+
+Example::
+
+    paths = ExperimentPaths(doc)
+    layer["scripted"] = paths.file("scripts/offline.yaml", ("variants", 0, "scripted"))
+    paths.raise_problems()          # every missing path at once, each with its line
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from coder_eval.errors import ExperimentError
+from coder_eval.experiment.mutations import Mutations, RephraseStep
+from coder_eval.sandbox.spec import source_kind
+from coder_eval.yaml_source import Loc, YamlDoc
+
+
+class ExperimentPaths:
+    """Makes experiment-relative paths absolute and collects every missing one."""
+
+    def __init__(self, doc: YamlDoc | None) -> None:
+        self.doc = doc
+        self.base = doc.path.resolve().parent if doc else Path.cwd()
+        self.problems: list[str] = []
+
+    def existing(self, relative: str, loc: Loc, want_dir: bool | None) -> str:
+        target = (self.base / relative).resolve()
+        ok = target.exists() if want_dir is None else (target.is_dir() if want_dir else target.is_file())
+        if not ok:
+            where = self.doc.where(loc) if self.doc else "experiment"
+            field = ".".join(map(str, loc))
+            self.problems.append(
+                f"{where}: {field}: {relative!r} not found (looked for {target}); "
+                "paths are relative to the experiment file"
+            )
+        return str(target)
+
+    def file(self, relative: str, loc: Loc) -> str:
+        return self.existing(relative, loc, want_dir=False)
+
+    def template(self, source: dict[str, Any], loc: Loc) -> None:
+        kind = source_kind(source)
+        if kind == "template_dir":
+            key = "path" if "path" in source else "template_dir"
+            source[key] = self.existing(source[key], (*loc, key), True)
+        if kind == "repo" and "://" not in source["url"] and not source["url"].startswith("git@"):
+            source["url"] = self.existing(source["url"], (*loc, "url"), True)
+        key = "files" if "files" in source else "starter_files"
+        for j, starter in enumerate(source.get(key, [])):
+            if isinstance(starter, dict) and "source" in starter:
+                starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
+
+    def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
+        """The mutations with each rephrase step's script file made absolute (and checked)."""
+        if not isinstance(mutations, list):
+            return mutations
+        out = []
+        for i, step in enumerate(mutations):
+            if isinstance(step, RephraseStep) and isinstance(step.scripted, str):
+                step = step.model_copy(update={"scripted": self.file(step.scripted, (*loc, i, "scripted"))})
+            out.append(step)
+        return out
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise ExperimentError("\n".join(self.problems))
