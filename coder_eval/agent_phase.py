@@ -112,7 +112,7 @@ def _simulated_user(task: TaskSpec, turn: Turn, stack: ExitStack) -> Simulator |
     spec = task.simulation
     if spec is None or task.agent.type not in DIALOG_AGENTS:
         return None
-    every_turn = spec.check_criteria == "every_turn"
+    every_turn = spec.checks_each_turn
     return open_simulation(
         spec,
         task.prompt,

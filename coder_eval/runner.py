@@ -70,8 +70,9 @@ class EpisodePlan:
 def plan_episodes(
     tasks: Sequence[TaskSpec], repeats: int = 1, variant_id: str = "default"
 ) -> list[EpisodePlan]:
-    """Every (task, repeat) for one variant; skipped tasks are left out."""
-    return [EpisodePlan(t, variant_id, r) for t in tasks if not t.skip for r in range(repeats)]
+    """Every (task, repeat) for one variant (a dialog's ``n_trials`` multiply the repeats); skipped
+    tasks are left out."""
+    return [EpisodePlan(t, variant_id, r) for t in tasks if not t.skip for r in range(repeats * t.trials)]
 
 
 def versions() -> dict[str, str]:
@@ -322,9 +323,15 @@ async def run_batch(
         for plan in todo:
             run.set_aside(plan.episode_id)
     gate = asyncio.Semaphore(max(1, concurrency))
+    in_turn: dict[tuple[str, str], asyncio.Lock] = {}  # trials of a dialog with parallel_trials: false
 
     async def one(plan: EpisodePlan) -> None:
-        async with gate:
+        simulation = plan.task.simulation
+        async with AsyncExitStack() as held:
+            if simulation is not None and not simulation.parallel_trials:
+                key = (plan.task.task_id, plan.variant_id)
+                await held.enter_async_context(in_turn.setdefault(key, asyncio.Lock()))
+            await held.enter_async_context(gate)
             if max_cost_usd is not None and summary.cost_usd >= max_cost_usd:
                 summary.budget_stopped = True
                 summary.not_started += 1

@@ -8,11 +8,13 @@ Example (task YAML)::
       persona: A terse maintainer who answers questions but never volunteers details.
       goal: The flag exists, prints debug lines, and is documented in README.md.
       constraints: [Never write code yourself., Answer in at most two sentences.]
-      stop_token: "###STOP###"        # the simulator ends the dialog by writing it
-      max_turns: 5                    # user turns after the initial prompt
+      stop_token: "<<<END>>>"         # the simulator ends the dialog by writing it (the default)
+      max_turns: 8                    # user turns after the initial prompt (the default)
       model: claude-sonnet-4-6        # or scripted, with a `scripted:` block (offline)
-      check_criteria: end_of_dialog   # or every_turn: criteria checked after each agent reply
-      stop_when_criteria_pass: false  # true (needs every_turn): end once every gating criterion passes
+      check_criteria: end_of_dialog   # or every_turn (alias both): criteria checked after each reply too
+      stop_when_criteria_pass: false  # true: end once every gating criterion passes (checked each turn)
+      max_total_tokens: 50000         # the simulator's own tokens; the dialog ends when they run out
+      n_trials: 3                     # dialogs per task and repeat (episodes, like repeats)
 
 The agent keeps its session across turns. Each simulator message is a ``message`` event with
 ``role: user``, ``simulated: true`` and the simulator's model and usage (never counted in the
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 if TYPE_CHECKING:  # the client is imported when a simulator runs: it is slow to import
     from anthropic.types import MessageParam
@@ -59,19 +61,35 @@ class SimulationSpec(BaseModel):
     persona: str = Field(default="", description="Who the simulated user is and how they write.")
     goal: str = Field(min_length=1, description="What the user wants; the simulator stops once it is met.")
     constraints: list[str] = Field(default_factory=list, description="Rules the simulated user follows.")
-    stop_token: str = Field(default="###STOP###", min_length=1, description="Written to end the dialog.")
-    max_turns: int = Field(default=5, ge=1, description="User turns after the initial prompt.")
+    enabled: bool = Field(default=True, description="false: the block is kept but no simulated user runs.")
+    stop_token: str = Field(default="<<<END>>>", min_length=1, description="Written to end the dialog.")
+    max_turns: int = Field(default=8, ge=1, description="User turns after the initial prompt.")
     model: str = Field(default=DEFAULT_MODEL, description="Simulator model id, or 'scripted'.")
     scripted: ScriptRef = Field(
         default=None, description="Script for model 'scripted': inline, or a file relative to the task."
     )
     max_tokens: int = Field(default=1024, ge=1, description="max_tokens of each simulator call.")
     check_criteria: Literal["end_of_dialog", "every_turn"] = Field(
-        default="end_of_dialog", description="every_turn: check the criteria after each agent reply too."
+        default="end_of_dialog",
+        description="every_turn (the original's 'both' too): check the criteria after each agent reply too.",
     )
     stop_when_criteria_pass: bool = Field(
-        default=False, description="End the dialog once every gating criterion passes (needs every_turn)."
+        default=False,
+        validation_alias=AliasChoices("stop_when_criteria_pass", "stop_on_criteria_pass"),
+        description="End the dialog once every gating criterion passes (checked after each reply).",
     )
+    max_total_tokens: int | None = Field(
+        default=None, ge=1, description="Tokens the simulator may use; the dialog ends when they run out."
+    )
+    n_trials: int = Field(default=1, ge=1, le=100, description="Dialogs per task and repeat (episodes).")
+    parallel_trials: bool = Field(
+        default=True, description="false: the trials of one task and variant run one after another."
+    )
+
+    @field_validator("check_criteria", mode="before")
+    @classmethod
+    def _both(cls, value: object) -> object:
+        return "every_turn" if value == "both" else value  # end of dialog and every turn: every_turn
 
     @model_validator(mode="after")
     def _consistent(self) -> SimulationSpec:
@@ -79,9 +97,12 @@ class SimulationSpec(BaseModel):
             raise ValueError("model is 'scripted' but there is no 'scripted' block; add one")
         if self.model != SCRIPTED and self.scripted is not None:
             raise ValueError(f"a 'scripted' block needs model: scripted (model is {self.model!r})")
-        if self.stop_when_criteria_pass and self.check_criteria != "every_turn":
-            raise ValueError("stop_when_criteria_pass: true needs check_criteria: every_turn")
         return self
+
+    @property
+    def checks_each_turn(self) -> bool:
+        """Whether the criteria are checked after each agent reply (and not only at the end)."""
+        return self.check_criteria == "every_turn" or self.stop_when_criteria_pass
 
 
 def agent_problem(agent_kind: str) -> str | None:
@@ -155,6 +176,7 @@ class Simulator:
         self.check = check
         self.history: list[MessageParam] = []
         self.user_turns = 0
+        self.tokens = 0
 
     async def next_message(self, reply: AgentReply, sink: EventSink) -> str | None:
         """The next user message; None once the criteria pass, the cap is reached or the simulator stops."""
@@ -164,8 +186,13 @@ class Simulator:
         if self.user_turns >= self.spec.max_turns:
             self._end(sink, "max_turns")
             return None
+        budget = self.spec.max_total_tokens
+        if budget is not None and self.tokens >= budget:
+            self._end(sink, "max_total_tokens")
+            return None
         self.history.append({"role": "user", "content": reply.text.strip() or "(no reply)"})
         text, model, usage = await self._ask()
+        self.tokens += usage.total
         self.history.append({"role": "assistant", "content": text})
         said = [{"type": "text", "text": text}]
         sink.write(Message(role="user", content=said, model=model, usage=usage, simulated=True))

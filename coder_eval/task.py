@@ -192,6 +192,9 @@ class TaskSpec(_Strict):
             limits.setdefault("turn_timeout", agent["turn_timeout"])
         if limits:
             data["run_limits"] = limits
+        simulation = data.get("simulation")
+        if isinstance(simulation, dict) and simulation.get("enabled") is False:
+            data["simulation"] = None  # a disabled block, as the original format writes it
         return data
 
     @model_validator(mode="after")
@@ -302,6 +305,11 @@ class TaskSpec(_Strict):
             if criterion.suite_thresholds:
                 gates[criterion_id] = {**gates.get(criterion_id, {}), **criterion.suite_thresholds}
         return gates
+
+    @property
+    def trials(self) -> int:
+        """Episodes per repeat: a dialog task's ``simulation.n_trials``, else 1."""
+        return self.simulation.n_trials if self.simulation is not None else 1
 
     @property
     def source_dir(self) -> Path:

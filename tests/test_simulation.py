@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from contextlib import ExitStack
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ import pytest
 from coder_eval.agents.base import AgentReply
 from coder_eval.analysis import load_runs
 from coder_eval.errors import AgentError, TaskError
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.run_dir import RunDir, RunManifest
+from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.simulation import SimulationSpec, open_simulation, system_prompt
 from coder_eval.task import load_tasks
@@ -88,7 +90,7 @@ def test_the_system_prompt_carries_persona_goal_constraints_and_the_stop_rule() 
 
 
 def test_the_simulator_sees_agent_replies_as_user_turns_and_records_its_own(tmp_path: Path) -> None:
-    turns = [{"blocks": [{"text": "Shorter."}]}, {"blocks": [{"text": "Good. ###STOP###"}]}]
+    turns = [{"blocks": [{"text": "Shorter."}]}, {"blocks": [{"text": "Good. <<<END>>>"}]}]
     sink = Sink()
     with ExitStack() as stack:
         simulator = open_simulation(
@@ -104,7 +106,7 @@ def test_the_simulator_sees_agent_replies_as_user_turns_and_records_its_own(tmp_
     assert (first, second) == ("Shorter.", None)
     assert [m["role"] for m in simulator.history] == ["user", "assistant", "user", "assistant"]
     said = [e for e in sink.events if e.simulated]
-    assert [e.content[0]["text"] for e in said] == ["Shorter.", "Good. ###STOP###"]
+    assert [e.content[0]["text"] for e in said] == ["Shorter.", "Good. <<<END>>>"]
     assert all(e.role == "user" and e.model == "claude-haiku-4-5" and e.usage.total > 0 for e in said)
     assert sink.events[-1].content == [{"type": "dialog_end", "reason": "stop_token", "user_turns": 1}]
 
@@ -125,7 +127,6 @@ def test_a_real_simulator_model_needs_an_api_key(tmp_path: Path, monkeypatch: py
     [
         ("{goal: g, model: scripted}", "claude-code", "model is 'scripted' but there is no 'scripted' block"),
         ("{goal: g, scripted: {turns: []}}", "claude-code", "needs model: scripted"),
-        ("{goal: g, stop_when_criteria_pass: true}", "claude-code", "needs check_criteria: every_turn"),
         ("{goal: g, check_criteria: sometimes}", "claude-code", "end_of_dialog"),
         ("{goal: g, max_turn: 3}", "claude-code", "did you mean 'max_turns'"),
         ("{goal: g, max_turns: 0}", "claude-code", "max_turns"),
@@ -178,7 +179,7 @@ def test_the_example_dialog_task_loads() -> None:
 @pytest.mark.slow
 def test_a_three_turn_dialog_keeps_the_agent_session(tmp_path: Path, servers: list[ScriptedServer]) -> None:
     agent = [TEXT.format("Reply one."), TEXT.format("Reply two."), WRITE_OK, TEXT.format("Reply three.")]
-    user = [TEXT.format("Message one."), TEXT.format("Message two."), TEXT.format("Bye ###STOP###")]
+    user = [TEXT.format("Message one."), TEXT.format("Message two."), TEXT.format("Bye <<<END>>>")]
     end, events = run(dialog_task(tmp_path, agent, user), tmp_path)
     assert (end.outcome, end.status) == ("pass", "completed")
     assert shape(events) == [
@@ -209,7 +210,7 @@ def test_the_turn_cap_ends_a_dialog_the_simulator_would_go_on_with(tmp_path: Pat
 @pytest.mark.slow
 def test_stop_when_criteria_pass_ends_the_dialog_early(tmp_path: Path) -> None:
     agent = [TEXT.format("Which file?"), WRITE_OK, TEXT.format("Written.")]
-    simulation = "check_criteria: every_turn, stop_when_criteria_pass: true,"
+    simulation = "stop_on_criteria_pass: true,"  # the original's name; it checks after each reply
     end, events = run(dialog_task(tmp_path, agent, [TEXT.format("ok.txt")], simulation), tmp_path)
     assert end.outcome == "pass"
     assert shape(events) == [
@@ -221,7 +222,7 @@ def test_stop_when_criteria_pass_ends_the_dialog_early(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_every_turn_checks_are_recorded_beside_one_final_grading(tmp_path: Path) -> None:
     agent = [TEXT.format("Which file?"), WRITE_OK, TEXT.format("Written.")]
-    user = [TEXT.format("ok.txt"), TEXT.format("###STOP###")]
+    user = [TEXT.format("ok.txt"), TEXT.format("<<<END>>>")]
     path = dialog_task(tmp_path, agent, user, simulation="check_criteria: every_turn,")
     end, events = run(path, tmp_path)
     checks = [e.content[0] for e in events if isinstance(e, Message) and _dialog_note(e)][:-1]
@@ -238,3 +239,74 @@ def test_a_failing_simulator_makes_the_episode_invalid(tmp_path: Path) -> None:
     assert (end.outcome, end.status) == ("invalid", "infra_error")
     assert end.error is not None and "user simulator" in end.error
     assert not any(isinstance(e, CriterionResult) for e in events)
+
+
+# -- the original format's simulation fields ------------------------------------------------------
+
+
+def test_the_original_defaults_and_spellings() -> None:
+    spec = SimulationSpec.model_validate(
+        {"goal": "g", "check_criteria": "both", "stop_on_criteria_pass": True}
+    )
+
+    assert (spec.max_turns, spec.stop_token) == (8, "<<<END>>>")
+    assert (spec.check_criteria, spec.stop_when_criteria_pass, spec.checks_each_turn) == (
+        "every_turn",
+        True,
+        True,
+    )
+
+
+def test_a_disabled_simulation_is_an_ordinary_task(tmp_path: Path) -> None:
+    path = minimal_task(
+        tmp_path, extra="agent: {kind: oracle}\nsimulation: {enabled: false, goal: g, n_trials: 4}\n"
+    )
+
+    (task,) = load_tasks([path])
+
+    assert task.simulation is None and len(plan_episodes([task], repeats=2)) == 2
+
+
+def test_n_trials_fan_out_like_repeats(tmp_path: Path) -> None:
+    path = minimal_task(tmp_path, extra="agent: {kind: oracle}\nsimulation: {goal: g, n_trials: 3}\n")
+
+    plans = plan_episodes(load_tasks([path]), repeats=2)
+
+    assert sorted(p.repeat for p in plans) == [0, 1, 2, 3, 4, 5]
+    assert len({p.episode_id for p in plans}) == 6
+
+
+def test_trials_run_one_after_another_without_parallel_trials(tmp_path: Path) -> None:
+    body = """
+    task_id: trials
+    initial_prompt: p
+    agent: {kind: oracle}
+    simulation: {goal: g, n_trials: 3, parallel_trials: false}
+    reference_solution: sleep 0.4; touch done.txt
+    success_criteria: [{type: file_exists, path: done.txt}]
+    """
+    plans = plan_episodes(load_tasks([write_task(tmp_path, body)]))
+    run_dir = RunDir.create(tmp_path / "runs", RunManifest(run_id="trials"))
+
+    asyncio.run(run_batch(plans, run_dir, run_id="trials", concurrency=3))
+
+    spans = sorted(
+        (start.ts, end.ts)
+        for start, end in (
+            (read_trajectory(p).start, read_trajectory(p).end) for p in run_dir.trajectory_paths()
+        )
+        if start is not None and end is not None
+    )
+    assert len(spans) == 3
+    assert all(earlier[1] <= later[0] for earlier, later in pairwise(spans))
+
+
+@pytest.mark.slow
+def test_the_simulators_token_budget_ends_the_dialog(tmp_path: Path) -> None:
+    agent = [TEXT.format("Reply one."), WRITE_OK, TEXT.format("Reply two.")]
+    user = [TEXT.format("Message one."), TEXT.format("Message two.")]
+    end, events = run(dialog_task(tmp_path, agent, user, simulation="max_total_tokens: 1,"), tmp_path)
+
+    assert end.outcome == "pass"
+    assert shape(events)[-2:] == ["end:max_total_tokens", "criterion"]
+    assert sum(1 for e in events if isinstance(e, Message) and e.simulated) == 1

@@ -157,11 +157,13 @@ def _repeats_origin(experiment: Experiment, variant: Variant, cli: int | None) -
 def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]) -> list[EpisodePlan]:
     """One task's episodes, repeat by repeat and variant by variant, so a stopped run stays paired."""
     plans = []
-    for r in range(max(repeats.values())):
+    built = {v.variant_id: f.by_variant[v.variant_id][index] for v in experiment.variants}
+    counts = {v: repeats[v] * b.task.trials for v, b in built.items()}  # a dialog's n_trials fan out
+    for r in range(max(counts.values())):
         for variant in experiment.variants:
-            if r < repeats[variant.variant_id]:
-                built = f.by_variant[variant.variant_id][index]
-                plans.append(EpisodePlan(built.task, variant.variant_id, r, built.provenance))
+            if r < counts[variant.variant_id]:
+                one = built[variant.variant_id]
+                plans.append(EpisodePlan(one.task, variant.variant_id, r, one.provenance))
     return plans
 
 
