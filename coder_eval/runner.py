@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, out_of_memory, run_agent
@@ -46,6 +46,9 @@ from coder_eval.trajectory import (
     TrajectoryWriter,
 )
 from coder_eval.verifier import open_verifier
+
+if TYPE_CHECKING:
+    from coder_eval.executors.base import Executor
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ async def _attempt(
     -> ``end`` (sandboxes removed). Each is marked in the trajectory and timed in ``episode_end``.
     """
     with TrajectoryWriter(path) as sink:
-        sink.write(_start_event(plan, run_id))
+        sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
         async with AsyncExitStack() as stack:
@@ -203,7 +206,8 @@ async def verify(
         await close_quietly(verifier.sandbox, stage.leftovers)
 
 
-def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
+def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
+    """The first line of an episode's trajectory: what ran, with hidden material left out."""
     task = plan.task
     return EpisodeStart(
         run_id=run_id,
@@ -309,8 +313,14 @@ async def run_batch(
     resume: bool = False,
     max_cost_usd: float | None = None,
     on_done: Callable[[EpisodePlan, EpisodeEnd], None] | None = None,
+    executor: Executor | None = None,
 ) -> BatchSummary:
-    """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run."""
+    """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run.
+
+    ``executor`` runs each episode (default: in this process, as the ``local`` executor does); at
+    most ``concurrency`` are in flight, so a budget stops new ones on any executor.
+    """
+    run_one = executor.run if executor is not None else run_episode
     summary = BatchSummary()
     todo = list(plans)
     if resume:
@@ -336,7 +346,7 @@ async def run_batch(
                 summary.budget_stopped = True
                 summary.not_started += 1
                 return
-            end = await run_episode(plan, run_id, run.episode_path(plan.episode_id))
+            end = await run_one(plan, run_id, run.episode_path(plan.episode_id))
             summary.outcomes[end.outcome] += 1
             summary.cost_usd += end.cost_usd or 0.0
             if on_done is not None:

@@ -7,9 +7,9 @@ import contextlib
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NamedTuple, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -31,7 +31,8 @@ from coder_eval.cli.inputs import (
     SplitOpt,
     TagsOpt,
 )
-from coder_eval.errors import ExitCode, InputError
+from coder_eval.errors import ExitCode, InputError, did_you_mean
+from coder_eval.executors import EXECUTORS, Executor, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
@@ -42,6 +43,21 @@ from coder_eval.trajectory import EpisodeEnd
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
 """In the run directory: every sandbox the run made (to reap them after a crash)."""
 
+ExecutorOpt = Annotated[
+    str, typer.Option(help="Where episodes run: local (this process) or dask (docs/executors.md).")
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(help="With --executor dask: a running cluster (tcp://HOST:PORT), not a LocalCluster."),
+]
+
+
+class Placement(NamedTuple):
+    """Where the episodes run: the executor, and the scheduler of a running dask cluster."""
+
+    executor: ExecutorName
+    scheduler: str | None
+
 
 @app.command()
 def run(
@@ -51,7 +67,10 @@ def run(
     model: ModelOpt = None,
     agent: AgentOpt = None,
     repeats: RepeatsOpt = None,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Episodes run at once.")] = 1,
+    jobs: Annotated[
+        int,
+        typer.Option("-j", "--jobs", min=1, help="Episodes run at once (dask: LocalCluster workers)."),
+    ] = 1,
     run_dir: Annotated[
         Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")
     ] = None,
@@ -72,8 +91,11 @@ def run(
         Path | None, typer.Option(help="Write JUnit XML here (one case per episode).")
     ] = None,
     report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
+    executor: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
+    placement = _placement(executor, scheduler)
     inputs = RunInputs.of(
         paths,
         experiment,
@@ -98,7 +120,7 @@ def run(
         opened, manifest = _create(run_dir, resolution, inputs)
     warn(plan_warnings(resolution))
     _reap_leftovers(opened, resume)
-    summary = _execute(opened, manifest, resolution.plans, jobs, resume, max_cost_usd)
+    summary = _execute(opened, manifest, resolution.plans, jobs, resume, max_cost_usd, placement)
     _print_summary(opened, summary, resume)
     code = finish(opened, manifest, resolution, after)
     if summary.budget_stopped:
@@ -106,6 +128,18 @@ def run(
         code = ExitCode.BUDGET_STOPPED
     if code:
         raise typer.Exit(code)
+
+
+def _placement(executor: str, scheduler: str | None) -> Placement:
+    """The executor options, checked before anything is resolved or run (bad ones exit 2)."""
+    if executor not in EXECUTORS:
+        choices = f"choose {' or '.join(EXECUTORS)}{did_you_mean(executor, EXECUTORS)}"
+        raise typer.BadParameter(f"{executor!r}: {choices}", param_hint="'--executor'")
+    name = cast(ExecutorName, executor)
+    if scheduler is not None and name != "dask":
+        raise typer.BadParameter("a scheduler is for --executor dask", param_hint="'--scheduler'")
+    check_executor(name, scheduler)
+    return Placement(name, scheduler)
 
 
 def _reap_leftovers(run: RunDir, resume: bool) -> None:
@@ -195,6 +229,7 @@ def _execute(
     jobs: int,
     resume: bool,
     max_cost: float | None,
+    placement: Placement,
 ) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -216,14 +251,19 @@ def _execute(
 
         manifest.status = "running"
         run.write_manifest(manifest)
-        batch = run_batch(
-            plans,
-            run,
-            run_id=manifest.run_id,
-            concurrency=jobs,
-            resume=resume,
-            max_cost_usd=max_cost,
-            on_done=on_done,
+        batch = _on_executor(
+            placement,
+            jobs,
+            lambda executor: run_batch(
+                plans,
+                run,
+                run_id=manifest.run_id,
+                concurrency=jobs,
+                resume=resume,
+                max_cost_usd=max_cost,
+                on_done=on_done,
+                executor=executor,
+            ),
         )
         try:
             with _sigterm_as_interrupt(), recording_sandboxes(run.path / SANDBOX_LOG_FILE):
@@ -235,6 +275,16 @@ def _execute(
         progress.update(bar, completed=len(plans))
     _record_status(run, manifest, summary, max_cost)
     return summary
+
+
+async def _on_executor(
+    placement: Placement, jobs: int, batch: Callable[[Executor], Coroutine[Any, Any, BatchSummary]]
+) -> BatchSummary:
+    """Start the executor (a dask LocalCluster has ``jobs`` workers), run the batch on it, stop it."""
+    async with open_executor(placement.executor, slots=jobs, scheduler=placement.scheduler) as executor:
+        if executor.dashboard:
+            console.print(f"dask dashboard: {executor.dashboard}", highlight=False)
+        return await batch(executor)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,75 @@
+"""An episode's files as bytes: what a worker hands back, and what the submitting process writes.
+
+Example::
+
+    files = await EpisodeFiles.produce(plan, run_id, scratch)   # on a worker, in its own folder
+    end = files.write(run.episode_path(plan.episode_id))        # in the process that owns the run
+
+No filesystem is shared: the worker runs the episode into a scratch folder of its own and returns the
+trajectory (and any failed provider attempts) as bytes; only the submitting process writes the run
+directory, each file atomically, so a reader never sees half a trajectory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from coder_eval.runner import EpisodePlan, run_episode, start_event
+from coder_eval.trajectory import EpisodeEnd
+
+ATTEMPT = re.compile(r"\.attempt(\d+)$")
+
+
+@dataclass(frozen=True)
+class EpisodeFiles:
+    """A finished episode: its trajectory, its failed attempts' (in order) and its ``episode_end``."""
+
+    trajectory: bytes
+    attempts: tuple[bytes, ...]
+    end: EpisodeEnd
+
+    @classmethod
+    async def produce(cls, plan: EpisodePlan, run_id: str, scratch: Path) -> EpisodeFiles:
+        """Run the episode into ``scratch`` and read back what it wrote."""
+        path = scratch / f"{plan.episode_id}.jsonl"
+        end = await run_episode(plan, run_id, path)
+        attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
+        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end)
+
+    @classmethod
+    def failed(cls, plan: EpisodePlan, run_id: str, error: str) -> EpisodeFiles:
+        """An episode no worker could finish: recorded ``invalid`` (``infra_error``), never lost."""
+        end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
+        lines = [start_event(plan, run_id).model_dump_json(), end.model_dump_json()]
+        return cls("".join(f"{line}\n" for line in lines).encode(), (), end)
+
+    def write(self, path: Path) -> EpisodeEnd:
+        """Write the attempts beside ``path`` (``<episode>.jsonl.attempt<N>``), then the trajectory."""
+        for number, data in enumerate(self.attempts, start=1):
+            _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
+        _write_atomically(path, self.trajectory)
+        return self.end
+
+
+def write_interrupted(plan: EpisodePlan, run_id: str, path: Path) -> None:
+    """An episode the run stopped while it ran: its start line alone, read as interrupted (as the
+    ``local`` executor leaves one), so ``--resume`` sets it aside and runs it again."""
+    _write_atomically(path, f"{start_event(plan, run_id).model_dump_json()}\n".encode())
+
+
+def _attempt_number(path: Path) -> int:
+    match = ATTEMPT.search(path.name)
+    return int(match.group(1)) if match else 0
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    tmp.replace(path)
