@@ -52,16 +52,26 @@ _RUNNING: dict[str, asyncio.Task[EpisodeFiles]] = {}
 """On a worker: the episodes it is running, by dask key (so an interrupted run can cancel them)."""
 
 
-async def run_on_worker(plan: EpisodePlan, run_id: str, key: str) -> EpisodeFiles:
-    """On a worker: run the episode in a scratch folder of the worker's own, and return its files."""
+async def run_on_worker(plan: EpisodePlan, run_id: str, key: str) -> EpisodeFiles | None:
+    """On a worker: run the episode in a scratch folder of the worker's own, and return its files
+    (None: the submitter stopped the run and cancelled it, see :func:`cancel_on_worker`)."""
     scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=get_worker().local_directory))
     try:
         _check_task_folder(plan)
-        _RUNNING[key] = asyncio.ensure_future(EpisodeFiles.produce(plan, run_id, scratch))
-        return await _RUNNING[key]
+        episode = _RUNNING[key] = asyncio.ensure_future(EpisodeFiles.produce(plan, run_id, scratch))
+        return await episode
+    except asyncio.CancelledError:
+        if _cancelling():  # the worker itself is closing
+            raise
+        return None
     finally:
         _RUNNING.pop(key, None)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _check_task_folder(plan: EpisodePlan) -> None:
@@ -94,19 +104,24 @@ class DaskExecutor:
     async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
         key = f"episode-{plan.episode_id}-{uuid.uuid4().hex[:8]}"
         try:
-            future = self.client.submit(run_on_worker, plan, run_id, key, key=key, pure=False)
-            files: EpisodeFiles = await future
+            files: EpisodeFiles | None = await self.client.submit(
+                run_on_worker, plan, run_id, key, key=key, pure=False
+            )
         except FutureCancelledError as exc:  # the scheduler dropped it (say the connection was lost)
-            files = EpisodeFiles.failed(plan, run_id, f"the dask scheduler cancelled the episode: {exc}")
+            error = f"the dask scheduler cancelled the episode: {exc}"
         except asyncio.CancelledError:  # this run is interrupted: the episode stays, as interrupted
             self.abandoned.add(key)
             write_interrupted(plan, run_id, path)
             raise
         except KilledWorker as exc:
-            files = EpisodeFiles.failed(plan, run_id, _killed(exc))
+            error = _killed(exc)
         except Exception as exc:
-            files = EpisodeFiles.failed(plan, run_id, f"on the dask worker: {type(exc).__name__}: {exc}")
-        return files.write(path)
+            error = f"on the dask worker: {type(exc).__name__}: {exc}"
+        else:
+            if files is not None:
+                return files.write(path)
+            error = "the episode was cancelled on its dask worker"
+        return EpisodeFiles.failed(plan, run_id, error).write(path)
 
     async def cancel_abandoned(self) -> None:
         """Stop the episodes of an interrupted run on the workers still running them."""

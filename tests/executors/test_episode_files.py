@@ -1,0 +1,55 @@
+"""What a worker hands back, written by the submitting process: whole files, attempts in order."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
+from coder_eval.runner import EpisodePlan
+from coder_eval.task import load_tasks
+from coder_eval.trajectory import read_trajectory
+from tests.helpers import minimal_task
+
+
+def plan(tmp_path: Path, extra: str = "agent: {kind: oracle}\nsandbox: {driver: tempdir}\n") -> EpisodePlan:
+    return EpisodePlan(load_tasks([minimal_task(tmp_path / "tasks", "t", extra)])[0])
+
+
+def test_an_episode_produced_in_scratch_is_written_whole_where_the_run_wants_it(tmp_path: Path) -> None:
+    scratch, episodes = tmp_path / "scratch", tmp_path / "run" / "episodes"
+    scratch.mkdir()
+    episodes.mkdir(parents=True)
+    files = asyncio.run(EpisodeFiles.produce(plan(tmp_path), "run-1", scratch))
+
+    end = files.write(episodes / "t--default--r0.jsonl")
+
+    written = read_trajectory(episodes / "t--default--r0.jsonl")
+    assert end.outcome == "pass" and written.complete and written.end == end
+    assert written.start is not None and written.start.run_id == "run-1"
+    assert [p.name for p in episodes.iterdir()] == ["t--default--r0.jsonl"]  # no temporary file left
+
+
+def test_failed_provider_attempts_are_returned_and_written_in_order(tmp_path: Path) -> None:
+    attempts = tuple(f"attempt {n}\n".encode() for n in range(1, 12))
+    files = EpisodeFiles(b"final\n", attempts, EpisodeFiles.failed(plan(tmp_path), "r", "x").end)
+
+    files.write(tmp_path / "e.jsonl")
+
+    assert (tmp_path / "e.jsonl.attempt2").read_bytes() == b"attempt 2\n"
+    assert (tmp_path / "e.jsonl.attempt11").read_bytes() == b"attempt 11\n"
+    assert (tmp_path / "e.jsonl").read_bytes() == b"final\n"
+
+
+def test_an_episode_no_worker_finished_is_recorded_invalid_never_lost(tmp_path: Path) -> None:
+    end = EpisodeFiles.failed(plan(tmp_path), "r", "the dask worker died").write(tmp_path / "e.jsonl")
+    read = read_trajectory(tmp_path / "e.jsonl")
+    assert (end.outcome, end.status) == ("invalid", "infra_error")
+    assert read.complete and read.end is not None and read.end.error == "the dask worker died"
+    assert read.start is not None and read.start.task_id == "t"
+
+
+def test_an_interrupted_episode_is_read_as_interrupted(tmp_path: Path) -> None:
+    write_interrupted(plan(tmp_path), "r", tmp_path / "e.jsonl")
+    read = read_trajectory(tmp_path / "e.jsonl")
+    assert read.start is not None and read.end is None and not read.complete
