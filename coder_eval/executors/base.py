@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 class Executor(Protocol):
     """Runs episodes somewhere: in this process (``local``) or on a dask cluster (``dask``)."""
 
-    dashboard: str | None
-    """Where to watch the episodes run (the Dask dashboard), when there is such a page."""
+    @property
+    def dashboard(self) -> str | None:
+        """Where to watch the episodes run (the Dask dashboard), when there is such a page."""
+        ...
 
     async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
         """Run one episode; when this returns, ``path`` holds its complete trajectory (and any failed

@@ -39,6 +39,7 @@ from distributed.scheduler import KilledWorker
 from coder_eval.errors import InputError
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
 from coder_eval.runner import EpisodePlan
+from coder_eval.sandbox.leftovers import reap_dead
 from coder_eval.trajectory import EpisodeEnd
 
 ALLOWED_FAILURES = 1
@@ -139,12 +140,19 @@ def _killed(exc: KilledWorker) -> str:
     )
 
 
-class _IgnoreInterrupts(WorkerPlugin):
-    """Ctrl-C reaches the whole process group; the submitter alone stops the run, in order."""
+class _EpisodeWorker(WorkerPlugin):
+    """Readies each worker, and each that replaces a dead one: sandboxes and agent processes a dead
+    worker left on its machine are reaped; on the cluster coder_eval starts, Ctrl-C (which reaches
+    the whole process group) is left to the submitter, which stops the run in order."""
+
+    def __init__(self, ignore_interrupts: bool) -> None:
+        self.ignore_interrupts = ignore_interrupts
 
     def setup(self, worker: Any) -> None:
-        with contextlib.suppress(ValueError):  # not the main thread: nothing to protect
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if self.ignore_interrupts:
+            with contextlib.suppress(ValueError):  # not the main thread: nothing to protect
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        reap_dead(Path(tempfile.gettempdir()))
 
 
 @asynccontextmanager
@@ -157,9 +165,9 @@ async def open_dask(
         if scheduler is None:
             cluster = await stack.enter_async_context(_local_cluster(workers, slots_per_worker))
             client = await stack.enter_async_context(Client(cluster, asynchronous=True))  # type: ignore[no-untyped-call]
-            await client.register_plugin(_IgnoreInterrupts(), name="coder_eval-ignore-sigint")
         else:
             client = await stack.enter_async_context(_connect(scheduler))
+        await client.register_plugin(_EpisodeWorker(scheduler is None), name="coder_eval-worker")
         await client.run(importlib.import_module, "coder_eval.executors.episode_files")
         executor = DaskExecutor(client, _dashboard(client, local=scheduler is None))
         try:

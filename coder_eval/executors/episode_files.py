@@ -12,7 +12,6 @@ directory, each file atomically, so a reader never sees half a trajectory.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +67,5 @@ def _attempt_number(path: Path) -> int:
 def _write_atomically(path: Path, data: bytes) -> None:
     """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
+    tmp.write_bytes(data)
     tmp.replace(path)

@@ -2,36 +2,47 @@
 
 Example::
 
-    process = start_run(tmp_path, "tasks", "--executor", "dask", "--run-dir", "runs/r")
-    wait_for(lambda: (tmp_path / "runs/r/episodes").exists(), timeout=60)
-    os.kill(worker_running(agent_pids("sleep 61.5")[0], process.pid), signal.SIGKILL)
+    with started_run(tmp_path, "tasks", "--executor", "dask", "--run-dir", "runs/r") as process:
+        wait_for(lambda: bool(processes(b"sleep\x0061.5")), timeout=60)
+        os.kill(worker_running(processes(b"sleep\x0061.5")[0], process.pid), signal.SIGKILL)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from coder_eval.trajectory import read_trajectory
 
 
-def start_run(cwd: Path, *args: str, new_session: bool = False) -> subprocess.Popen[str]:
-    """``coder-eval run ARGS`` in the background, its output captured."""
-    return subprocess.Popen(
+@contextlib.contextmanager
+def started_run(cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``coder-eval run ARGS`` in the background (a session of its own, its output captured); what
+    is still running of it when the block ends (a failed test) is killed."""
+    process = subprocess.Popen(
         [sys.executable, "-m", "coder_eval", "run", *args],
         cwd=cwd,
         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=new_session,
+        start_new_session=True,
     )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float) -> None:
@@ -62,8 +73,12 @@ def worker_running(pid: int, submitter: int) -> int:
     return pid
 
 
-def children(pid: int) -> list[int]:
-    return [p for p in (int(e.name) for e in Path("/proc").glob("[0-9]*")) if _parent_or_0(p) == pid]
+def descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        pid = _parent_or_0(pid)
+        if pid == ancestor:
+            return True
+    return False
 
 
 def episodes(run: Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.analysis import load_runs
-from tests.executors.builders import episodes, manifest, processes, start_run, wait_for
+from tests.executors.builders import episodes, manifest, processes, started_run, wait_for
 from tests.experiment.builders import two_tasks, write_experiment
 from tests.helpers import coder_eval, minimal_task
 from tests.test_cli import AB, FakeReports, install_costly_agent
@@ -52,13 +52,13 @@ def test_sigterm_stops_a_dask_run_and_resume_finishes_it_without_duplicates(tmp_
     for name in ("s1", "s2"):
         minimal_task(tmp_path / "tasks", name, SLOW)
     run = tmp_path / "runs" / "r"
-    process = start_run(tmp_path, "tasks", "-j", "4", "--run-dir", str(run), "--no-report", *DASK)
-    wait_for(lambda: len(processes(b"sleep\x00108.5")) == 2, timeout=120)
-    wait_for(lambda: len([e for e in episodes(run).values() if e is not None]) == 2, timeout=60)
-    finished = {p.name: p.read_bytes() for p in (run / "episodes").glob("q*.jsonl")}
+    with started_run(tmp_path, "tasks", "-j", "4", "--run-dir", str(run), "--no-report", *DASK) as process:
+        wait_for(lambda: len(processes(b"sleep\x00108.5")) == 2, timeout=120)
+        wait_for(lambda: len([e for e in episodes(run).values() if e is not None]) == 2, timeout=60)
+        finished = {p.name: p.read_bytes() for p in (run / "episodes").glob("q*.jsonl")}
 
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=60)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
 
     assert process.returncode == 130, stderr
     assert manifest(run)["status"] == "interrupted"
@@ -89,13 +89,11 @@ def test_sigterm_stops_a_dask_run_and_resume_finishes_it_without_duplicates(tmp_
 def test_ctrl_c_to_the_whole_process_group_stops_a_dask_run_in_order(tmp_path: Path) -> None:
     minimal_task(tmp_path / "tasks", "slow", SLOW)
     run = tmp_path / "runs" / "r"
-    process = start_run(
-        tmp_path, "tasks", "-j", "2", "--run-dir", str(run), "--no-report", *DASK, new_session=True
-    )
-    wait_for(lambda: len(processes(b"sleep\x00108.5")) == 1, timeout=120)
+    with started_run(tmp_path, "tasks", "-j", "2", "--run-dir", str(run), "--no-report", *DASK) as process:
+        wait_for(lambda: len(processes(b"sleep\x00108.5")) == 1, timeout=120)
 
-    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    _, stderr = process.communicate(timeout=60)
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        _, stderr = process.communicate(timeout=60)
 
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr

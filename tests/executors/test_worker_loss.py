@@ -7,7 +7,7 @@ import os
 import signal
 from pathlib import Path
 
-from tests.executors.builders import episodes, processes, start_run, wait_for, worker_running
+from tests.executors.builders import descends, episodes, processes, started_run, wait_for, worker_running
 from tests.helpers import minimal_task
 
 MARK = b"sleep\x0061.25"
@@ -27,10 +27,12 @@ def starts(log: Path) -> int:
 
 
 def kill_the_worker_of_attempt(number: int, log: Path, submitter: int) -> None:
-    wait_for(lambda: starts(log) == number and len(processes(MARK)) == 1, timeout=120)
-    (agent,) = processes(MARK)
+    def agents() -> list[int]:  # not an earlier attempt's, orphaned until the new worker reaps it
+        return [pid for pid in processes(MARK) if descends(pid, submitter)]
+
+    wait_for(lambda: starts(log) == number and len(agents()) == 1, timeout=120)
+    (agent,) = agents()
     os.kill(worker_running(agent, submitter), signal.SIGKILL)
-    os.kill(agent, signal.SIGKILL)  # a tempdir sandbox cannot kill what its dead worker left running
 
 
 def run_killing(tmp_path: Path, kills: int) -> tuple[int, str, Path]:
@@ -38,13 +40,13 @@ def run_killing(tmp_path: Path, kills: int) -> tuple[int, str, Path]:
     minimal_task(tmp_path / "tasks", "victim", ATTEMPTS.format(log=log, finish_on=kills + 1))
     minimal_task(tmp_path / "tasks", "bystander", "agent: {kind: oracle}\n")
     run = tmp_path / "runs" / "r"
-    process = start_run(
-        tmp_path, "tasks", "-j", "2", "--run-dir", str(run), "--no-report", "--executor", "dask"
-    )
-    for number in range(1, kills + 1):
-        kill_the_worker_of_attempt(number, log, process.pid)
-    _, stderr = process.communicate(timeout=180)
+    args = ("tasks", "-j", "2", "--run-dir", str(run), "--no-report", "--executor", "dask")
+    with started_run(tmp_path, *args) as process:
+        for number in range(1, kills + 1):
+            kill_the_worker_of_attempt(number, log, process.pid)
+        _, stderr = process.communicate(timeout=180)
     assert starts(log) == min(kills + 1, 2)
+    assert not processes(MARK)  # the dead worker's agent was reaped by the worker that replaced it
     return process.returncode, stderr, run
 
 
