@@ -66,6 +66,7 @@ answer counts only through that call; then end your turn."""
 
 
 class AgentJudge(PanelSpec):
+    needs = frozenset({"trajectory", "workspace"})
     type: Literal["agent_judge"] = "agent_judge"
     rubric: str = Field(min_length=1, description="The question or criteria the judge applies.")
     votes: int = Field(default=1, ge=1, le=25, description="Independent judge runs (each a whole agent run).")

@@ -34,6 +34,7 @@ from coder_eval.tools import canonical_name
 
 
 class CommandExecuted(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["command_executed"] = "command_executed"
     tool: str = Field(default="Bash", description="Tool whose calls are checked (exact name).")
     pattern: Regex = Field(description="Regex searched in each command as run.")

@@ -28,6 +28,7 @@ from coder_eval.tools import canonical_name
 
 
 class CommandsEfficiency(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["commands_efficiency"] = "commands_efficiency"
     expected: int = Field(ge=1, description="Tool calls a good solution needs.")
     tool: str | None = Field(

@@ -99,6 +99,7 @@ class JudgeContext(BaseModel):
 
 
 class LlmJudge(JudgeSpec):
+    needs = frozenset({"trajectory", "workspace"})
     type: Literal["llm_judge"] = "llm_judge"
     rubric: str = Field(min_length=1, description="The question or criteria the judge applies.")
     context: JudgeContext = Field(default_factory=JudgeContext, description="What the judge is shown.")
