@@ -15,6 +15,7 @@ workspace the agent never left); the record's ``note`` says so, and the episode'
 
 from __future__ import annotations
 
+import copy
 import tarfile
 import time
 from collections.abc import Sequence
@@ -121,11 +122,19 @@ def _copy_members(source: Path, out: tarfile.TarFile, ignore: Sequence[str]) -> 
             if inside_pruned or (member.isdir() and spec.match_file(name + "/")):
                 pruned += [] if inside_pruned else [name]
                 left_out += 1
-            elif (not member.isdir() and spec.match_file(name)) or (
-                member.islnk() and member.linkname not in kept
-            ):
+            elif not member.isdir() and spec.match_file(name):
                 left_out += 1
             else:
-                out.addfile(member, tar.extractfile(member) if member.isfile() else None)
+                data = tar.extractfile(member) if member.isfile() or member.islnk() else None
+                if member.islnk() and member.linkname not in kept:  # its first name was left out
+                    member = _as_regular_file(member, tar.getmember(member.linkname).size)
+                out.addfile(member, None if member.islnk() else data)
                 kept.add(name)
     return _Copied(len(kept), left_out)
+
+
+def _as_regular_file(link: tarfile.TarInfo, size: int) -> tarfile.TarInfo:
+    """A hard link kept as a file of its own (the name it shared the data with is left out)."""
+    regular = copy.copy(link)
+    regular.type, regular.size, regular.linkname = tarfile.REGTYPE, size, ""
+    return regular
