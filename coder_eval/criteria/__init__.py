@@ -23,6 +23,7 @@ from coder_eval.criteria.json_check import JsonCheck
 from coder_eval.criteria.llm_judge import LlmJudge
 from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.recorded_calls import RecordedCalls
+from coder_eval.criteria.reward_file import RewardFile
 from coder_eval.criteria.run_command import RunCommand
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.criteria.tool_order import ToolOrder
@@ -36,6 +37,7 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "json_check": JsonCheck,
     "run_command": RunCommand,
     "hidden_tests": HiddenTestsCriterion,
+    "reward_file": RewardFile,
     "file_unchanged": FileUnchanged,
     "recorded_calls": RecordedCalls,
     "command_executed": CommandExecuted,
