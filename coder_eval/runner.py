@@ -407,9 +407,7 @@ async def run_batch(
     snapshot_max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> BatchSummary:
     """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run.
-
-    Each episode's workspace is kept in ``run``'s ``snapshots/`` up to ``snapshot_max_bytes``
-    (``None``: none kept)."""
+    Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept)."""
     summary = BatchSummary()
     todo = list(plans)
     if resume:
@@ -429,9 +427,7 @@ async def run_batch(
                 summary.budget_stopped = True
                 summary.not_started += 1
                 return
-            keep = None
-            if snapshot_max_bytes is not None:
-                keep = SnapshotTarget(run.snapshot_path(plan.episode_id), snapshot_max_bytes)
+            keep = _snapshot_target(run, plan, snapshot_max_bytes)
             end = await run_episode(plan, run_id, run.episode_path(plan.episode_id), keep=keep)
             summary.outcomes[end.outcome] += 1
             summary.cost_usd += end.cost_usd or 0.0
@@ -440,3 +436,7 @@ async def run_batch(
 
     await asyncio.gather(*(one(plan) for plan in todo))
     return summary
+
+
+def _snapshot_target(run: RunDir, plan: EpisodePlan, max_bytes: int | None) -> SnapshotTarget | None:
+    return None if max_bytes is None else SnapshotTarget(run.snapshot_path(plan.episode_id), max_bytes)

@@ -38,6 +38,12 @@ from coder_eval.sandbox.leftovers import reap_dead, reap_logged, recording_sandb
 from coder_eval.snapshots import DEFAULT_MAX_MB, MB
 from coder_eval.trajectory import EpisodeEnd
 
+SnapshotsOpt = Annotated[
+    bool, typer.Option(help="Keep each episode's final workspace in the run directory (for regrade).")
+]
+SnapshotMaxOpt = Annotated[
+    float, typer.Option(min=0.001, help="Per-episode cap on a kept snapshot, MB compressed.")
+]
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
 """In the run directory: every sandbox the run made (to reap them after a crash)."""
 
@@ -68,12 +74,8 @@ def run(
         Path | None, typer.Option(help="Write JUnit XML here (one case per episode).")
     ] = None,
     report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
-    snapshots: Annotated[
-        bool, typer.Option(help="Keep each episode's final workspace in the run directory (for regrade).")
-    ] = True,
-    snapshot_max_mb: Annotated[
-        float, typer.Option(min=0.001, help="Per-episode cap on a kept snapshot, MB compressed.")
-    ] = DEFAULT_MAX_MB,
+    snapshots: SnapshotsOpt = True,
+    snapshot_max_mb: SnapshotMaxOpt = DEFAULT_MAX_MB,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     inputs = RunInputs.of(paths, experiment, define, model, agent, repeats, tags, sample, split)

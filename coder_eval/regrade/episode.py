@@ -109,37 +109,37 @@ async def regrade_episode(recorded: Recorded, source: RunDir, run: RunDir, run_i
             new_end = _not_graded(old, end)
             sink.write(new_end)
             return Regraded(start.episode_id, start.variant_id, _outcome(end), new_end, False, [], [], 0.0)
-        started = time.monotonic()
-        sink.write(PhaseEvent(name="verify", details={"regraded_from": start.run_id}))
-        snapshot, why = _link_snapshot(source, run, start.episode_id, end)
-        recorded_results = [e for e in old.events if isinstance(e, CriterionResult)]
-        task = recorded.graded.task
-        split = split_criteria(
-            task, start, recorded_results, has_snapshot=snapshot is not None, why_no_snapshot=why
-        )
-        notes: list[str] = [*recorded.graded.notes, *_kept_note(split)]
-        failure: Exception | None = None
-        ran: list[CriterionResult] = []
-        try:
-            ran = await _run(recorded, split, snapshot, list(sink.events), end, notes)
-        except Exception as exc:  # the harness failed, not the agent: recorded, and the batch goes on
-            failure = exc
-        results = split.merged(ran) if failure is None else []
-        for result in results:
-            sink.write(result)
-        sink.write(PhaseEvent(name="end"))
-        new_end = _new_end(end, results, time.monotonic() - started, notes, failure)
-        new_end.snapshot = end.snapshot if snapshot is not None else None
-        sink.write(new_end)
+        return await _grade(recorded, end, source, run, sink)
+
+
+async def _grade(
+    recorded: Recorded, end: EpisodeEnd, source: RunDir, run: RunDir, sink: TrajectoryWriter
+) -> Regraded:
+    """The verify and end phases of a measured episode, written to ``sink``."""
+    start, started = recorded.start, time.monotonic()
+    sink.write(PhaseEvent(name="verify", details={"regraded_from": start.run_id}))
+    snapshot, why = _link_snapshot(source, run, start.episode_id, end)
+    recorded_results = [e for e in recorded.trajectory.events if isinstance(e, CriterionResult)]
+    split = split_criteria(
+        recorded.graded.task, start, recorded_results, has_snapshot=snapshot is not None, why_no_snapshot=why
+    )
+    notes: list[str] = [*recorded.graded.notes, *_kept_note(split)]
+    failure: Exception | None = None
+    ran: list[CriterionResult] = []
+    try:
+        ran = await _run(recorded, split, snapshot, list(sink.events), end, notes)
+    except Exception as exc:  # the harness failed, not the agent: recorded, and the batch goes on
+        failure = exc
+    results = split.merged(ran) if failure is None else []
+    for result in results:
+        sink.write(result)
+    sink.write(PhaseEvent(name="end"))
+    new_end = _new_end(end, results, time.monotonic() - started, notes, failure)
+    new_end.snapshot = end.snapshot if snapshot is not None else None
+    sink.write(new_end)
+    kept, missing = sorted(split.kept), sorted(split.missing)
     return Regraded(
-        start.episode_id,
-        start.variant_id,
-        end.outcome,
-        new_end,
-        True,
-        sorted(split.kept),
-        sorted(split.missing),
-        evaluation_cost(ran),
+        start.episode_id, start.variant_id, end.outcome, new_end, True, kept, missing, evaluation_cost(ran)
     )
 
 
