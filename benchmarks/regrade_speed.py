@@ -6,7 +6,7 @@ scripted model server) through ``coder-eval run`` into a temporary folder, then 
 recorded with ``coder-eval regrade`` (no report rendered by either). Prints, per episode, the size and
 the time of its kept snapshot (median and largest, from each ``episode_end.snapshot``), the run's and
 the re-grade's wall time (process start to exit) and their ratio, and checks that the re-grade
-reproduced every outcome.
+reproduced every outcome. First, the floor: the median time to keep a one-file workspace.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from coder_eval.sandbox.snapshot import write_tar
+from coder_eval.snapshots import MB, SnapshotTarget, keep_snapshot
 from coder_eval.trajectory import EpisodeEnd, read_trajectory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,12 +46,29 @@ def ends(run: Path) -> dict[str, EpisodeEnd]:
     return found
 
 
+def trivial_snapshot_ms(repeats: int = 50) -> float:
+    """Median milliseconds ``keep_snapshot`` takes for a workspace holding one small file."""
+    with tempfile.TemporaryDirectory(prefix="regrade-speed-") as scratch:
+        work, tar = Path(scratch) / "work", Path(scratch) / "work.tar"
+        work.mkdir()
+        (work / "hello.txt").write_text("hello\n")
+        with tar.open("wb") as out:
+            write_tar(work, out)
+        times = []
+        for n in range(repeats):
+            started = time.perf_counter()
+            keep_snapshot(tar, SnapshotTarget(Path(scratch) / "snapshots" / f"{n}.tar.gz", 10 * MB))
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiment", default="experiments/skills_ab.yaml")
     parser.add_argument("-j", "--jobs", type=int, default=4)
     parser.add_argument("--tags", nargs="*", default=[])
     options = parser.parse_args()
+    print(f"keeping a one-file workspace: median {trivial_snapshot_ms():.2f} ms")
     with tempfile.TemporaryDirectory(prefix="regrade-speed-") as scratch:
         run, again = Path(scratch) / "run", Path(scratch) / "again"
         tags = [arg for tag in options.tags for arg in ("--tags", tag)]
