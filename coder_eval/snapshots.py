@@ -15,6 +15,7 @@ workspace the agent never left); the record's ``note`` says so, and the episode'
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import tarfile
 import time
@@ -80,26 +81,22 @@ class _Copied(NamedTuple):
 def keep_snapshot(source: Path, target: SnapshotTarget, ignore: Sequence[str] = ()) -> WorkspaceSnapshot:
     """Copy the workspace tar ``source`` to ``target`` as gzip, leaving out what ``ignore`` matches.
 
-    Never raises for a snapshot over the cap: the record says it was not kept and why.
+    Never raises: a snapshot over the cap, or one that cannot be written (a full disk), is not kept,
+    and the record says why (keeping it is a convenience; the episode's grade never depends on it).
     """
     started = time.perf_counter()
-    target.path.parent.mkdir(parents=True, exist_ok=True)
     partial = target.path.with_name(f".{target.path.name}.partial")
-    out = _CappedFile(partial, target.max_bytes)
     try:
-        with tarfile.open(fileobj=out, mode="w:gz", compresslevel=COMPRESS_LEVEL) as tar:  # type: ignore[call-overload]
-            copied = _copy_members(source, tar, ignore)
-    except _OverCap:
-        out.close()
-        partial.unlink(missing_ok=True)
-        cap = target.max_bytes / MB
-        note = (
-            f"workspace snapshot not kept: it passed the {cap:g} MB cap (--snapshot-max-mb); "
-            "criteria that read the workspace cannot be re-graded for this episode"
-        )
+        copied = _write(source, partial, target.max_bytes, ignore)
+        partial.replace(target.path)
+    except (_OverCap, OSError, tarfile.TarError) as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        why = f"it passed the {target.max_bytes / MB:g} MB cap (--snapshot-max-mb)"
+        if not isinstance(exc, _OverCap):
+            why = f"it could not be written ({type(exc).__name__}: {exc})"
+        note = f"workspace snapshot not kept: {why}; criteria that read the workspace cannot be re-graded"
         return WorkspaceSnapshot(note=note, seconds=time.perf_counter() - started)
-    out.close()
-    partial.replace(target.path)
     return WorkspaceSnapshot(
         file=target.relative,
         bytes=target.path.stat().st_size,
@@ -107,6 +104,16 @@ def keep_snapshot(source: Path, target: SnapshotTarget, ignore: Sequence[str] = 
         left_out=copied.left_out,
         seconds=time.perf_counter() - started,
     )
+
+
+def _write(source: Path, partial: Path, max_bytes: int, ignore: Sequence[str]) -> _Copied:
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    out = _CappedFile(partial, max_bytes)
+    try:
+        with tarfile.open(fileobj=out, mode="w:gz", compresslevel=COMPRESS_LEVEL) as tar:  # type: ignore[call-overload]
+            return _copy_members(source, tar, ignore)
+    finally:
+        out.close()
 
 
 def _copy_members(source: Path, out: tarfile.TarFile, ignore: Sequence[str]) -> _Copied:

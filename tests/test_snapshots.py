@@ -78,3 +78,11 @@ def test_a_hard_link_whose_first_name_is_left_out_is_kept_as_a_file(tmp_path: Pa
     record = keep_snapshot(tar, SnapshotTarget(tmp_path / "s" / "e.tar.gz", MB), ["*.log"])
     assert members(tmp_path / "s" / "e.tar.gz") == {"b.txt": b"same"}
     assert (record.entries, record.left_out) == (1, 1)
+
+
+def test_a_snapshot_that_cannot_be_written_is_noted_never_raised(tmp_path: Path) -> None:
+    tar = workspace(tmp_path / "work", {"a.txt": b"a"})
+    (tmp_path / "snapshots").write_text("a file where the folder should be")
+    record = keep_snapshot(tar, SnapshotTarget(tmp_path / "snapshots" / "e.tar.gz", MB))
+    assert record.file is None and record.note is not None
+    assert record.note.startswith("workspace snapshot not kept: it could not be written (")
