@@ -173,12 +173,15 @@ def sandbox_of(folder: Path, config: HarborConfig) -> dict[str, Any]:
         sandbox["limits"] = {k: v for k, v in limits.items() if v is not None}
     container = container_of(folder, config)
     if container is not None:
+        name, docker = container
         if "docker" not in DRIVERS:
             raise TaskError(
-                f"{folder}: Harbor task {task_id_of(folder, config)!r} needs {container[0]}, which "
-                f"needs the docker sandbox driver; this coder_eval has none (drivers: {', '.join(DRIVERS)})"
+                f"{folder}: Harbor task {task_id_of(folder, config)!r} needs {name}, which needs the "
+                f"docker sandbox driver; this coder_eval has none (drivers: {', '.join(DRIVERS)})"
             )
-        return {**sandbox, "driver": "docker", "docker": container[1]}
+        if not docker:
+            raise TaskError(f"{folder}: Harbor task {task_id_of(folder, config)!r}: {name} is not supported")
+        return {**sandbox, "driver": "docker", "docker": docker}
     seeds = folder / "environment"
     if seeds.is_dir() and any(seeds.iterdir()):
         sandbox["template_sources"] = [{"type": "template_dir", "path": str(seeds)}]
@@ -186,16 +189,18 @@ def sandbox_of(folder: Path, config: HarborConfig) -> dict[str, Any]:
 
 
 def container_of(folder: Path, config: HarborConfig) -> tuple[str, dict[str, Any]] | None:
-    """What container the task needs (said in words) and the ``docker:`` block for it; None if none."""
+    """What container the task needs (in words) and the ``docker:`` block for it; None if none.
+
+    The verifier runs in the agent's environment, as in Harbor's shared mode: a verifier image of
+    its own (``tests/Dockerfile``) beside an environment is not used, and alone it is not supported.
+    """
     dockerfile = folder / "environment" / "Dockerfile"
     if config.environment.docker_image:
         return f"the image {config.environment.docker_image!r}", {"image": config.environment.docker_image}
     if dockerfile.is_file():
         return "environment/Dockerfile", {"dockerfile_path": str(dockerfile)}
     if (folder / "tests" / "Dockerfile").is_file():
-        return "a verifier image (tests/Dockerfile)", {
-            "dockerfile_path": str(folder / "tests" / "Dockerfile")
-        }
+        return "a verifier image of its own (tests/Dockerfile)", {}
     return None
 
 

@@ -3,7 +3,8 @@
 
 SPEC: ``{"out": folder, "name": "org/name", "steps": 0, "instruction": text, "solve": text,
 "test": text, "solution_files": {name: text}, "environment_files": {name: text}, "dockerfile": bool,
-"agent_timeout": float, "verifier_timeout": float, "workdir": str | null, "verifier_env": {...}}``.
+"agent_timeout": float, "verifier_timeout": float, "workdir": str | null, "verifier_env": {...},
+"verifier_mode": "shared" | "separate"}``.
 Prints ``{"task_dir": ..., "valid": bool, "name": harbor's name for it}``.
 """
 
@@ -19,17 +20,8 @@ from harbor.models.task.task import Task
 spec = json.loads(Path(sys.argv[1]).read_text())
 out = Path(spec["out"])
 harbor = Path(sys.executable).parent / "harbor"
-args = [
-    str(harbor),
-    "init",
-    "--task",
-    spec["name"],
-    "-o",
-    str(out),
-    "--no-pytest",
-    "--verifier-mode",
-    "shared",
-]
+mode = spec.get("verifier_mode", "shared")
+args = [str(harbor), "init", "--task", spec["name"], "-o", str(out), "--no-pytest", "--verifier-mode", mode]
 if spec.get("steps"):
     args += ["--steps", str(spec["steps"])]
 subprocess.run(args, check=True, capture_output=True, env={**os.environ, "HARBOR_TELEMETRY": "0"})

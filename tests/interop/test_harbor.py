@@ -134,6 +134,22 @@ def test_with_a_docker_driver_it_maps_to_the_dockerfile(
     }
 
 
+def test_a_verifier_image_of_its_own_is_refused_by_name(
+    harbor_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_dir = build(harbor_python, tmp_path / "tasks", name="acme/judged", verifier_mode="separate")
+    assert (task_dir / "tests" / "Dockerfile").is_file()
+    with pytest.raises(
+        TaskError, match=r"needs a verifier image of its own \(tests/Dockerfile\), which needs the docker"
+    ):
+        load_tasks([task_dir])
+    monkeypatch.setitem(harbor.DRIVERS, "docker", harbor.DRIVERS["tempdir"])
+    with pytest.raises(
+        TaskError, match=r"'acme\.judged': a verifier image of its own \(tests/Dockerfile\) is not supported"
+    ):
+        load_tasks([task_dir])
+
+
 def test_multi_step_tasks_and_compose_environments_are_refused(harbor_python: Path, tmp_path: Path) -> None:
     steps = build(harbor_python, tmp_path / "a", name="acme/steps", steps=2, dockerfile=False)
     with pytest.raises(TaskError, match=r"Harbor task 'acme\.steps' has steps"):
