@@ -174,10 +174,9 @@ def test_model_judges_run_again_and_their_cost_is_evaluation_cost(tmp_path: Path
     (judge,) = [e for e in episode.events if isinstance(e, CriterionResult)]
     assert judge.passed and len(judge.details["votes"]) == 3
     costs = evaluation_cost(load_runs(result.run.path).criteria)
-    assert costs.n_votes.sum() == 3
-    assert result.record.evaluation_cost_usd == pytest.approx(
-        costs.cost_usd.sum() if costs.cost_usd.notna().all() else None
-    )
+    assert costs.n_votes.sum() == 3 and costs.cost_usd.sum() > 0  # the scripted judge's model is priced
+    assert result.record.evaluation_cost_usd == pytest.approx(costs.cost_usd.sum())
+    assert json.loads((result.run.path / "run.json").read_text())["regraded_from"]["evaluation_cost_usd"] > 0
 
 
 def test_episodes_whose_agent_was_not_measured_or_never_ended_are_copied_not_graded(tmp_path: Path) -> None:
