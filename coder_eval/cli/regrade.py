@@ -16,7 +16,7 @@ from coder_eval.cli.app import app, console, out, warn
 from coder_eval.cli.report import render_run_reports
 from coder_eval.errors import ExitCode
 from coder_eval.regrade import Regraded, RegradeResult, regrade_run
-from coder_eval.run_dir import new_run_id
+from coder_eval.run_dir import RunDir, new_run_id
 
 CHANGES_LISTED = 20
 """Episodes whose outcome changed that are listed by name (the rest are counted)."""
@@ -46,7 +46,7 @@ def regrade(
         TimeElapsedColumn(),
         console=console,
     ) as progress:
-        bar = progress.add_task("re-grading", total=None)
+        bar = progress.add_task("re-grading", total=len(RunDir.open(run_dir).trajectory_paths()))
 
         def on_done(_: Regraded) -> None:
             progress.update(bar, advance=1)
