@@ -70,7 +70,7 @@ def complete(words: str, tmp_path: Path) -> list[str]:
 
 
 def test_shell_completion_offers_commands_and_options(tmp_path: Path) -> None:
-    assert complete("coder-eval re", tmp_path) == ["report"]
+    assert complete("coder-eval rep", tmp_path) == ["report"]
     assert "--template" in complete("coder-eval report --te", tmp_path)
     script = coder_eval("--show-completion", "bash", cwd=tmp_path)
     assert script.returncode == 0 and "_CODER_EVAL_COMPLETE" in script.stdout, script.stderr
