@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from coder_eval.agents import ModelEndpoint
 from coder_eval.errors import CoderEvalError, SandboxError
-from coder_eval.sandbox import HostSandbox, Provision, RecordingHost, ShimCall, make_sandbox
+from coder_eval.agents.node_cli import node_modules
+from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
@@ -47,7 +49,7 @@ PRE_RUN_TIMEOUT_S = 600.0
 class Stage:
     """The agent's sandbox and what was set up around it."""
 
-    sandbox: HostSandbox
+    sandbox: DriverSandbox
     endpoint: ModelEndpoint | None
     prepared: list[Any]
     pytest_config: tuple[str, bytes] | None
@@ -85,6 +87,7 @@ async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: A
         recorders=tuple(spec.recorders),
         network=spec.network,
         model_port=route.port if route else None,
+        host_paths=agent_programs(),
         limits=spec.limits,
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
@@ -103,6 +106,13 @@ async def open_stage(task: TaskSpec, seed: int, sink: TrajectoryWriter, stack: A
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     stage.pytest_config = await capture_pytest_config(stage.sandbox)
     return stage
+
+
+def agent_programs() -> tuple[Path, ...]:
+    """Host folders of the agents' programs shown read-only in the agent's sandbox (beside the
+    harness's Python, which every driver shows): the npm-installed CLIs."""
+    modules = node_modules()
+    return (modules.resolve(),) if modules is not None else ()
 
 
 def cli_event(call: ShimCall) -> CliCall:
@@ -130,7 +140,7 @@ async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
     return pytest_config(files)
 
 
-async def close_quietly(sandbox: HostSandbox, leftovers: list[str]) -> None:
+async def close_quietly(sandbox: Sandbox, leftovers: list[str]) -> None:
     """Close ``sandbox``; what cannot be removed is noted in ``leftovers`` (cleaned up by a later run)."""
     try:
         await sandbox.close()
