@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.agents import ModelEndpoint
-from coder_eval.errors import CoderEvalError, SandboxError
 from coder_eval.agents.node_cli import node_modules
+from coder_eval.errors import CoderEvalError, SandboxError
 from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
@@ -131,8 +131,9 @@ async def _pre_run(task: TaskSpec, sandbox: Sandbox) -> None:
 
 async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
     """The workspace's pytest configuration file before the agent ran (the verifier uses this copy)."""
+    present = set(await sandbox.glob("*", include_links=True))  # one listing, then only those there
     files = {}
-    for name in PYTEST_CONFIGS:
+    for name in (n for n in PYTEST_CONFIGS if n in present):
         try:
             files[name] = await sandbox.read_file(name)
         except WorkspaceFileError:

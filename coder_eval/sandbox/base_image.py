@@ -2,7 +2,7 @@
 
 Example::
 
-    bash scripts/docker-base-image.sh                 # builds coder-eval/base:1 if missing
+    bash scripts/docker-base-image.sh                 # builds coder-eval/base (its recipe's tag) if missing
     bash scripts/docker-base-image.sh --from debian   # a clean bookworm from deb.debian.org
     await ensure_base_image()                          # what the driver does on first use
 
@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import io
 import shutil
 import subprocess
@@ -37,9 +38,19 @@ from pathlib import Path
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.engine import cli, client_env
 
-BASE_IMAGE = "coder-eval/base:1"
-"""The default image's tag; the number changes when the recipe does."""
-PACKAGES = ("bash", "coreutils", "dash", "grep", "sed", "mawk", "findutils", "diffutils", "gzip", "tar")
+PACKAGES = (
+    "bash",
+    "coreutils",
+    "dash",
+    "libc-bin",
+    "grep",
+    "sed",
+    "mawk",
+    "findutils",
+    "diffutils",
+    "gzip",
+    "tar",
+)
 """Always in the image."""
 OPTIONAL = ("python3", "git", "nodejs", "ripgrep", "procps", "util-linux", "ca-certificates", "patch", "make")
 """In the image when installed on the host (``host``) or available (``debian``)."""
@@ -51,6 +62,15 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "ssl", "git
 """``/etc`` entries copied from the host that no package lists (made by maintainer scripts)."""
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
+RECIPE_VERSION = 1
+"""Raised when the way the image is made changes (the tag then changes, and it is built again)."""
+RECIPE = hashlib.sha256(
+    repr((RECIPE_VERSION, PACKAGES, OPTIONAL, LEFT_OUT, ETC, PASSWD, GROUP, PATH)).encode()
+).hexdigest()[:12]
+BASE_REPOSITORY = "coder-eval/base"
+BASE_IMAGE = f"{BASE_REPOSITORY}:{RECIPE}"
+"""The default image: the recipe's own tag; also tagged ``coder-eval/base:latest``, which a task's
+Dockerfile names (``FROM coder-eval/base``)."""
 
 
 def image_exists(tag: str) -> bool:
@@ -238,23 +258,31 @@ def build_base_image(recipe: str = "auto", tag: str = BASE_IMAGE) -> str:
         recipe = "host" if shutil.which("dpkg-query") and shutil.which("apt-cache") else "debian"
     if recipe == "host":
         import_rootfs(None, tag, writer=host_rootfs)
-        return recipe
-    with tempfile.TemporaryDirectory(prefix="coder_eval-rootfs-") as scratch:
-        target = Path(scratch) / "rootfs.tar"
-        debian_rootfs(target)
-        import_rootfs(target, tag)
+    else:
+        with tempfile.TemporaryDirectory(prefix="coder_eval-rootfs-") as scratch:
+            target = Path(scratch) / "rootfs.tar"
+            debian_rootfs(target)
+            import_rootfs(target, tag)
+    if tag == BASE_IMAGE:
+        subprocess.run([*cli(), "tag", tag, f"{BASE_REPOSITORY}:latest"], env=client_env(), check=False)
     return recipe
 
 
 _lock = asyncio.Lock()
 
 
+_present: set[str] = set()
+
+
 async def ensure_base_image(tag: str = BASE_IMAGE) -> None:
-    """Build the default image when this machine has none yet (one build at a time)."""
+    """Build the default image when this machine has none yet (one build at a time; once found, it
+    is not looked up again by this process)."""
+    if tag in _present:
+        return
     async with _lock:
-        if await asyncio.to_thread(image_exists, tag):
-            return
-        await asyncio.to_thread(_build_locked, tag)
+        if tag not in _present and not await asyncio.to_thread(image_exists, tag):
+            await asyncio.to_thread(_build_locked, tag)
+        _present.add(tag)
 
 
 def _build_locked(tag: str) -> None:

@@ -3,7 +3,7 @@
 Example::
 
     problem = await engine_problem()            # None where a docker daemon answers
-    done = await docker("image", "inspect", "coder-eval/base:1")
+    done = await docker("image", "inspect", "coder-eval/base")
     done.code, done.out, done.err                # 0, b'[...]', ''
 
 The CLI talks to whatever daemon ``DOCKER_HOST`` (or the user's docker context) names; every call

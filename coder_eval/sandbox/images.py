@@ -2,15 +2,16 @@
 
 Example::
 
-    tag = await image_for(image=None, dockerfile=None)                 # "coder-eval/base:1"
+    tag = await image_for(image=None, dockerfile=None)                 # "coder-eval/base:3e01b20433e8"
     tag = await image_for(image=None, dockerfile=Path("env/Dockerfile"), args={"V": "2"})
     # "coder-eval/task:3f2a9c1d0b7e4a55", built once, then found by the hash of its inputs
 
 Nothing is ever pulled. A named image must already be on this machine (``docker load``, ``docker
-build``). A Dockerfile is built with the legacy builder and no network (``FROM coder-eval/base:1``
+build``). A Dockerfile is built with the legacy builder and no network (``FROM coder-eval/base``
 works; a remote base, ``--pull`` or a ``# syntax=`` line does not), tagged with a hash of the
-Dockerfile, every file of its folder (the build context), the build arguments and extra options, so
-the same inputs build once per machine, and a changed file builds again.
+Dockerfile, every file of its folder (the build context), the build arguments and extra options
+(and the default image's recipe, which a Dockerfile usually starts from: ``FROM coder-eval/base``),
+so the same inputs build once per machine, and a changed file builds again.
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ async def image_for(
 
 
 def build_hash(dockerfile: Path, args: Mapping[str, str], extra_args: Sequence[str]) -> str:
-    """sha256 of what a build depends on: the Dockerfile, each context file's path and content, the
-    arguments. Example: the same folder and arguments -> the same hash on every machine."""
-    digest = hashlib.sha256()
+    """sha256 of what a build depends on: the default image's recipe, the Dockerfile, each context
+    file's path and content, the arguments. Example: the same folder and arguments -> the same hash."""
+    digest = hashlib.sha256(f"base\0{BASE_IMAGE}".encode())  # a rebuilt default image rebuilds on it
     context = dockerfile.parent
-    digest.update(b"dockerfile\0" + dockerfile.read_bytes())
+    digest.update(b"\0dockerfile\0" + dockerfile.read_bytes())
     for path in sorted(p for p in context.rglob("*") if p.is_file() and not p.is_symlink()):
         digest.update(b"\0file\0" + path.relative_to(context).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
@@ -70,8 +71,14 @@ def build_hash(dockerfile: Path, args: Mapping[str, str], extra_args: Sequence[s
     return digest.hexdigest()
 
 
+_present: set[str] = set()
+
+
 async def _exists(tag: str) -> bool:
-    return (await docker("image", "inspect", "--format", "{{.Id}}", tag)).code == 0
+    """The image is on this machine (once found, not looked up again by this process)."""
+    if tag not in _present and (await docker("image", "inspect", "--format", "{{.Id}}", tag)).code == 0:
+        _present.add(tag)
+    return tag in _present
 
 
 async def _must_exist(image: str) -> None:

@@ -19,11 +19,11 @@ import pytest
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
-from tests.sandbox.builders import needs_bwrap
+from tests.sandbox.builders import DOCKER, needs_bwrap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ISOLATING = [pytest.param("bwrap", marks=needs_bwrap)]
-"""Drivers that claim to be a boundary (docker joins when it exists)."""
+ISOLATING = [pytest.param("bwrap", marks=needs_bwrap), DOCKER]
+"""Drivers that claim to be a boundary."""
 EVERY = ["tempdir", *ISOLATING]
 """Drivers for attacks on the verifier's toolchain, which every driver's verifier shares."""
 

@@ -115,7 +115,7 @@ def make_options(
     """The SDK options for one episode (see docs/claude_code.md for each agent field)."""
     spec, root = request.task.agent, request.sandbox.workdir.rstrip("/")
     return ClaudeAgentOptions(
-        cwd=root,
+        cwd=root if Path(root).is_dir() else cli_path.parent,  # a container's workspace: the wrap enters it
         env=env,
         cli_path=str(cli_path),
         model=model_for(request.task, scripted=request.endpoint is not None),
