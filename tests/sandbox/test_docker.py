@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -288,17 +289,24 @@ def test_a_task_dockerfile_is_built_once_and_again_when_it_changes(tmp_path: Pat
         "FROM coder-eval/base\nARG GREETING\nCOPY hello.txt /opt/\nRUN echo $GREETING >> /opt/hello.txt\n"
     )
     (context / "hello.txt").write_text("hello\n")
+    (context / "nonce").write_text(uuid.uuid4().hex)  # a context no earlier run built
     spec = DockerSpec(
         docker={"dockerfile_path": str(context / "Dockerfile"), "build": {"args": {"GREETING": "hi"}}}
     )
 
-    first = _made_from(spec, tmp_path)
-    again = _made_from(spec, tmp_path)
-    (context / "hello.txt").write_text("changed\n")
-    changed = _made_from(spec, tmp_path)
+    try:
+        first = _made_from(spec, tmp_path)
+        again = _made_from(spec, tmp_path)
+        (context / "hello.txt").write_text("changed\n")
+        changed = _made_from(spec, tmp_path)
+    finally:
+        subprocess.run(["docker", "rmi", "--force", *set(_built)], capture_output=True, check=False)
 
     assert first == again and first[1] == "hello\nhi\n"
     assert changed[0] != first[0] and changed[1] == "changed\nhi\n"
+
+
+_built: list[str] = []
 
 
 def _made_from(spec: DockerSpec, base: Path) -> tuple[str, str]:
@@ -311,6 +319,7 @@ def _made_from(spec: DockerSpec, base: Path) -> tuple[str, str]:
                 ["docker", "inspect", "--format", "{{.Config.Image}}", sandbox.name],
                 capture_output=True, text=True, check=True,
             ).stdout.strip()  # fmt: skip
+            _built.append(image)
             return image, (await sandbox.exec("cat /opt/hello.txt")).stdout
         finally:
             await sandbox.close()
