@@ -27,6 +27,17 @@ HOSTNAME = "coder-eval"
 
 
 @dataclass(frozen=True)
+class EmptyFolder:
+    """A fresh, empty anonymous volume at ``target`` (whatever the image holds there is hidden);
+    removed with the container."""
+
+    target: str
+
+    def flag(self) -> list[str]:
+        return ["--mount", f"type=volume,target={_csv(self.target)},volume-nocopy=true"]
+
+
+@dataclass(frozen=True)
 class Bind:
     """A host path shown at ``target`` inside the container (read-only unless said otherwise)."""
 
@@ -79,7 +90,7 @@ def create_args(
     provision: Provision,
     *,
     token: str,
-    binds: Iterable[Bind],
+    binds: Iterable[Bind | EmptyFolder],
     environment: Sequence[str] = (),
 ) -> list[str]:
     """The ``docker create`` arguments (without ``docker``) of one sandbox's container."""

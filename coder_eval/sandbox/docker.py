@@ -33,7 +33,7 @@ from typing import IO, ClassVar, Self
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex, split_glob
 from coder_eval.sandbox.bwrap import interpreter_folders
-from coder_eval.sandbox.container import Bind, create_args
+from coder_eval.sandbox.container import Bind, EmptyFolder, create_args
 from coder_eval.sandbox.docker_spec import DockerSpec
 from coder_eval.sandbox.engine import Call, cli, client_env, docker, engine_problem, must
 from coder_eval.sandbox.environment import sandbox_env
@@ -128,9 +128,9 @@ class DockerSandbox:
         mocks = [str(inside.work / d.relative_to(work)) for d in mock_dirs]
         self.env = sandbox_env(inside, provision, mocks, self.token, extra=self.spec.docker.passed_through())
 
-    def _binds(self) -> list[Bind]:
+    def _binds(self) -> list[Bind | EmptyFolder]:
         host, inside, provision = self.host, self.inside, self.provision
-        binds = [
+        binds: list[Bind | EmptyFolder] = [
             Bind(host.tools, str(inside.tools)),
             Bind(host.bin, str(inside.bin)),
             Bind(host.run, str(inside.run)),
@@ -140,6 +140,8 @@ class DockerSandbox:
         binds += [Bind(Path(m.source), m.target, m.read_only) for m in self.spec.docker.mounts()]
         if provision.read_only_workspace:
             binds.append(Bind(self._staged(inside.work), str(inside.work)))
+        elif provision.snapshot is not None:  # the workspace is exactly the snapshot, not the image's
+            binds.append(EmptyFolder(str(inside.work)))
         return binds
 
     async def _make(self, image: str) -> None:
@@ -149,8 +151,6 @@ class DockerSandbox:
         if self.provision.read_only_workspace:
             await must("cp", f"{self._staged(INSIDE)}/.", f"{self.name}:{INSIDE}")
             return
-        if self.provision.snapshot is not None:  # the workspace is exactly the snapshot, not the image's
-            await self._helper("clear", self.workdir)
         await must("cp", f"{self.host.base / 'root'}/.", f"{self.name}:/")
         await asyncio.to_thread(remove_tree, self.host.base / "root")
 

@@ -174,18 +174,6 @@ def glob(workdir, root, pattern, links):
     return 0
 
 
-def clear(folder):
-    if not os.path.isdir(folder):
-        return 0
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.spawnvp(os.P_WAIT, "rm", ["rm", "-rf", "--", path])
-        else:
-            os.unlink(path)
-    return 0
-
-
 def main(op, args):
     if op == "run":
         split = args.index("--")
@@ -200,8 +188,6 @@ def main(op, args):
     if op == "kill":
         kill(args[0])
         return 0
-    if op == "clear":
-        return clear(args[0])
     refuse(f"unknown operation {op!r}")
 
 

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, SandboxSpec, WorkspaceFileError
 from coder_eval.sandbox.bwrap import interpreter_folders
+from coder_eval.sandbox.images import build_hash
 from coder_eval.sandbox.leftovers import OWNER_FILE, reap_dead
 from coder_eval.sandbox.network import ModelProxy
 from coder_eval.sandbox.process import run_in_group
@@ -325,6 +326,38 @@ def _made_from(spec: DockerSpec, base: Path) -> tuple[str, str]:
             await sandbox.close()
 
     return run(scenario())
+
+
+def test_the_verifier_s_workspace_is_the_snapshot_not_the_image_s(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "Dockerfile").write_text(
+        f"FROM coder-eval/base\nRUN mkdir /workspace && echo {uuid.uuid4().hex} > /workspace/from_image.txt\n"
+    )
+    spec = DockerSpec(docker={"dockerfile_path": str(tmp_path / "env" / "Dockerfile")})
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        agent = await DockerSandbox.create(spec, Provision(), base_dir=tmp_path)
+        try:
+            seen = await agent.glob("*")
+            await agent.exec("rm from_image.txt && echo mine > mine.txt")
+            with (tmp_path / "work.tar").open("wb") as out:
+                await agent.snapshot(out)
+        finally:
+            await agent.close()
+        verifier = await DockerSandbox.create(
+            spec, Provision(snapshot=tmp_path / "work.tar"), base_dir=tmp_path
+        )
+        try:
+            return seen, await verifier.glob("*")
+        finally:
+            await verifier.close()
+            subprocess.run(["docker", "rmi", "--force", _image_of(spec)], capture_output=True, check=False)
+
+    assert run(scenario()) == (["from_image.txt"], ["mine.txt"])
+
+
+def _image_of(spec: DockerSpec) -> str:
+    return f"coder-eval/task:{build_hash(Path(spec.docker.dockerfile_path or ''), {}, [])[:16]}"
 
 
 def test_image_problems_are_clear_errors_and_nothing_is_pulled(tmp_path: Path) -> None:
