@@ -6,6 +6,7 @@ The verbs themselves are tested on every driver in ``test_drivers.py``; the atta
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import socket
@@ -20,6 +21,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from coder_eval.errors import SandboxError
+from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, SandboxSpec, WorkspaceFileError
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.images import build_hash
@@ -27,6 +29,7 @@ from coder_eval.sandbox.leftovers import OWNER_FILE, reap_dead
 from coder_eval.sandbox.network import ModelProxy
 from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.spec import Limits, StarterFile, StarterFiles
+from coder_eval.task import load_tasks
 
 from .builders import host_folder, run
 from .conftest import MakeSandbox
@@ -82,6 +85,24 @@ def test_no_capabilities_own_pid_namespace_and_no_host_files(make_sandbox: MakeS
     assert all(line.split()[1] == "0000000000000000" for line in status.stdout.splitlines()[:3])
     assert int(status.stdout.splitlines()[-1]) <= 8  # init, its sleep, the helper, the shell, grep, ls
     assert all(r.exit_code != 0 and "canary" not in r.stdout for r in reads)
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "mount -o remount,rw /coder_eval/tools",
+        "umount /proc",
+        "echo hacked > /proc/sys/kernel/hostname",
+        "unshare -U -r true",
+        "chown nobody /coder_eval/home",
+    ],
+)
+def test_root_escapes_fail(make_sandbox: MakeSandbox, attack: str) -> None:
+    sandbox = make_sandbox("docker")
+
+    result = run(sandbox.exec(attack))
+
+    assert result.exit_code != 0, result.output
 
 
 def test_what_the_harness_binds_in_is_read_only(make_sandbox: MakeSandbox) -> None:
@@ -410,3 +431,19 @@ def test_the_original_spelling_loads() -> None:
 
     assert isinstance(spec, DockerSpec) and spec.network == "host"
     assert spec.docker.extra_mounts[0].read_only is False and spec.docker.working_dir == "/work"
+
+
+def test_an_agent_killed_at_the_memory_limit_fails_and_is_not_invalid(tmp_path: Path) -> None:
+    task = tmp_path / "task.yaml"
+    task.write_text(
+        "task_id: greedy\ninitial_prompt: Use memory.\n"
+        "agent: {kind: command, command: \"python -c 'x = bytearray(512 * 1024 * 1024)'\"}\n"
+        "sandbox: {driver: docker, limits: {max_memory_mb: 96}}\n"
+        "success_criteria: [{type: file_exists, path: done.txt}]\n"
+    )
+    (spec,) = load_tasks([task])
+
+    end = asyncio.run(run_episode(EpisodePlan(spec), "oom", tmp_path / "episode.jsonl"))
+
+    assert (end.outcome, end.status) == ("fail", "resource_limit"), end.error
+    assert "memory limit (96 MB)" in (end.error or "")
