@@ -35,12 +35,14 @@ def _script(action: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="session")
 def docker_engine() -> Iterator[None]:
     """A running engine and the default image, or a skip that says why there is none."""
-    started = False
+    started, why = False, ""
     if asyncio.run(engine_problem()) is not None:
         done = _script("start")
         forget_probe()
         started = done.returncode == 0 and "started" in done.stdout
+        why = "" if done.returncode == 0 else f" ({done.stderr.strip()})"
     problem = asyncio.run(engine_problem())
+    problem = problem and problem + why
     if problem is None:
         try:
             asyncio.run(ensure_base_image())
