@@ -35,9 +35,9 @@ from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, g
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.container import Bind, EmptyFolder, create_args
 from coder_eval.sandbox.docker_spec import DockerSpec
-from coder_eval.sandbox.engine import Call, cli, client_env, docker, engine_problem, must
+from coder_eval.sandbox.engine import Call, cli, client_env, copy_out, docker, engine_problem, must
 from coder_eval.sandbox.environment import sandbox_env
-from coder_eval.sandbox.helper import HELPER, MARKER, PREFIX, REFUSED
+from coder_eval.sandbox.helper import HELPER, MARKER, PREFIX, REFUSED, helper_argv, helper_result
 from coder_eval.sandbox.images import image_for
 from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
 from coder_eval.sandbox.leftovers import register
@@ -45,7 +45,7 @@ from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
-from coder_eval.sandbox.snapshot import Dropped, retar
+from coder_eval.sandbox.snapshot import Dropped
 
 INSIDE = Path("/coder_eval")
 """The sandbox's own folders in the container (HOME, TMPDIR, tools, sockets ...)."""
@@ -192,7 +192,7 @@ class DockerSandbox:
             raise
         if result.timed_out:
             await self._kill_run(run_id)
-        return _helper_result(result, cmd)
+        return helper_result(result, cmd)
 
     async def read_file(self, path: str, *, limit: int | None = None) -> bytes:
         done = await self._helper("read", self.workdir, path, str(-1 if limit is None else limit))
@@ -212,19 +212,7 @@ class DockerSandbox:
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
         if self._closed:
             raise SandboxError(f"the sandbox {self.name} is closed; cannot snapshot it")
-        await asyncio.to_thread(self._snapshot, out, list(ignore))
-
-    def _snapshot(self, out: IO[bytes], ignore: list[str]) -> None:
-        argv = [*cli(), "cp", f"{self.name}:{self.workdir}", "-"]
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env()) as proc:
-            assert proc.stdout is not None and proc.stderr is not None
-            try:
-                retar(proc.stdout, out, ignore=ignore)
-            finally:
-                err = proc.stderr.read().decode(errors="replace").strip()
-                proc.wait()
-        if proc.returncode != 0:
-            raise SandboxError(f"cannot snapshot the workspace of {self.name}: {err}")
+        await asyncio.to_thread(copy_out, self.name, self.workdir, out, list(ignore))
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
@@ -286,7 +274,7 @@ class DockerSandbox:
             await self._start()
 
     def _helper_argv(self, *args: str) -> list[str]:
-        return [self.python, "-I", "-S", str(self.inside.tools / "helper.py"), *args]
+        return helper_argv(self.python, str(self.inside.tools), *args)
 
     def _exec_flags(self, variables: Mapping[str, str], stdin: bool) -> list[str]:
         """``docker exec`` options: the variables by name (their values travel in the client's
@@ -314,14 +302,3 @@ class DockerSandbox:
 def _by_value(variables: Mapping[str, str], *, keep: bool) -> dict[str, str]:
     """The variables passed by value (``keep``: the docker client's own names) or by name."""
     return {k: v for k, v in variables.items() if k.startswith("DOCKER_") == keep}
-
-
-def _helper_result(result: ExecResult, cmd: object) -> ExecResult:
-    """A command's result as the helper reported it; a refused ``cwd`` is a ``SandboxError``."""
-    if result.exit_code == REFUSED and result.stderr.startswith(PREFIX):
-        raise SandboxError(result.stderr.removeprefix(PREFIX).strip() + f" (running {cmd!r})")
-    timed_out = result.timed_out or result.stderr.endswith(PREFIX + "timed out\n")
-    stderr = result.stderr.removesuffix(PREFIX + "timed out\n")
-    return ExecResult(
-        124 if timed_out else result.exit_code, result.stdout, stderr, result.duration_s, timed_out
-    )

@@ -17,10 +17,14 @@ import asyncio
 import contextlib
 import os
 import shutil
+import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from coder_eval.errors import SandboxError
+from coder_eval.sandbox.snapshot import retar
 
 CALL_TIMEOUT_S = 120.0
 """How long one engine call (create, copy, inspect ...) may take before it is a sandbox fault."""
@@ -125,3 +129,18 @@ def _daemon_problem(err: str) -> str:
 def forget_probe() -> None:
     """Probe the engine again next time (after starting or stopping a daemon)."""
     _problems.clear()
+
+
+def copy_out(container: str, folder: str, out: IO[bytes], ignore: Sequence[str]) -> None:
+    """``docker cp container:folder -`` rewritten to ``out`` as a workspace snapshot (``retar``); it
+    works on a stopped container too."""
+    argv = [*cli(), "cp", f"{container}:{folder}", "-"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env()) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            retar(proc.stdout, out, ignore=ignore)
+        finally:
+            err = proc.stderr.read().decode(errors="replace").strip()
+            proc.wait()
+    if proc.returncode != 0:
+        raise SandboxError(f"cannot snapshot the workspace of {container}: {err}")

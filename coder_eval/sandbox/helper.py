@@ -19,6 +19,9 @@ container). Failures the harness must recognise exit with :data:`REFUSED` and a 
 
 from __future__ import annotations
 
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.base import ExecResult
+
 REFUSED = 125
 """Exit code of a refused request (a path leading out of the workspace, a missing file)."""
 PREFIX = "coder_eval-helper: "
@@ -193,3 +196,18 @@ def main(op, args):
 
 sys.exit(main(sys.argv[1], sys.argv[2:]))
 '''
+
+
+def helper_argv(python: str, tools: str, *args: str) -> list[str]:
+    """The command line of one helper operation inside the container (Python isolated, no site)."""
+    return [python, "-I", "-S", f"{tools}/helper.py", *args]
+
+
+def helper_result(result: ExecResult, cmd: object) -> ExecResult:
+    """A command's result as ``run`` reported it; a refused ``cwd`` is a ``SandboxError``."""
+    if result.exit_code == REFUSED and result.stderr.startswith(PREFIX):
+        raise SandboxError(result.stderr.removeprefix(PREFIX).strip() + f" (running {cmd!r})")
+    timed_out = result.timed_out or result.stderr.endswith(PREFIX + "timed out\n")
+    stderr = result.stderr.removesuffix(PREFIX + "timed out\n")
+    code = 124 if timed_out else result.exit_code
+    return ExecResult(code, result.stdout, stderr, result.duration_s, timed_out)
