@@ -2,11 +2,12 @@
 
 Example::
 
-    args = create_args(name, image, provision, binds=[Bind(tools, "/coder_eval/tools")])
-    await must(*args)          # docker create --init --cap-drop ALL ... image sleep infinity
+    args = create_args(name, image, provision, token=token, binds=binds, init=[python, helper, "init"])
+    await must(*args)          # docker create --cap-drop ALL ... --entrypoint python image helper init
 
-The container's first process is ``docker-init`` idling on ``sleep infinity``: commands run beside it
-through ``docker exec``, and stopping the container ends every one of them (its PID namespace). It
+The container's first process is the harness's helper reaping orphans (``helper.py``, ``init``):
+commands run beside it through ``docker exec``, and stopping the container ends every one of them
+(its PID namespace). It
 starts with no capabilities, ``no-new-privileges``, the engine's default seccomp profile, its own
 network namespace (none at all unless ``network: host``), and ``sandbox.limits`` as the engine's
 memory (no swap), CPU and process limits and file-size and CPU-time rlimits.
@@ -91,14 +92,15 @@ def create_args(
     *,
     token: str,
     binds: Iterable[Bind | EmptyFolder],
+    init: Sequence[str],
     environment: Sequence[str] = (),
 ) -> list[str]:
     """The ``docker create`` arguments (without ``docker``) of one sandbox's container."""
     mounts = [arg for bind in binds for arg in bind.flag()]
     env = [arg for item in environment for arg in ("-e", item)]
     return [
-        "create", "--name", name, "--label", f"{LABEL}={token}", "--hostname", HOSTNAME, "--init",
+        "create", "--name", name, "--label", f"{LABEL}={token}", "--hostname", HOSTNAME,
         "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
         *network_flag(provision.network), *limit_flags(provision.limits), *mounts, *env,
-        "--workdir", "/", "--entrypoint", "sleep", image, "infinity",
+        "--workdir", "/", "--entrypoint", init[0], image, *init[1:],
     ]  # fmt: skip

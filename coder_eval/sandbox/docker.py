@@ -69,6 +69,7 @@ class DockerSandbox:
         self.dropped: list[Dropped] = []
         self.python = str(interpreter_bin() / "python")
         self._created = self._running = self._oom = self._closed = False
+        self._runs: set[str] = set()
 
     @classmethod
     async def create(cls, spec: DockerSpec, provision: Provision, *, base_dir: Path | None = None) -> Self:
@@ -145,7 +146,9 @@ class DockerSandbox:
         return binds
 
     async def _make(self, image: str) -> None:
-        await must(*create_args(self.name, image, self.provision, token=self.token, binds=self._binds()))
+        init = self._helper_argv("init")
+        args = create_args(self.name, image, self.provision, token=self.token, binds=self._binds(), init=init)
+        await must(*args)
         self._created = True
         await self._start()
         if self.provision.read_only_workspace:
@@ -177,8 +180,10 @@ class DockerSandbox:
         limit = timeout if timeout is not None else self.provision.limits.timeout
         run_id = uuid.uuid4().hex
         variables = {**self.env, **(env or {}), MARKER: run_id}
-        helper = self._helper_argv("run", self.workdir, cwd or ".", str(limit), "capture", "--", *argv)
+        end = f"all:{','.join(self._runs)}" if self.provision.role == "verifier" else "own"
+        helper = self._helper_argv("run", self.workdir, cwd or ".", str(limit), "capture", end, "--", *argv)
         command = [*cli(), *self._exec_flags(variables, stdin is not None), self.name, *helper]
+        self._runs.add(run_id)
         try:
             result = await run_in_group(
                 command,
@@ -190,6 +195,8 @@ class DockerSandbox:
         except BaseException:
             await asyncio.shield(self._kill_run(run_id))
             raise
+        finally:
+            self._runs.discard(run_id)
         if result.timed_out:
             await self._kill_run(run_id)
         return helper_result(result, cmd)
@@ -229,7 +236,7 @@ class DockerSandbox:
             argv = forwarder_argv(self.python, script, port, socket, argv)
         names = [name for name in dict.fromkeys(env_names) if name not in ("PWD", MARKER)]
         flags = ["exec", "-i", "-e", f"{MARKER}={uuid.uuid4().hex}", *(a for n in names for a in ("-e", n))]
-        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "stream", "--", *argv)
+        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "stream", "own", "--", *argv)
         config = [f"{name}={value}" for name, value in client_env().items() if name != "PATH"]
         return ["/usr/bin/env", *config, *cli(), *flags, self.name, *helper]
 

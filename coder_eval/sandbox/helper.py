@@ -2,16 +2,18 @@
 
 Example (what the docker driver runs; ``PY`` is the harness's Python, bound read-only)::
 
-    docker exec C PY -I -S /coder_eval/tools/helper.py run /workspace . 60 capture -- make test
+    docker exec C PY -I -S /coder_eval/tools/helper.py run /workspace . 60 capture own -- make test
     docker exec C PY -I -S /coder_eval/tools/helper.py read /workspace src/app.py -1
     docker exec -i C PY -I -S /coder_eval/tools/helper.py write /workspace notes.md 0 < data
     docker exec C PY -I -S /coder_eval/tools/helper.py glob /workspace /workspace '(?:.*/)?[^/]*\\.py' 0
     docker exec C PY -I -S /coder_eval/tools/helper.py kill 3f2a...
 
-``run`` starts a command in ``cwd`` (kept inside the workspace) and, when it ends or times out,
-kills every process carrying its ``CODER_EVAL_EXEC`` marker, so nothing a command started outlives
-it (as under bubblewrap); in ``capture`` mode its output goes through unlinked files, so a
-background process holding stdout cannot keep the ``docker exec`` open. ``read``, ``write`` and
+``init`` is the container's first process (it reaps orphans). ``run`` starts a command in ``cwd``
+(kept inside the workspace) and, when it ends or times out, kills every process carrying its
+``CODER_EVAL_EXEC`` marker (``own``), or every process in the container but those of the runs it
+names (``all:<ids>``, the verifier's sweep, which also catches a process that dropped its
+environment); in ``capture`` mode its output goes through unlinked files, so a background process
+holding stdout cannot keep the ``docker exec`` open. ``read``, ``write`` and
 ``glob`` keep workspace-relative paths inside the workspace (an absolute path may be anywhere in the
 container). Failures the harness must recognise exit with :data:`REFUSED` and a line starting with
 :data:`PREFIX` on stderr.
@@ -58,18 +60,26 @@ def inside(workdir, path):
 
 
 def marked(value):
-    needle = ("\0%s=%s\0" % (MARKER, value)).encode()
-    found = set()
+    """Pids of processes whose environment holds ``CODER_EVAL_EXEC=<value>``."""
+    return {pid for pid, env in processes() if ("\0%s=%s\0" % (MARKER, value)).encode() in env}
+
+
+def processes():
+    """(pid, environment) of every process but the first and this one."""
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in (1, os.getpid()):
             continue
         try:
             with open(f"/proc/{name}/environ", "rb") as handle:
-                if needle in b"\0" + handle.read():
-                    found.add(int(name))
+                yield int(name), b"\0" + handle.read()
         except OSError:
-            pass
-    return found
+            yield int(name), b""
+
+
+def unmarked(keep):
+    """Pids of every process but those of the runs named in ``keep`` (a sweep of the container)."""
+    needles = [("\0%s=%s\0" % (MARKER, value)).encode() for value in keep]
+    return {pid for pid, env in processes() if not any(needle in env for needle in needles)}
 
 
 def send(pids, sig):
@@ -80,11 +90,11 @@ def send(pids, sig):
             pass
 
 
-def kill(value):
-    """Freeze every marked process until no new one appears, then SIGKILL them all."""
+def kill(find):
+    """Freeze every process ``find()`` names until no new one appears, then SIGKILL them all."""
     frozen = set()
     for _ in range(50):
-        new = marked(value) - frozen
+        new = find() - frozen
         if not new:
             break
         send(new, signal.SIGSTOP)
@@ -92,7 +102,7 @@ def kill(value):
     send(frozen, signal.SIGKILL)
 
 
-def run(workdir, cwd, timeout, mode, argv):
+def run(workdir, cwd, timeout, mode, end, argv):
     import subprocess, tempfile
 
     target = inside(workdir, cwd)
@@ -116,8 +126,11 @@ def run(workdir, cwd, timeout, mode, argv):
             proc.wait(GRACE)
         except subprocess.TimeoutExpired:
             pass
-    if value:
-        kill(value)
+    if end.startswith("all:"):  # nothing else may run on: every process but the other runs' dies
+        keep = [run_id for run_id in end[4:].split(",") if run_id]
+        kill(lambda: unmarked(keep))
+    elif value:
+        kill(lambda: marked(value))
     code = proc.wait()
     for handle, stream in zip(files, (sys.stdout.buffer, sys.stderr.buffer)):
         if handle is not None:
@@ -177,11 +190,26 @@ def glob(workdir, root, pattern, links):
     return 0
 
 
+def init():
+    """The container's first process: reaps every orphan, forever (signals it has no handler for
+    are ignored by the kernel for a namespace's first process)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        signal.sigtimedwait({signal.SIGCHLD}, 5)
+
+
 def main(op, args):
     if op == "run":
         split = args.index("--")
-        workdir, cwd, timeout, mode = args[:4]
-        return run(workdir, cwd, float(timeout), mode, args[split + 1:])
+        workdir, cwd, timeout, mode, end = args[:5]
+        return run(workdir, cwd, float(timeout), mode, end, args[split + 1:])
+    if op == "init":
+        return init()
     if op == "read":
         return read(args[0], args[1], int(args[2]))
     if op == "write":
@@ -189,7 +217,7 @@ def main(op, args):
     if op == "glob":
         return glob(args[0], args[1], args[2], args[3] == "1")
     if op == "kill":
-        kill(args[0])
+        kill(lambda: marked(args[0]))
         return 0
     refuse(f"unknown operation {op!r}")
 

@@ -266,6 +266,27 @@ def test_the_verifier_gets_read_only_task_folders(make_sandbox: MakeSandbox, tmp
     assert not (tmp_path / "task" / "x").exists()
 
 
+def test_nothing_a_grader_s_command_started_outlives_it_in_the_verifier(
+    make_sandbox: MakeSandbox,
+) -> None:
+    sandbox = make_sandbox("docker", provision=Provision(role="verifier", trusted=True))
+    late = "sleep 1; echo forged > late.txt"
+
+    run(sandbox.exec(f"setsid env -i /bin/sh -c '{late}' > /dev/null 2>&1 < /dev/null &"))
+    run(sandbox.exec("sleep 1.5"))
+
+    assert run(sandbox.glob("*")) == []
+
+
+def test_orphans_are_reaped(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox("docker")
+
+    run(sandbox.exec("for i in 1 2 3; do (sleep 0.1 &) ; done"))
+    run(sandbox.exec("sleep 0.5"))
+
+    assert run(sandbox.exec("ps -eo stat= | grep -c '^Z'")).stdout.strip() == "0"
+
+
 def test_a_judges_copy_is_read_only(make_sandbox: MakeSandbox) -> None:
     seed = StarterFiles(files=[StarterFile(path="app.py", content="x = 1\n")])
     sandbox = make_sandbox(
