@@ -272,7 +272,7 @@ def test_nothing_a_grader_s_command_started_outlives_it_in_the_verifier(
     sandbox = make_sandbox("docker", provision=Provision(role="verifier", trusted=True))
     late = "sleep 1; echo forged > late.txt"
 
-    run(sandbox.exec(f"setsid env -i /bin/sh -c '{late}' > /dev/null 2>&1 < /dev/null &"))
+    run(sandbox.exec(f"setsid env -i /bin/sh -c '{late}' > /dev/null 2>&1 < /dev/null & sleep 0.3"))
     run(sandbox.exec("sleep 1.5"))
 
     assert run(sandbox.glob("*")) == []
