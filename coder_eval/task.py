@@ -484,7 +484,8 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
         _resolve_source(source, ("sandbox", "template_sources", i), base, existing)
         for i, source in enumerate(task.sandbox.template_sources)
     ]
-    update["sandbox"] = task.sandbox.model_copy(update={"template_sources": sources})
+    sandbox = task.sandbox.model_copy(update={"template_sources": sources})
+    update["sandbox"] = sandbox.with_task_paths(existing)
     if task.reference is not None:
         folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
         update["reference"] = task.reference.model_copy(update={"directory": folder})

@@ -20,8 +20,8 @@ of them, wherever it takes task files. A Harbor task maps to:
 Harbor's environments are containers. A task whose ``environment/`` has no Dockerfile (nor an image)
 runs on coder_eval's own drivers, ``environment/``'s files seeding the workspace and container paths
 in the scripts mapped into the sandbox (``harbor_scripts``). One that needs a Dockerfile, an image or
-a separate verifier image maps to the ``docker`` sandbox driver, and is refused, by name, where that
-driver is not in ``coder_eval.sandbox.DRIVERS``. Multi-step tasks and Compose environments are refused.
+maps to the ``docker`` sandbox driver (the image is built from the task's ``environment/``, never
+pulled); a verifier image of its own alone, multi-step tasks and Compose environments are refused.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from coder_eval.errors import TaskError
 from coder_eval.interop import harbor_scripts as scripts
 from coder_eval.run_dir import safe_id
-from coder_eval.sandbox import DRIVERS
 from coder_eval.task import TaskSpec, build_tasks
 from coder_eval.yaml_source import YamlDoc
 
@@ -174,11 +173,6 @@ def sandbox_of(folder: Path, config: HarborConfig) -> dict[str, Any]:
     container = container_of(folder, config)
     if container is not None:
         name, docker = container
-        if "docker" not in DRIVERS:
-            raise TaskError(
-                f"{folder}: Harbor task {task_id_of(folder, config)!r} needs {name}, which needs the "
-                f"docker sandbox driver; this coder_eval has none (drivers: {', '.join(DRIVERS)})"
-            )
         if not docker:
             raise TaskError(f"{folder}: Harbor task {task_id_of(folder, config)!r}: {name} is not supported")
         return {**sandbox, "driver": "docker", "docker": docker}

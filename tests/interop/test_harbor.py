@@ -15,9 +15,8 @@ import pytest
 
 from coder_eval.criteria.reward_file import RewardFile
 from coder_eval.errors import TaskError
-from coder_eval.interop import harbor
 from coder_eval.task import load_tasks
-from coder_eval.trajectory import CriterionResult, read_trajectory
+from coder_eval.trajectory import CriterionResult, PhaseEvent, read_trajectory
 from tests.helpers import coder_eval, write_task
 
 from .harbor_venv import run
@@ -105,45 +104,39 @@ def test_a_reward_json_wins_and_its_reward_value_is_the_score(harbor_python: Pat
     assert verdict.details["rewards"] == {"reward": 0.25, "style": 1.0}
 
 
-def test_a_task_that_needs_a_dockerfile_is_refused_by_name(harbor_python: Path, tmp_path: Path) -> None:
+@pytest.mark.docker
+def test_a_dockerfile_task_runs_in_its_own_image(harbor_python: Path, tmp_path: Path) -> None:
+    """environment/Dockerfile becomes the docker driver's image, built from the task's environment
+    folder (offline, from the default image); the oracle passes in it and doing nothing fails."""
     task_dir = build(harbor_python, tmp_path / "tasks", name="acme/boxed", dockerfile=True)
-    with pytest.raises(TaskError) as refused:
-        load_tasks([task_dir])
-    message = str(refused.value)
-    assert "'acme.boxed'" in message and "environment/Dockerfile" in message
-    assert "needs the docker sandbox driver; this coder_eval has none" in message
-    result = coder_eval("run", str(task_dir), "--no-report", cwd=tmp_path)
-    assert result.returncode == 2 and "acme.boxed" in result.stderr and not (tmp_path / "runs").exists()
-
-
-def test_with_a_docker_driver_it_maps_to_the_dockerfile(
-    harbor_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What the loader gives the docker driver once it is in the table (its spec is not there yet, so
-    the mapping is checked as data)."""
-    task_dir = build(
-        harbor_python, tmp_path / "tasks", name="acme/boxed", dockerfile=True, environment_files={}
+    (task_dir / "environment" / "Dockerfile").write_text(
+        "FROM coder-eval/base\nCOPY NOTES.md /opt/notes/NOTES.md\nWORKDIR /app\n", encoding="utf-8"
     )
-    monkeypatch.setitem(harbor.DRIVERS, "docker", harbor.DRIVERS["tempdir"])
-    sandbox = harbor.task_data(task_dir, harbor.read_config(task_dir))["sandbox"]
-    assert sandbox == {
-        "driver": "docker",
-        "docker": {"dockerfile_path": str(task_dir / "environment" / "Dockerfile")},
-        "env": {},
-        "network": "host",
-    }
+    (task,) = load_tasks([task_dir])
+    assert task.sandbox.driver == "docker"
+    ran = coder_eval(
+        "run", str(task_dir), "--agent", "oracle", "--run-dir", "runs/r", "--no-report", cwd=tmp_path
+    )
+    assert ran.returncode == 0, ran.stderr
+    idle = coder_eval(
+        "run", str(task_dir), "--agent", "none", "--run-dir", "runs/idle", "--no-report", cwd=tmp_path
+    )
+    assert idle.returncode in (0, 1), idle.stderr
+    verdicts = {}
+    for run_dir in ("r", "idle"):
+        (trajectory,) = [
+            read_trajectory(p) for p in (tmp_path / "runs" / run_dir / "episodes").glob("*.jsonl")
+        ]
+        phases = [e for e in trajectory.events if isinstance(e, PhaseEvent) and e.name == "agent"]
+        assert phases and phases[0].details["driver"] == "docker"
+        (verdict,) = [e for e in trajectory.events if isinstance(e, CriterionResult)]
+        verdicts[run_dir] = verdict.passed
+    assert verdicts == {"r": True, "idle": False}
 
 
-def test_a_verifier_image_of_its_own_is_refused_by_name(
-    harbor_python: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_verifier_image_of_its_own_is_refused_by_name(harbor_python: Path, tmp_path: Path) -> None:
     task_dir = build(harbor_python, tmp_path / "tasks", name="acme/judged", verifier_mode="separate")
     assert (task_dir / "tests" / "Dockerfile").is_file()
-    with pytest.raises(
-        TaskError, match=r"needs a verifier image of its own \(tests/Dockerfile\), which needs the docker"
-    ):
-        load_tasks([task_dir])
-    monkeypatch.setitem(harbor.DRIVERS, "docker", harbor.DRIVERS["tempdir"])
     with pytest.raises(
         TaskError, match=r"'acme\.judged': a verifier image of its own \(tests/Dockerfile\) is not supported"
     ):
