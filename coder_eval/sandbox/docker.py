@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import tempfile
 import uuid
@@ -37,6 +36,7 @@ from coder_eval.sandbox.container import Bind, EmptyFolder, create_args
 from coder_eval.sandbox.docker_spec import DockerSpec
 from coder_eval.sandbox.engine import Call, cli, client_env, copy_out, docker, engine_problem, must
 from coder_eval.sandbox.environment import sandbox_env
+from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.helper import HELPER, MARKER, PREFIX, REFUSED, helper_argv, helper_result
 from coder_eval.sandbox.images import image_for
 from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
@@ -123,9 +123,11 @@ class DockerSandbox:
             install_tools(host.tools, provision)
             (host.tools / "helper.py").write_text(HELPER, encoding="utf-8")
             if provision.python_env is not None:
-                shutil.copytree(provision.python_env, self._staged(inside.env), symlinks=True)
+                clone_env(provision.python_env, self._staged(inside.env), seen_as=inside.env)
             if provision.node_modules is not None:
-                shutil.copytree(provision.node_modules, self._staged(inside.node_modules), symlinks=True)
+                clone_env(
+                    provision.node_modules, self._staged(inside.node_modules), seen_as=inside.node_modules
+                )
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox at {host.base}: {exc}") from exc
         mocks = [str(inside.work / d.relative_to(work)) for d in mock_dirs]
@@ -155,6 +157,9 @@ class DockerSandbox:
         await self._start()
         if self.provision.read_only_workspace:
             await must("cp", f"{self._staged(INSIDE)}/.", f"{self.name}:{INSIDE}")
+            if self.provision.node_modules is not None:
+                modules = self.inside.node_modules
+                await must("cp", f"{self._staged(modules)}/.", f"{self.name}:{modules}")
             return
         await must("cp", f"{self.host.base / 'root'}/.", f"{self.name}:/")
         await asyncio.to_thread(remove_tree, self.host.base / "root")

@@ -19,6 +19,7 @@ the task's ``sandbox.docker.working_dir``)::
     <base>/verdicts  the verifier's test reports, outside the workspace
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
+                     (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
 the task's files and nothing else.
@@ -85,7 +86,9 @@ class SandboxLayout:
 
     @property
     def node_modules(self) -> Path:
-        return self.base / "node_modules"
+        """Beside the workspace, so Node finds it from any workspace file by walking up (under docker
+        ``/node_modules`` for the default ``/workspace``)."""
+        return self.work.parent / "node_modules"
 
     def make(self) -> None:
         for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):
