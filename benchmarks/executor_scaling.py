@@ -31,6 +31,7 @@ from coder_eval.executors import Executor, open_executor
 from coder_eval.executors.dask import open_dask
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.runner import EpisodePlan, plan_episodes, run_batch
+from coder_eval.snapshots import SnapshotTarget
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import EpisodeEnd
 
@@ -57,9 +58,11 @@ class Timed:
     def dashboard(self) -> str | None:
         return self.inner.dashboard
 
-    async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
         started = time.perf_counter()
-        end = await self.inner.run(plan, run_id, path)
+        end = await self.inner.run(plan, run_id, path, keep)
         self.overheads.append(time.perf_counter() - started - end.timings.total_s)
         return end
 

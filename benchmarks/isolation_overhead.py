@@ -1,9 +1,11 @@
-"""What isolation costs per episode: bwrap against tempdir, and the verifier's own share.
+"""What isolation costs per episode: bwrap and docker against tempdir, and the verifier's own share.
 
-Runs N trivial oracle episodes (write a file, check it) on each driver, one at a time, and prints,
-per driver, the median wall time per episode and of each phase, the ratio to tempdir, and the
-verifier's overhead: what the stop and verify phases cost beyond running the criterion itself
-(snapshot, a fresh sandbox from it, its removal), measured on the same episodes.
+Runs N trivial oracle episodes (write a file, check it) on each driver that runs here, one at a time,
+and prints, per driver, the median wall time per episode and of each phase, the ratio to tempdir, and
+the verifier's overhead: what the stop and verify phases cost beyond running the criterion itself
+(snapshot, a fresh sandbox from it, its removal), measured on the same episodes. For docker it also
+prints the median cost of one container (made, seeded and started; then removed), of one command in
+it, and the time to build the default image from this machine's packages (into a throwaway tag).
 
     .venv/bin/python benchmarks/isolation_overhead.py --episodes 100
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import tempfile
 import textwrap
 import time
@@ -20,7 +23,9 @@ from pathlib import Path
 
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.runner import plan_episodes, run_batch
-from coder_eval.sandbox import resolve_driver
+from coder_eval.sandbox import DockerSandbox, DockerSpec, Provision, resolve_driver
+from coder_eval.sandbox.base_image import build_base_image
+from coder_eval.sandbox.engine import engine_problem
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 
@@ -54,15 +59,55 @@ def run(folder: Path, driver: str, episodes: int) -> list[tuple[EpisodeEnd, floa
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--episodes", type=int, default=100)
-    args = parser.parse_args()
+def container_costs(rounds: int) -> dict[str, float]:
+    """Median seconds to make a docker sandbox, to run one command in it, and to remove it."""
+    made, command, removed = [], [], []
+
+    async def one() -> None:
+        started = time.perf_counter()
+        sandbox = await DockerSandbox.create(DockerSpec(), Provision())
+        made.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await sandbox.exec("true")
+        command.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await sandbox.close()
+        removed.append(time.perf_counter() - started)
+
+    for _ in range(rounds):
+        asyncio.run(one())
+    return {k: statistics.median(v) for k, v in (("create", made), ("exec", command), ("close", removed))}
+
+
+def image_build_s() -> float:
+    """Seconds to build the default image from this machine's packages (a throwaway tag, removed)."""
+    tag = "coder-eval/base-benchmark:throwaway"
+    started = time.perf_counter()
+    build_base_image("host", tag)
+    elapsed = time.perf_counter() - started
+    subprocess.run(["docker", "rmi", "--force", tag], capture_output=True, check=False)
+    return elapsed
+
+
+def drivers_here() -> list[str]:
     drivers = ["tempdir"]
     if asyncio.run(resolve_driver("auto"))[0] == "bwrap":
         drivers.append("bwrap")
     else:
-        print("bwrap cannot run here: only tempdir is measured")
+        print("bwrap cannot run here: it is not measured")
+    problem = asyncio.run(engine_problem())
+    if problem is None:
+        drivers.append("docker")
+    else:
+        print(f"docker cannot run here ({problem}): it is not measured")
+    return drivers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--episodes", type=int, default=100)
+    args = parser.parse_args()
+    drivers = drivers_here()
     medians: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for driver in drivers:
@@ -78,18 +123,27 @@ def main() -> None:
             medians[driver]["verifier_s"] = statistics.median(verifier)
             print(f"{driver}: {args.episodes} episodes in {elapsed:.1f} s ({args.episodes / elapsed:.1f}/s)")
     print()
-    header = (
+    others = [d for d in drivers if d != "tempdir"]
+    print(
         f"{'median ms':<12}"
         + "".join(f"{d:>10}" for d in drivers)
-        + ("   bwrap/tempdir" if len(drivers) > 1 else "")
+        + "".join(f"{d + '/tempdir':>16}" for d in others)
     )
-    print(header)
     for key in (*PHASES, "verifier_s"):
         row = f"{key.removesuffix('_s'):<12}" + "".join(f"{medians[d][key] * 1000:>10.1f}" for d in drivers)
-        if len(drivers) > 1 and medians["tempdir"][key]:
-            row += f"   {medians['bwrap'][key] / medians['tempdir'][key]:>12.2f}x"
+        for driver in others:
+            base = medians["tempdir"][key]
+            row += f"{medians[driver][key] / base:>15.2f}x" if base else f"{'-':>16}"
         print(row)
     print("\nverifier: snapshot + fresh sandbox + removal, beyond the criterion's own time (target < 50 ms)")
+    if "docker" in drivers:
+        costs = container_costs(max(3, min(args.episodes, 20)))
+        print(
+            f"\ndocker, median of {max(3, min(args.episodes, 20))}: a container made, seeded and started "
+            f"{costs['create'] * 1000:.0f} ms, one command {costs['exec'] * 1000:.0f} ms, removed "
+            f"{costs['close'] * 1000:.0f} ms"
+        )
+        print(f"default image built from this machine's packages in {image_build_s():.1f} s")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A run directory: ``runs/<run_id>/run.json`` (the manifest) and ``episodes/<episode_id>.jsonl``.
+"""A run directory: ``runs/<run_id>/run.json`` (the manifest), ``episodes/<episode_id>.jsonl`` and
+``snapshots/<episode_id>.tar.gz`` (each episode's final workspace, for re-grading).
 
 Example::
 
@@ -24,6 +25,7 @@ from coder_eval.trajectory import SCHEMA_VERSION, EpisodeEnd, now, read_trajecto
 MANIFEST = "run.json"
 EPISODES = "episodes"
 PARTIAL = "partial"
+SNAPSHOTS = "snapshots"
 RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
 
 
@@ -35,6 +37,39 @@ class PlannedEpisode(BaseModel):
     task_id: str
     variant_id: str
     repeat: int
+
+
+class SnapshotTotals(BaseModel):
+    """What a run keeps of its episodes' workspaces (``snapshots/``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kept: bool = Field(default=True, description="Workspace snapshots were kept (false: --no-snapshots).")
+    max_mb: float | None = Field(default=None, description="The per-episode cap, MB (compressed).")
+    count: int = Field(default=0, description="Snapshots in snapshots/.")
+    bytes: int = Field(default=0, description="Their total size.")
+
+
+class RegradeRecord(BaseModel):
+    """How a run made by ``coder-eval regrade`` came about, and what changed."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The run whose agent events were re-graded.")
+    run_dir: str = Field(description="Its directory.")
+    task_files: list[str] = Field(default_factory=list, description="Task files whose criteria were used.")
+    episodes: int = Field(default=0, description="Episodes in the new run.")
+    changed: int = Field(default=0, description="Episodes whose outcome changed.")
+    outcomes_before: dict[str, int] = Field(default_factory=dict, description="Outcome counts before.")
+    outcomes_after: dict[str, int] = Field(default_factory=dict, description="Outcome counts after.")
+    criteria_kept: int = Field(
+        default=0, description="Unchanged workspace criteria kept as recorded (the episode had no snapshot)."
+    )
+    criteria_not_regraded: int = Field(
+        default=0, description="Workspace criteria left as errors: no snapshot, and the criterion changed."
+    )
+    evaluation_cost_usd: float | None = Field(
+        default=None, description="What the model judges cost in this re-grade; null when a price is unknown."
+    )
+    seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
 
 
 class RunManifest(BaseModel):
@@ -54,6 +89,10 @@ class RunManifest(BaseModel):
     repeats: int = Field(default=1, description="Repeats per task and variant (the most any variant has).")
     episodes: list[PlannedEpisode] = Field(default_factory=list, description="Every planned episode.")
     versions: dict[str, str] = Field(default_factory=dict, description="coder_eval and Python versions.")
+    snapshots: SnapshotTotals | None = Field(default=None, description="Kept workspace snapshots.")
+    regraded_from: RegradeRecord | None = Field(
+        default=None, description="Set on a run made by coder-eval regrade."
+    )
     extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
 
 
@@ -105,6 +144,20 @@ class RunDir:
 
     def episode_path(self, episode_id: str) -> Path:
         return self.episodes_dir / f"{episode_id}.jsonl"
+
+    def snapshot_path(self, episode_id: str) -> Path:
+        """Where an episode's final workspace is kept: ``snapshots/<episode_id>.tar.gz``."""
+        return self.path / SNAPSHOTS / f"{episode_id}.tar.gz"
+
+    def snapshot_totals(self, max_mb: float | None) -> SnapshotTotals:
+        """Count and total size of the kept snapshots (``max_mb`` None: snapshots were off)."""
+        files = list((self.path / SNAPSHOTS).glob("*.tar.gz"))
+        return SnapshotTotals(
+            kept=max_mb is not None,
+            max_mb=max_mb,
+            count=len(files),
+            bytes=sum(f.stat().st_size for f in files),
+        )
 
     def read_manifest(self) -> RunManifest:
         return RunManifest.model_validate_json((self.path / MANIFEST).read_text(encoding="utf-8"))

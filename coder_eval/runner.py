@@ -27,13 +27,13 @@ from coder_eval.agents import AgentResult
 from coder_eval.errors import CoderEvalError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
 from coder_eval.iterations import (
-    Armed,
     Grade,
     armed_criteria,
     armed_outcome,
 )
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox.base import Sandbox
+from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
@@ -44,6 +44,7 @@ from coder_eval.trajectory import (
     PhaseEvent,
     Timings,
     TrajectoryWriter,
+    WorkspaceSnapshot,
 )
 from coder_eval.verifier import open_verifier
 
@@ -83,9 +84,15 @@ def versions() -> dict[str, str]:
 
 
 async def run_episode(
-    plan: EpisodePlan, run_id: str, path: Path, *, sandbox_root: Path | None = None
+    plan: EpisodePlan,
+    run_id: str,
+    path: Path,
+    *,
+    sandbox_root: Path | None = None,
+    keep: SnapshotTarget | None = None,
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
+    The workspace is kept at ``keep`` when given (``snapshots.py``).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -96,7 +103,7 @@ async def run_episode(
     with ExitStack() as servers:
         provider = ScriptedProvider(plan.task, plan.seed, servers)
         for attempt in range(1, retry.max_retries + 2):
-            end = await _attempt(plan, provider, run_id, path, sandbox_root)
+            end = await _attempt(plan, provider, run_id, path, sandbox_root, keep)
             if attempt > retry.max_retries or not retryable(end):
                 break
             path.replace(path.with_name(f"{path.name}.attempt{attempt}"))
@@ -117,13 +124,19 @@ def retryable(end: EpisodeEnd) -> bool:
 
 
 async def _attempt(
-    plan: EpisodePlan, provider: ScriptedProvider, run_id: str, path: Path, sandbox_root: Path | None
+    plan: EpisodePlan,
+    provider: ScriptedProvider,
+    run_id: str,
+    path: Path,
+    sandbox_root: Path | None,
+    keep: SnapshotTarget | None,
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
 
     Phases: ``setup`` (the agent's sandbox) -> ``agent`` -> ``stop`` (everything the agent started is
-    killed; the workspace is snapshotted) -> ``verify`` (a fresh sandbox from the snapshot, graders)
-    -> ``end`` (sandboxes removed). Each is marked in the trajectory and timed in ``episode_end``.
+    killed; the workspace is snapshotted, and kept at ``keep`` when given) -> ``verify`` (a fresh
+    sandbox from the snapshot, graders) -> ``end`` (sandboxes removed). Each is marked in the
+    trajectory and timed in ``episode_end``.
     """
     with TrajectoryWriter(path) as sink:
         sink.write(start_event(plan, run_id))
@@ -134,7 +147,7 @@ async def _attempt(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="coder_eval-snap-", dir=sandbox_root))
             )
             try:
-                end = await _phases(plan, provider, sink, stack, phases, scratch, notes)
+                end = await _phases(plan, provider, sink, stack, phases, scratch, notes, keep)
             except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
                 error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
                 end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
@@ -153,6 +166,7 @@ async def _phases(
     phases: _Phases,
     scratch: Path,
     notes: list[str],
+    keep: SnapshotTarget | None = None,
 ) -> EpisodeEnd:
     phases.enter("setup")
     stage = await open_stage(plan.task, provider, sink, stack)
@@ -166,14 +180,28 @@ async def _phases(
     if stage.sandbox.oom_killed():
         result = out_of_memory(result, plan.task)
     snapshot = await take_snapshot(stage.sandbox, scratch / "workspace.tar")
+    kept = None
+    if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded
+        kept = await _keep_snapshot(snapshot, keep, plan.task, notes)
     phases.enter("verify")
     results: list[CriterionResult] = []
     if not result.invalid:
         results = await verify(plan, stage, snapshot, list(sink.events), result.final_message, notes)
         for event in results:
             sink.write(event)
-    armed = armed_criteria(plan.task) if result.status == "stopped_early" else []
-    return _end_event(result, results, armed, plan.task.run_limits.stop_early_gate_threshold)
+    end = end_event(result, results, plan.task)
+    end.snapshot = kept
+    return end
+
+
+async def _keep_snapshot(
+    snapshot: Path, keep: SnapshotTarget, task: TaskSpec, notes: list[str]
+) -> WorkspaceSnapshot:
+    """Keep the workspace in the run directory (ignore patterns honoured, under the cap)."""
+    kept = await asyncio.to_thread(keep_snapshot, snapshot, keep, task.sandbox.ignore_patterns)
+    if kept.note:
+        notes.append(kept.note)
+    return kept
 
 
 async def take_snapshot(sandbox: Sandbox, target: Path) -> Path:
@@ -181,6 +209,17 @@ async def take_snapshot(sandbox: Sandbox, target: Path) -> Path:
     with target.open("wb") as out:
         await sandbox.snapshot(out)
     return target
+
+
+@dataclass(frozen=True)
+class BeforeAgent:
+    """What grading needs from before the agent ran: each criterion's prepared state, the task's
+    pytest configuration, where the agent ran (its paths), and where to note sandboxes left behind."""
+
+    prepared: list[Any]
+    pytest_config: tuple[str, bytes] | None
+    agent_paths: dict[str, str]
+    leftovers: list[str] = field(default_factory=list)
 
 
 async def verify(
@@ -192,18 +231,32 @@ async def verify(
     notes: list[str],
 ) -> list[CriterionResult]:
     """Grade in a fresh verifier seeded from ``snapshot``; post_run runs there first."""
+    before = BeforeAgent(stage.prepared, stage.pytest_config, stage.paths, stage.leftovers)
+    return await verify_snapshot(plan, before, snapshot, events, final_message, notes)
+
+
+async def verify_snapshot(
+    plan: EpisodePlan,
+    before: BeforeAgent,
+    snapshot: Path,
+    events: list[Any],
+    final_message: str | None,
+    notes: list[str],
+) -> list[CriterionResult]:
+    """The verify phase on a workspace ``snapshot`` (a tar file, gzip or not): ``coder-eval regrade``
+    grades recorded episodes through here too."""
     task = plan.task
-    verifier = await open_verifier(task, snapshot, pytest_config=stage.pytest_config)
+    verifier = await open_verifier(task, snapshot, pytest_config=before.pytest_config)
     try:
         if verifier.dropped:
             notes.append(f"left out of the workspace snapshot: {', '.join(map(str, verifier.dropped[:10]))}")
         for step in task.post_run:  # informational: what it prints or returns fails nothing
             await verifier.sandbox.exec(step.command, timeout=step.timeout)
         return await evaluate_criteria(
-            task, verifier, stage.prepared, events, final_message, plan.seed, stage.paths
+            task, verifier, before.prepared, events, final_message, plan.seed, before.agent_paths
         )
     finally:
-        await close_quietly(verifier.sandbox, stage.leftovers)
+        await close_quietly(verifier.sandbox, before.leftovers)
 
 
 def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
@@ -218,12 +271,27 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         seed=plan.seed,
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
-        task=task.model_dump(mode="json", exclude={"reference_solution", "hidden_tests", "reference"}),
+        task=recorded_task_data(task),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),
         scripted=task.agent.model == "scripted",
     )
+
+
+HIDDEN_TASK_FIELDS = frozenset({"reference_solution", "hidden_tests", "reference"})
+"""Never recorded: the trajectory may travel where the task's hidden material should not."""
+
+
+def recorded_task_data(task: TaskSpec) -> dict[str, Any]:
+    """The task as ``episode_start`` records it: every field resolved, hidden material left out, and
+    each criterion as written (the fields it was given, so ``coder-eval regrade`` reads it back the
+    same: a check like ``equals: null`` means something only when it was written)."""
+    data = task.model_dump(mode="json", exclude=set(HIDDEN_TASK_FIELDS))
+    data["success_criteria"] = [
+        {"type": c.type, **c.model_dump(mode="json", exclude_unset=True)} for c in task.success_criteria
+    ]
+    return data
 
 
 def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch: Path) -> Grade:
@@ -239,11 +307,13 @@ def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch:
     return grade
 
 
-def _end_event(
-    result: AgentResult, results: list[CriterionResult], armed: list[Armed], threshold: float
-) -> EpisodeEnd:
+def end_event(result: AgentResult, results: list[CriterionResult], task: TaskSpec) -> EpisodeEnd:
+    """The ``episode_end`` of an agent's result and its verdicts (timings, notes and snapshot are
+    filled in by the caller). An early stop is gated on the armed criteria alone."""
     outcome, status, error = episode_outcome(result, results)
-    if armed and outcome != "invalid":  # an early stop is gated on the armed criteria alone
+    armed = armed_criteria(task) if result.status == "stopped_early" else []
+    if armed and outcome != "invalid":
+        threshold = task.run_limits.stop_early_gate_threshold
         outcome = "pass" if armed_outcome(results, armed, threshold) else "fail"
     return EpisodeEnd(
         outcome=outcome,
@@ -255,6 +325,9 @@ def _end_event(
         duration_api_s=result.duration_api_s,
         error=error,
         agent_versions=result.versions,
+        final_message=result.final_message,
+        agent_status=result.status,
+        agent_error=result.error,
     )
 
 
@@ -314,13 +387,18 @@ async def run_batch(
     max_cost_usd: float | None = None,
     on_done: Callable[[EpisodePlan, EpisodeEnd], None] | None = None,
     executor: Executor | None = None,
+    snapshot_max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> BatchSummary:
     """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run.
+    Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept).
 
-    ``executor`` runs each episode (default: in this process, as the ``local`` executor does); at
-    most ``concurrency`` are in flight, so a budget stops new ones on any executor.
+    ``executor`` runs each episode (default: the ``local`` executor, in this process); at most
+    ``concurrency`` are in flight, so a budget stops new ones on any executor.
     """
-    run_one = executor.run if executor is not None else run_episode
+    if executor is None:
+        from coder_eval.executors.local import LocalExecutor  # executors build on this module
+
+        executor = LocalExecutor()
     summary = BatchSummary()
     todo = list(plans)
     if resume:
@@ -346,7 +424,8 @@ async def run_batch(
                 summary.budget_stopped = True
                 summary.not_started += 1
                 return
-            end = await run_one(plan, run_id, run.episode_path(plan.episode_id))
+            keep = _snapshot_target(run, plan, snapshot_max_bytes)
+            end = await executor.run(plan, run_id, run.episode_path(plan.episode_id), keep)
             summary.outcomes[end.outcome] += 1
             summary.cost_usd += end.cost_usd or 0.0
             if on_done is not None:
@@ -354,3 +433,7 @@ async def run_batch(
 
     await asyncio.gather(*(one(plan) for plan in todo))
     return summary
+
+
+def _snapshot_target(run: RunDir, plan: EpisodePlan, max_bytes: int | None) -> SnapshotTarget | None:
+    return None if max_bytes is None else SnapshotTarget(run.snapshot_path(plan.episode_id), max_bytes)

@@ -21,12 +21,14 @@ import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents import ModelEndpoint, make_agent
 from coder_eval.agents.base import agent_host_paths
+from coder_eval.agents.node_cli import node_modules
 from coder_eval.errors import CoderEvalError, SandboxError
-from coder_eval.sandbox import HostSandbox, Provision, RecordingHost, ShimCall, make_sandbox
+from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
@@ -51,7 +53,7 @@ default): under ``network: model`` the sandbox reaches that endpoint and nothing
 class Stage:
     """The agent's sandbox and what was set up around it."""
 
-    sandbox: HostSandbox
+    sandbox: DriverSandbox
     endpoint: ModelEndpoint | None
     prepared: list[Any]
     pytest_config: tuple[str, bytes] | None
@@ -89,7 +91,7 @@ async def open_stage(
         route = ModelRoute.to(real_base_url(task))
     spec = task.sandbox
     agent_paths = tuple(agent_host_paths(make_agent(task.agent.type)))
-    python_env, node_modules = await sandbox_envs(spec.python, spec.node)
+    python_env, task_node_modules = await sandbox_envs(spec.python, spec.node)
     provision = Provision(
         role="agent",
         sources=tuple(spec.template_sources),
@@ -99,9 +101,9 @@ async def open_stage(
         network=spec.network,
         model_port=route.port if route else None,
         limits=spec.limits,
-        host_paths=agent_paths,
+        host_paths=tuple(dict.fromkeys((*agent_paths, *agent_programs()))),
         python_env=python_env,
-        node_modules=node_modules,
+        node_modules=task_node_modules,
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
     stage.model_answered = provider.answer_watch()
@@ -120,6 +122,13 @@ async def open_stage(
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     stage.pytest_config = await capture_pytest_config(stage.sandbox)
     return stage
+
+
+def agent_programs() -> tuple[Path, ...]:
+    """Host folders of the agents' programs shown read-only in the agent's sandbox (beside the
+    harness's Python, which every driver shows): the npm-installed CLIs."""
+    modules = node_modules()
+    return (modules.resolve(),) if modules is not None else ()
 
 
 def cli_event(call: ShimCall) -> CliCall:
@@ -142,8 +151,9 @@ async def _pre_run(task: TaskSpec, sandbox: Sandbox) -> None:
 
 async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
     """The workspace's pytest configuration file before the agent ran (the verifier uses this copy)."""
+    present = set(await sandbox.glob("*", include_links=True))  # one listing, then only those there
     files = {}
-    for name in PYTEST_CONFIGS:
+    for name in (n for n in PYTEST_CONFIGS if n in present):
         try:
             files[name] = await sandbox.read_file(name)
         except WorkspaceFileError:
@@ -151,7 +161,7 @@ async def capture_pytest_config(sandbox: Sandbox) -> tuple[str, bytes] | None:
     return pytest_config(files)
 
 
-async def close_quietly(sandbox: HostSandbox, leftovers: list[str]) -> None:
+async def close_quietly(sandbox: Sandbox, leftovers: list[str]) -> None:
     """Close ``sandbox``; what cannot be removed is noted in ``leftovers`` (cleaned up by a later run)."""
     try:
         await sandbox.close()

@@ -332,18 +332,26 @@ class TaskSpec(_Strict):
 TASK_FIELDS = frozenset(TaskSpec.model_fields) - {"source_path", "dataset_row"}
 
 
+HARBOR_CONFIG = "task.toml"
+"""A folder holding this file is a Harbor task directory (``coder_eval.interop.harbor``)."""
+
+
 def discover(paths: Iterable[Path]) -> list[Path]:
-    """Task files under ``paths``: files as given, directories searched for ``*.yaml`` / ``*.yml``.
+    """Task files under ``paths``: files as given, directories searched for ``*.yaml`` / ``*.yml``,
+    and Harbor task directories (a folder holding ``task.toml``), given or found.
 
     In a directory search, YAML files with none of the task fields (scripts, fixtures) are not tasks,
     and folders named ``fixtures`` or starting with ``_`` or ``.`` are not searched.
     """
     found: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if path.is_dir() and (path / HARBOR_CONFIG).is_file():
+            found.append(path)
+        elif path.is_dir():
+            harbor = [c.parent for c in sorted(path.rglob(HARBOR_CONFIG)) if _searched(c, path)]
+            found.extend(harbor)
             for candidate in sorted(path.rglob("*.y*ml")):
-                parts = candidate.relative_to(path).parts[:-1]
-                if any(p == "fixtures" or p.startswith(("_", ".")) for p in parts):
+                if not _searched(candidate, path) or any(candidate.is_relative_to(h) for h in harbor):
                     continue
                 if candidate.suffix in {".yaml", ".yml"} and _looks_like_task(candidate):
                     found.append(candidate)
@@ -354,6 +362,11 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     if not found:
         raise TaskError(f"no task files found in {', '.join(map(str, paths))}")
     return found
+
+
+def _searched(candidate: Path, root: Path) -> bool:
+    parts = candidate.relative_to(root).parts[:-1]
+    return not any(p == "fixtures" or p.startswith(("_", ".")) for p in parts)
 
 
 def _looks_like_task(path: Path) -> bool:
@@ -370,7 +383,7 @@ def load_tasks(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None
     errors: list[str] = []
     for path in discover(paths):
         try:
-            tasks.extend(build_tasks(read_yaml(path, kind=TaskError), overrides or {}))
+            tasks.extend(build_tasks(task_doc(path), overrides or {}))
         except TaskError as exc:
             errors.append(str(exc))
     seen: dict[str, Path | None] = {}
@@ -383,6 +396,16 @@ def load_tasks(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None
     if errors:
         raise TaskError("\n".join(errors))
     return tasks
+
+
+def task_doc(path: Path) -> YamlDoc:
+    """A task source as a document: a task file, or a Harbor task directory or its ``task.toml``
+    (``coder_eval.interop.harbor``)."""
+    if path.is_dir() or path.name == HARBOR_CONFIG:
+        from coder_eval.interop.harbor import harbor_doc  # it builds on this module
+
+        return harbor_doc(path if path.is_dir() else path.parent)
+    return read_yaml(path, kind=TaskError)
 
 
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -461,7 +484,8 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
         _resolve_source(source, ("sandbox", "template_sources", i), base, existing)
         for i, source in enumerate(task.sandbox.template_sources)
     ]
-    update["sandbox"] = task.sandbox.model_copy(update={"template_sources": sources})
+    sandbox = task.sandbox.model_copy(update={"template_sources": sources})
+    update["sandbox"] = sandbox.with_task_paths(existing)
     if task.reference is not None:
         folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
         update["reference"] = task.reference.model_copy(update={"directory": folder})
@@ -553,4 +577,5 @@ __all__ = [
     "deep_merge",
     "discover",
     "load_tasks",
+    "task_doc",
 ]

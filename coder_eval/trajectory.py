@@ -80,6 +80,29 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_creation_tokens
 
 
+class RegradeOrigin(BaseModel):
+    """Where a re-graded episode's agent run was recorded, and what it was graded before.
+
+    A re-graded trajectory keeps the agent's events as recorded and carries new criteria and a new
+    ``episode_end`` (``coder-eval regrade``, docs/regrade.md).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The run the agent's events were recorded in.")
+    run_dir: str = Field(description="That run's directory, as given to regrade.")
+    outcome: Outcome = Field(description="The episode's outcome in that run.")
+    status: Status = Field(description="Its status in that run.")
+    score: float = Field(default=0.0, description="Its score in that run.")
+    criteria: Literal["recorded", "task_file"] = Field(
+        description="recorded: the criteria the run recorded; task_file: as the task file now defines them."
+    )
+    task_file: str | None = Field(default=None, description="The task file the criteria came from.")
+    regraded_at: datetime = Field(default_factory=now, description="When it was re-graded (UTC).")
+    versions: dict[str, str] = Field(
+        default_factory=dict, description="coder_eval and Python that re-graded it."
+    )
+
+
 class EpisodeStart(_Event):
     """First line: what ran, with the fully resolved configuration."""
 
@@ -100,6 +123,9 @@ class EpisodeStart(_Event):
     versions: dict[str, str] = Field(default_factory=dict, description="coder_eval, Python, agent CLI.")
     scripted: bool = Field(default=False, description="True when the model is the scripted server.")
     started_at: datetime = Field(default_factory=now, description="Episode start (UTC).")
+    regraded_from: RegradeOrigin | None = Field(
+        default=None, description="Set on a re-graded episode: the recorded run its agent events come from."
+    )
 
 
 class Message(_Event):
@@ -193,6 +219,21 @@ class Timings(BaseModel):
     total_s: float = Field(default=0.0, description="Wall time of the whole episode.")
 
 
+class WorkspaceSnapshot(BaseModel):
+    """The agent's final workspace, kept in the run directory as a gzip tar (for ``coder-eval regrade``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    file: str | None = Field(
+        default=None,
+        description="Relative to the run directory (snapshots/<episode_id>.tar.gz); null: not kept.",
+    )
+    bytes: int = Field(default=0, description="Size of the kept file.")
+    entries: int = Field(default=0, description="Files, folders and links kept.")
+    left_out: int = Field(default=0, description="Entries left out by the sandbox's ignore_patterns.")
+    seconds: float = Field(default=0.0, description="Time spent writing it.")
+    note: str | None = Field(default=None, description="Why it was not kept (over the size cap).")
+
+
 class EpisodeEnd(_Event):
     """Last line: the outcome and the totals."""
 
@@ -212,6 +253,18 @@ class EpisodeEnd(_Event):
     notes: list[str] = Field(
         default_factory=list,
         description="Harness notes that leave the outcome as it is: a sandbox left behind, dropped links.",
+    )
+    final_message: str | None = Field(
+        default=None, description="The agent's final answer, as graders read it."
+    )
+    agent_status: Status | None = Field(
+        default=None,
+        description="How the agent's own run ended, before grading (status may say grader_error).",
+    )
+    agent_error: str | None = Field(default=None, description="The agent's own error, before grading.")
+    snapshot: WorkspaceSnapshot | None = Field(
+        default=None,
+        description="The workspace as the agent left it, kept in the run directory for re-grading.",
     )
 
 

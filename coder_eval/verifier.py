@@ -20,15 +20,13 @@ configured from the task's files as they were before the agent ran.
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder_eval.sandbox import HostSandbox, Mount, Provision, make_sandbox
+from coder_eval.sandbox import DriverSandbox, Mount, Provision, make_sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.snapshot import Dropped
-from coder_eval.sandbox.toolchain import PytestReport, read_reports
+from coder_eval.sandbox.toolchain import VERDICTS_VARIABLE, PytestReport, read_reports
 from coder_eval.task import TaskSpec
 
 
@@ -36,7 +34,8 @@ from coder_eval.task import TaskSpec
 class Verifier:
     """The verifier's sandbox and the test reports written in it."""
 
-    sandbox: HostSandbox
+    sandbox: DriverSandbox
+    seen: set[str] = field(default_factory=set)
 
     @property
     def dropped(self) -> list[Dropped]:
@@ -44,28 +43,34 @@ class Verifier:
         return self.sandbox.dropped
 
     async def pytest_reports(self) -> list[PytestReport]:
-        """Every pytest session's counts so far (oldest first)."""
-        return await asyncio.to_thread(self._read_reports)
-
-    def _read_reports(self) -> list[PytestReport]:
-        folder = self.sandbox.layout.verdicts
-        files = sorted((p for p in folder.glob("pytest-*.json")), key=lambda p: p.stat().st_mtime_ns)
-        return read_reports(p.read_bytes() for p in files)
+        """Every pytest session's counts since the last :meth:`clear_reports` (oldest first)."""
+        names = [name for name in await self._report_names() if name not in self.seen]
+        return read_reports([await self.sandbox.read_file(name) for name in names])
 
     async def clear_reports(self) -> None:
         """Forget earlier sessions' reports (each criterion counts only its own)."""
-        await asyncio.to_thread(_empty, self.sandbox.layout.verdicts)
+        self.seen.update(await self._report_names())
+
+    async def _report_names(self) -> list[str]:
+        """The verdict plugin's files (``pytest-<pid>-<monotonic ns>.json``), oldest first; the folder
+        is the sandbox's own, where ``$CODER_EVAL_VERDICTS`` points, outside the workspace."""
+        folder = self.sandbox.env.get(VERDICTS_VARIABLE)
+        if not folder:
+            return []
+        names = await self.sandbox.glob(f"{folder.rstrip('/')}/pytest-*.json")
+        return sorted(names, key=_session_clock)
 
     async def close(self) -> None:
         await self.sandbox.close()
 
 
-def _empty(folder: Path) -> None:
-    for path in folder.iterdir():
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+def _session_clock(name: str) -> int:
+    """The monotonic clock in a report's name (``pytest-4242-81234567.json`` -> 81234567)."""
+    stem = name.rsplit("/", 1)[-1].removesuffix(".json")
+    try:
+        return int(stem.rsplit("-", 1)[-1])
+    except ValueError:
+        return 0
 
 
 def verifier_provision(

@@ -35,6 +35,7 @@ from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
+from coder_eval.analysis.changes import criterion_changes, outcome_changes, regraded_source
 from coder_eval.analysis.notebook import (
     REPORT_METRICS,
     load_report_runs,
@@ -84,6 +85,25 @@ overview = pd.Series(
     name="",
 )
 overview.to_frame()
+
+# %%
+source = regraded_source(run_dir)
+if source is not None:
+    display(Markdown(
+        f"### Re-graded\n\nThis run grades again the recorded episodes of `{source}`: no agent ran again, "
+        "the criteria and outcomes below are the new verdicts (`coder-eval regrade`)."
+    ))
+    if (source / "run.json").is_file():
+        before, _ = load_report_runs(str(source))
+        changes = outcome_changes(before.episodes, episodes)
+        verdicts = criterion_changes(before.criteria, criteria)
+        display(pd.crosstab(changes.outcome_before.fillna("absent"), changes.outcome_after.fillna("absent"),
+                            margins=True, margins_name="total").rename_axis(index="before", columns="after"))
+        display(Markdown(f"{int(changes.changed.sum())} episodes changed outcome; "
+                         f"{int(verdicts.changed.sum())} criterion verdicts changed:"))
+        display(verdicts[verdicts.changed].reset_index(drop=True))
+    else:
+        display(Markdown("That run is no longer there, so the verdicts cannot be compared."))
 
 # %% [markdown]
 # ## Outcomes

@@ -8,6 +8,7 @@ import pytest
 
 import coder_eval.scripted
 from coder_eval.scripted import ScriptedServer
+from tests.docker_engine import _docker_when_marked, docker_engine  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

@@ -50,6 +50,9 @@ def _comparison(frame: pd.DataFrame, metric: str) -> str:
     p = p_value_text(c.p_value)
     p = p if p.startswith("<") else f"= {p}"
     verdict = VERDICTS[c.verdict].format(a="with_skill", b="baseline")
+    if c.basis == "ratio":  # the test is on log ratios: the ratio, its interval and MDE say it
+        ratio = f"×{c.ratio:.2f}, 95 % CI [×{c.ratio_ci_low:.2f}, ×{c.ratio_ci_high:.2f}]"
+        return f"{diff} ({ratio}), {c.test} p {p}: **{verdict}**, MDE ×{c.mde_ratio:.2f}"
     return f"{diff}, 95 % CI [{low}, {high}], {c.test} p {p}: **{verdict}**, MDE {c.mde:.3g}"
 
 

@@ -11,11 +11,12 @@ Example::
 ``on_stderr`` sees each stderr line as it comes; when it returns True the CLI is killed (a CLI
 that reports a hopeless retry loop only on stderr).
 
-The CLI is started through ``sandbox.wrap`` (bwrap confines it like any sandbox command) with
-exactly ``env`` (nothing inherited from the host), as the leader of a new session, with a per-run
-token in its environment. Leaving the block, normally or by cancellation (the task timeout),
-SIGKILLs the session, every descendant and every process carrying the token, then waits for the
-CLI: no process of the run outlives it. This is the one place an agent starts its CLI.
+The CLI is started through ``sandbox.wrap`` (bwrap confines it like any sandbox command; docker runs
+it in the container, taking the variables by name) with exactly ``env`` (nothing inherited from the
+host), as the leader of a new session, with a per-run token in its environment. Leaving the
+block, normally or by cancellation (the task timeout), SIGKILLs the session, every descendant and
+every process carrying the token, then waits for the CLI: no process of the run outlives it.
+This is the one place an agent starts its CLI.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class CliProcess:
         self._stderr_task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> CliProcess:
-        argv = self.sandbox.wrap(self.argv, cwd=self.cwd)
+        argv = self.sandbox.wrap(self.argv, cwd=self.cwd, env_names=sorted(self.env))
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *argv,

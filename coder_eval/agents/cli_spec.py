@@ -3,7 +3,7 @@
 Example::
 
     spec = own_spec(request, CodexSpec)        # the episode's agent block, typed for this kind
-    plugin_skills(Path(request.sandbox.workdir), spec.plugins)
+    await plugin_skills(request.sandbox, spec.plugins)
     max_turns(spec, request.limits), model_name(request, spec, "gpt-5.1-codex")
 
 The spec classes themselves live beside each agent (``codex/spec.py`` ...), on ``CliAgentSpec``
@@ -12,18 +12,26 @@ The spec classes themselves live beside each agent (``codex/spec.py`` ...), on `
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
 from coder_eval.agents.spec import AgentSpecBase, CliAgentSpec, LocalPlugin
 from coder_eval.errors import AgentError
-from coder_eval.sandbox.base import inside
 
 if TYPE_CHECKING:
     from coder_eval.agents.base import AgentRequest
     from coder_eval.limits import RunLimits
+    from coder_eval.sandbox.base import Sandbox
 
-__all__ = ["CliAgentSpec", "LocalPlugin", "max_turns", "model_name", "own_spec", "plugin_skills"]
+__all__ = [
+    "CliAgentSpec",
+    "LocalPlugin",
+    "copy_skills",
+    "max_turns",
+    "model_name",
+    "own_spec",
+    "plugin_skills",
+]
 
 Spec = TypeVar("Spec", bound=AgentSpecBase)
 
@@ -35,19 +43,31 @@ def own_spec(request: AgentRequest, kind: type[Spec]) -> Spec:
     return request.spec
 
 
-def plugin_skills(root: Path, plugins: list[LocalPlugin]) -> list[Path]:
-    """The skill folders (``skills/<name>/`` holding a ``SKILL.md``) of ``plugins`` in the sandbox.
+async def plugin_skills(sandbox: Sandbox, plugins: list[LocalPlugin]) -> list[str]:
+    """The skill folders (``skills/<name>/`` holding a ``SKILL.md``) of ``plugins``, workspace-relative.
 
-    Example: ``plugin_skills(root, [LocalPlugin(path=".plugins/site-tools")])``
-    -> ``[root / ".plugins/site-tools/skills/sitectl"]``.
+    Example: ``await plugin_skills(sandbox, [LocalPlugin(path=".plugins/site-tools")])``
+    -> ``[".plugins/site-tools/skills/sitectl"]``.
     """
-    found: list[Path] = []
+    found: list[str] = []
     for plugin in plugins:
-        folder = inside(root, plugin.path)
-        if not folder.is_dir():
-            raise AgentError(f"agent.plugins: {plugin.path!r} is not a folder in the sandbox")
-        found += sorted(p.parent for p in folder.glob("skills/*/SKILL.md"))
+        if not await sandbox.glob(f"{plugin.path}/**", include_links=True):
+            raise AgentError(f"agent.plugins: {plugin.path!r} is not a folder with files in the sandbox")
+        skills = await sandbox.glob(f"{plugin.path}/skills/*/SKILL.md")
+        found += sorted(str(PurePosixPath(path).parent) for path in skills)
     return found
+
+
+async def copy_skills(sandbox: Sandbox, skills: list[str], target: str) -> None:
+    """Copy each skill folder into ``target/<name>/`` (an absolute path in the sandbox, e.g. the
+    agent's config folder in HOME) through the sandbox's verbs; a file starting with ``#!`` stays
+    executable."""
+    for skill in skills:
+        name = PurePosixPath(skill).name
+        for path in await sandbox.glob(f"{skill}/**"):
+            data = await sandbox.read_file(path)
+            relative = PurePosixPath(path).relative_to(skill)
+            await sandbox.write_file(f"{target}/{name}/{relative}", data, executable=data.startswith(b"#!"))
 
 
 def max_turns(spec: CliAgentSpec, limits: RunLimits) -> int | None:

@@ -8,6 +8,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, cast
 
@@ -38,8 +39,15 @@ from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
 from coder_eval.runner import BatchSummary, EpisodePlan, run_batch, versions
 from coder_eval.sandbox.leftovers import reap_dead, reap_logged, recording_sandboxes
+from coder_eval.snapshots import DEFAULT_MAX_MB, MB
 from coder_eval.trajectory import EpisodeEnd
 
+SnapshotsOpt = Annotated[
+    bool, typer.Option(help="Keep each episode's final workspace in the run directory (for regrade).")
+]
+SnapshotMaxOpt = Annotated[
+    float, typer.Option(min=0.001, help="Per-episode cap on a kept snapshot, MB compressed.")
+]
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
 """In the run directory: every sandbox the run made (to reap them after a crash)."""
 
@@ -93,6 +101,8 @@ def run(
     report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
     executor: ExecutorOpt = "local",
     scheduler: SchedulerOpt = None,
+    snapshots: SnapshotsOpt = True,
+    snapshot_max_mb: SnapshotMaxOpt = DEFAULT_MAX_MB,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     placement = _placement(executor, scheduler)
@@ -120,7 +130,9 @@ def run(
         opened, manifest = _create(run_dir, resolution, inputs)
     warn(plan_warnings(resolution))
     _reap_leftovers(opened, resume)
-    summary = _execute(opened, manifest, resolution.plans, jobs, resume, max_cost_usd, placement)
+    cap_mb = snapshot_max_mb if snapshots else None
+    batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement)
+    summary = _execute(opened, manifest, resolution.plans, batch)
     _print_summary(opened, summary, resume)
     code = finish(opened, manifest, resolution, after)
     if summary.budget_stopped:
@@ -209,7 +221,24 @@ def _experiment_record(resolution: Resolution) -> dict[str, object]:
 
 def _reopen(path: Path) -> tuple[RunDir, RunManifest]:
     run = RunDir.open(path)
-    return run, run.read_manifest()
+    manifest = run.read_manifest()
+    if manifest.regraded_from is not None:
+        raise InputError(
+            f"{path} was made by coder-eval regrade from {manifest.regraded_from.run_dir}; its agents "
+            "never run again: regrade that run again into a new --run-dir"
+        )
+    return run, manifest
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """How ``run`` executes its episodes (``snapshot_max_mb`` None: no snapshots kept)."""
+
+    jobs: int
+    resume: bool
+    max_cost: float | None
+    snapshot_max_mb: float | None
+    placement: Placement
 
 
 def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
@@ -222,16 +251,9 @@ def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
         )
 
 
-def _execute(
-    run: RunDir,
-    manifest: RunManifest,
-    plans: list[EpisodePlan],
-    jobs: int,
-    resume: bool,
-    max_cost: float | None,
-    placement: Placement,
-) -> BatchSummary:
+def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch_of: _Batch) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    resume, max_cost, cap_mb = batch_of.resume, batch_of.max_cost, batch_of.snapshot_max_mb
     with Progress(*columns, console=console, transient=False) as progress:
         done = len(run.finished_episodes().keys() & {p.episode_id for p in plans}) if resume else 0
         warn(
@@ -252,17 +274,18 @@ def _execute(
         manifest.status = "running"
         run.write_manifest(manifest)
         batch = _on_executor(
-            placement,
-            jobs,
+            batch_of.placement,
+            batch_of.jobs,
             lambda executor: run_batch(
                 plans,
                 run,
                 run_id=manifest.run_id,
-                concurrency=jobs,
+                concurrency=batch_of.jobs,
                 resume=resume,
                 max_cost_usd=max_cost,
                 on_done=on_done,
                 executor=executor,
+                snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
             ),
         )
         try:
@@ -273,6 +296,7 @@ def _execute(
             run.write_manifest(manifest)
             raise
         progress.update(bar, completed=len(plans))
+    manifest.snapshots = run.snapshot_totals(cap_mb)
     _record_status(run, manifest, summary, max_cost)
     return summary
 

@@ -26,6 +26,7 @@ from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.pytest_run import PytestCriterion
 from coder_eval.criteria.recorded_calls import RecordedCalls
 from coder_eval.criteria.reference_comparison import ReferenceComparison
+from coder_eval.criteria.reward_file import RewardFile
 from coder_eval.criteria.run_command import RunCommand
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.criteria.tool_order import ToolOrder
@@ -41,6 +42,7 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "hidden_tests": HiddenTestsCriterion,
     "pytest": PytestCriterion,
     "reference_comparison": ReferenceComparison,
+    "reward_file": RewardFile,
     "file_unchanged": FileUnchanged,
     "recorded_calls": RecordedCalls,
     "cli_called": CliCalled,

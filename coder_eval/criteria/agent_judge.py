@@ -120,6 +120,7 @@ class AgentJudgeContext(JudgeContext):
 
 
 class AgentJudge(PanelSpec):
+    needs = frozenset({"trajectory", "workspace"})
     type: Literal["agent_judge"] = "agent_judge"
     pass_threshold: float = pass_threshold_field(JUDGE_PASS_THRESHOLD)
     rubric: str = Field(

@@ -104,6 +104,7 @@ class BaselineReference(BaseModel):
 
 
 class BaselineJudge(JudgeSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["baseline_judge"] = "baseline_judge"
     reference: BaselineReference = Field(description="The reference run.")
     rubric: str = Field(default=DEFAULT_RUBRIC, min_length=1, description="What 'better' means.")

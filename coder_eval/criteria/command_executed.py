@@ -55,6 +55,7 @@ def _search(pattern: str, command: str) -> bool:
 
 
 class CommandExecuted(OriginalCriterion):
+    needs = frozenset({"trajectory"})
     type: Literal["command_executed"] = "command_executed"
     tool: str = Field(
         default="Bash",

@@ -31,6 +31,7 @@ from coder_eval.tools import canonical_name
 
 
 class CommandsEfficiency(OriginalCriterion):
+    needs = frozenset({"trajectory"})
     type: Literal["commands_efficiency"] = "commands_efficiency"
     expected: int | None = Field(
         default=None,

@@ -87,6 +87,7 @@ class VerdictInput(BaseModel):
 
 
 class LlmJudge(JudgeSpec):
+    needs = frozenset({"trajectory", "workspace"})
     type: Literal["llm_judge"] = "llm_judge"
     pass_threshold: float = pass_threshold_field(JUDGE_PASS_THRESHOLD)
     rubric: str = Field(

@@ -54,6 +54,7 @@ class RegexFlags(BaseModel):
 
 
 class MessageMatches(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["message_matches"] = "message_matches"
     pattern: Regex = Field(description="Regex searched in the agent's text.")
     scope: Literal["final", "transcript"] = Field(

@@ -47,6 +47,7 @@ class ToolPattern(BaseModel):
 
 
 class ToolOrder(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["tool_order"] = "tool_order"
     first: ToolPattern = Field(
         description="The call that must come first (a tool name or {tool, input_pattern})."

@@ -29,6 +29,7 @@ from coder_eval.criteria.transcript import DETAIL_LIMIT, matches_tool, tool_step
 
 
 class ToolUsed(CriterionSpec):
+    needs = frozenset({"trajectory"})
     type: Literal["tool_used"] = "tool_used"
     tool: str = Field(description="Tool name, matched exactly.")
     input_pattern: Regex | None = Field(

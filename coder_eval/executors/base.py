@@ -3,10 +3,11 @@
 Example::
 
     async with open_executor("dask", slots=4) as executor:
-        end = await executor.run(plan, run_id, run.episode_path(plan.episode_id))
+        end = await executor.run(plan, run_id, run.episode_path(plan.episode_id), keep=None)
 
 ``run_batch`` decides *which* episode starts *when* (concurrency, budget, resume, dialog trials in
-turn); an executor only runs the one it is handed and leaves its complete trajectory at ``path``.
+turn); an executor only runs the one it is handed and leaves its complete trajectory at ``path`` (and
+its workspace snapshot at ``keep.path``, when asked to keep one).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from coder_eval.runner import EpisodePlan
+    from coder_eval.snapshots import SnapshotTarget
     from coder_eval.trajectory import EpisodeEnd
 
 
@@ -27,7 +29,10 @@ class Executor(Protocol):
         """Where to watch the episodes run (the Dask dashboard), when there is such a page."""
         ...
 
-    async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
-        """Run one episode; when this returns, ``path`` holds its complete trajectory (and any failed
-        provider attempts lie beside it as ``<episode>.jsonl.attempt<N>``)."""
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
+        """Run one episode; when this returns, ``path`` holds its complete trajectory (any failed
+        provider attempts lie beside it as ``<episode>.jsonl.attempt<N>``) and, with ``keep``, the
+        final workspace is kept at ``keep.path`` unless the episode's record says why not."""
         ...

@@ -8,11 +8,12 @@ Example::
         ...
 
 Each episode is one dask task: :func:`run_on_worker` runs ``run_episode`` on the worker's event loop
-in a scratch folder and returns the files' bytes, which :meth:`DaskExecutor.run` writes at the
-episode's path. A worker that dies mid-episode: the scheduler runs the episode once more elsewhere
-(``allowed_failures=1`` on the cluster coder_eval starts; a running cluster keeps its own setting);
-a further death, or any error raised on the worker, is recorded as an ``invalid`` episode
-(``infra_error``) saying so. Either way the episode ends up in the run directory exactly once.
+in a scratch folder and returns the files' bytes (trajectory, failed attempts, kept snapshot), which
+:meth:`DaskExecutor.run` writes where the run directory wants them. A worker that dies
+mid-episode: the scheduler runs the episode once more elsewhere (``allowed_failures=1`` on the
+cluster coder_eval starts; a running cluster keeps its own setting); a further death, or any error
+raised on the worker, is recorded as an ``invalid`` episode (``infra_error``) saying so. Either way
+the episode ends up in the run directory exactly once.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from coder_eval.errors import InputError
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
 from coder_eval.runner import EpisodePlan
 from coder_eval.sandbox.leftovers import reap_dead
+from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 ALLOWED_FAILURES = 1
@@ -53,13 +55,17 @@ _RUNNING: dict[str, asyncio.Task[EpisodeFiles]] = {}
 """On a worker: the episodes it is running, by dask key (so an interrupted run can cancel them)."""
 
 
-async def run_on_worker(plan: EpisodePlan, run_id: str, key: str) -> EpisodeFiles | None:
+async def run_on_worker(
+    plan: EpisodePlan, run_id: str, key: str, keep_bytes: int | None = None
+) -> EpisodeFiles | None:
     """On a worker: run the episode in a scratch folder of the worker's own, and return its files
     (None: the submitter stopped the run and cancelled it, see :func:`cancel_on_worker`)."""
     scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=get_worker().local_directory))
     try:
         _check_task_folder(plan)
-        episode = _RUNNING[key] = asyncio.ensure_future(EpisodeFiles.produce(plan, run_id, scratch))
+        episode = _RUNNING[key] = asyncio.ensure_future(
+            EpisodeFiles.produce(plan, run_id, scratch, keep_bytes)
+        )
         return await episode
     except asyncio.CancelledError:
         if _cancelling():  # the worker itself is closing
@@ -102,11 +108,14 @@ class DaskExecutor:
         self.dashboard = dashboard
         self.abandoned: set[str] = set()
 
-    async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
         key = f"episode-{plan.episode_id}-{uuid.uuid4().hex[:8]}"
+        keep_bytes = keep.max_bytes if keep is not None else None
         try:
             files: EpisodeFiles | None = await self.client.submit(
-                run_on_worker, plan, run_id, key, key=key, pure=False
+                run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False
             )
         except FutureCancelledError as exc:  # the scheduler dropped it (say the connection was lost)
             error = f"the dask scheduler cancelled the episode: {exc}"
@@ -120,7 +129,7 @@ class DaskExecutor:
             error = f"on the dask worker: {type(exc).__name__}: {exc}"
         else:
             if files is not None:
-                return files.write(path)
+                return files.write(path, keep)
             error = "the episode was cancelled on its dask worker"
         return EpisodeFiles.failed(plan, run_id, error).write(path)
 

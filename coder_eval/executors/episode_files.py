@@ -2,12 +2,13 @@
 
 Example::
 
-    files = await EpisodeFiles.produce(plan, run_id, scratch)   # on a worker, in its own folder
-    end = files.write(run.episode_path(plan.episode_id))        # in the process that owns the run
+    files = await EpisodeFiles.produce(plan, run_id, scratch, keep_bytes)  # on a worker
+    end = files.write(run.episode_path(plan.episode_id), keep)             # where the run is
 
 No filesystem is shared: the worker runs the episode into a scratch folder of its own and returns the
-trajectory (and any failed provider attempts) as bytes; only the submitting process writes the run
-directory, each file atomically, so a reader never sees half a trajectory.
+trajectory, any failed provider attempts and the kept workspace snapshot as bytes; only the
+submitting process writes the run directory, each file atomically, so a reader never sees half of
+one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder_eval.run_dir import SNAPSHOTS
 from coder_eval.runner import EpisodePlan, run_episode, start_event
+from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 ATTEMPT = re.compile(r"\.attempt(\d+)$")
@@ -24,19 +27,30 @@ ATTEMPT = re.compile(r"\.attempt(\d+)$")
 
 @dataclass(frozen=True)
 class EpisodeFiles:
-    """A finished episode: its trajectory, its failed attempts' (in order) and its ``episode_end``."""
+    """A finished episode: its trajectory, its failed attempts' (in order), its ``episode_end`` and
+    its kept workspace snapshot (None: none was asked for, or it was not kept)."""
 
     trajectory: bytes
     attempts: tuple[bytes, ...]
     end: EpisodeEnd
+    snapshot: bytes | None = None
 
     @classmethod
-    async def produce(cls, plan: EpisodePlan, run_id: str, scratch: Path) -> EpisodeFiles:
-        """Run the episode into ``scratch`` and read back what it wrote."""
+    async def produce(
+        cls, plan: EpisodePlan, run_id: str, scratch: Path, keep_bytes: int | None = None
+    ) -> EpisodeFiles:
+        """Run the episode into ``scratch`` (keeping a snapshot of up to ``keep_bytes`` when given)
+        and read back what it wrote."""
         path = scratch / f"{plan.episode_id}.jsonl"
-        end = await run_episode(plan, run_id, path)
+        keep = (
+            None
+            if keep_bytes is None
+            else SnapshotTarget(scratch / SNAPSHOTS / f"{plan.episode_id}.tar.gz", keep_bytes)
+        )
+        end = await run_episode(plan, run_id, path, keep=keep)
         attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
-        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end)
+        snapshot = keep.path.read_bytes() if keep is not None and keep.path.is_file() else None
+        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end, snapshot)
 
     @classmethod
     def failed(cls, plan: EpisodePlan, run_id: str, error: str) -> EpisodeFiles:
@@ -45,8 +59,12 @@ class EpisodeFiles:
         lines = [start_event(plan, run_id).model_dump_json(), end.model_dump_json()]
         return cls("".join(f"{line}\n" for line in lines).encode(), (), end)
 
-    def write(self, path: Path) -> EpisodeEnd:
-        """Write the attempts beside ``path`` (``<episode>.jsonl.attempt<N>``), then the trajectory."""
+    def write(self, path: Path, keep: SnapshotTarget | None = None) -> EpisodeEnd:
+        """Write the snapshot at ``keep.path``, the attempts beside ``path``
+        (``<episode>.jsonl.attempt<N>``), then the trajectory."""
+        if keep is not None and self.snapshot is not None:
+            keep.path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(keep.path, self.snapshot)
         for number, data in enumerate(self.attempts, start=1):
             _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
         _write_atomically(path, self.trajectory)

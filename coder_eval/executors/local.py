@@ -13,16 +13,20 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 
 class LocalExecutor:
-    """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes."""
+    """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes, the snapshot
+    straight into the run directory."""
 
     dashboard: str | None = None
 
-    async def run(self, plan: EpisodePlan, run_id: str, path: Path) -> EpisodeEnd:
-        return await run_episode(plan, run_id, path)
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
+        return await run_episode(plan, run_id, path, keep=keep)
 
 
 @asynccontextmanager

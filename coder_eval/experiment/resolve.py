@@ -27,8 +27,8 @@ from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.runner import EpisodePlan
-from coder_eval.task import TaskSpec, build_tasks, discover
-from coder_eval.yaml_source import YamlDoc, read_yaml
+from coder_eval.task import TaskSpec, build_tasks, discover, task_doc
+from coder_eval.yaml_source import YamlDoc
 
 NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
 
@@ -174,7 +174,7 @@ def _build_files(
     errors: list[str] = []
     for path in files:
         try:
-            doc = read_yaml(path, kind=TaskError)
+            doc = task_doc(path)
             cli_here = _cli_for(doc, cli, split)
             by_variant = {
                 v.variant_id: _build_variant(doc, experiment, v, cli_here, origins[v.variant_id])

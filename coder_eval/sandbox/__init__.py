@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, Union
 from pydantic import Discriminator, Tag
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import ExecResult, Sandbox, WorkspaceFileError
+from coder_eval.sandbox.base import DriverSandbox, ExecResult, Sandbox, WorkspaceFileError
 from coder_eval.sandbox.bwrap import BwrapSandbox, BwrapSpec, bwrap_problem
+from coder_eval.sandbox.docker import DockerSandbox
+from coder_eval.sandbox.docker_spec import DockerSpec
 from coder_eval.sandbox.fake import FakeSandbox
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.provision import Mount, Provision
@@ -40,13 +42,16 @@ class Driver(Protocol):
     """How a driver makes a sandbox."""
 
     @classmethod
-    async def create(cls, spec: Any, provision: Provision, *, base_dir: Path | None = None) -> Any: ...
+    async def create(
+        cls, spec: Any, provision: Provision, *, base_dir: Path | None = None
+    ) -> DriverSandbox: ...
 
 
-DRIVERS: dict[str, tuple[type[SandboxSpecBase], type[HostSandbox] | None]] = {
+DRIVERS: dict[str, tuple[type[SandboxSpecBase], type[Driver] | None]] = {
     "auto": (AutoSpec, None),
     "tempdir": (TempdirSpec, TempdirSandbox),
     "bwrap": (BwrapSpec, BwrapSandbox),
+    "docker": (DockerSpec, DockerSandbox),
 }
 """``driver`` name -> (its spec class, its sandbox class); ``auto`` picks one at run time."""
 
@@ -90,7 +95,7 @@ async def resolve_driver(name: str) -> tuple[str, str | None]:
 
 async def make_sandbox(
     spec: SandboxSpecBase, provision: Provision, *, base_dir: Path | None = None
-) -> HostSandbox:
+) -> DriverSandbox:
     """Create and seed the sandbox ``spec.driver`` names; ``SandboxError`` when it cannot run here."""
     name, _ = await resolve_driver(spec.driver)
     entry = DRIVERS.get(name)
@@ -104,6 +109,9 @@ __all__ = [
     "AutoSpec",
     "BwrapSandbox",
     "BwrapSpec",
+    "DockerSandbox",
+    "DockerSpec",
+    "DriverSandbox",
     "ExecResult",
     "FakeSandbox",
     "HostSandbox",

@@ -26,6 +26,7 @@ from typing import IO, Annotated, Protocol
 from pydantic import AfterValidator
 
 from coder_eval.errors import SandboxError
+from coder_eval.sandbox.snapshot import Dropped
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ class Sandbox(Protocol):
         """Workspace-relative POSIX paths of the regular files matching ``pattern``, sorted.
 
         ``dir/**`` means every file below ``dir``. Symbolic links are listed only with
-        ``include_links`` (and never followed out of the workspace).
+        ``include_links`` (and never followed out of the workspace). An absolute pattern inside the
+        sandbox (``/…/verdicts/*.json``) lists absolute paths.
         """
         ...
 
@@ -121,6 +123,24 @@ class Sandbox(Protocol):
 
     async def close(self) -> None:
         """Stop everything and remove the sandbox (idempotent)."""
+        ...
+
+
+class DriverSandbox(Sandbox, Protocol):
+    """A sandbox a driver made from a ``Provision``: the verbs, and what the runner needs around them."""
+
+    @property
+    def dropped(self) -> list[Dropped]:
+        """Snapshot members left out when the workspace was restored (links leading out, devices)."""
+        ...
+
+    def host_socket(self, name: str) -> Path:
+        """The host path where the harness serves socket ``name`` (``recorder``, ``model``) to the
+        sandbox's commands."""
+        ...
+
+    def oom_killed(self) -> bool:
+        """True when the memory limit killed one of the sandbox's processes (after ``stop``)."""
         ...
 
 
@@ -148,6 +168,16 @@ def inside(root: Path, relative: str) -> Path:
     if not target.is_relative_to(root.resolve()):
         raise WorkspaceFileError(f"{relative!r} resolves outside the sandbox ({target})")
     return target
+
+
+def split_glob(pattern: str) -> tuple[str, str]:
+    """An absolute glob as (the folder before its first wildcard, the rest).
+
+    Example: ``split_glob("/s/verdicts/pytest-*.json")`` -> ``("/s/verdicts", "pytest-*.json")``.
+    """
+    parts = PurePosixPath(pattern).parts
+    literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+    return str(PurePosixPath(*parts[:literal])), "/".join(parts[literal:])
 
 
 def file_glob(pattern: str) -> str:

@@ -159,10 +159,11 @@ def protect(folder: Path) -> None:
             path.chmod(path.stat().st_mode & 0o555)
 
 
-def clone_env(template: Path, dest: Path, *, link: bool = False) -> None:
+def clone_env(template: Path, dest: Path, *, link: bool = False, seen_as: Path | None = None) -> None:
     """Give ``dest`` its own tree of the environment at ``template``: copies, or with ``link`` hard
     links to the (protected) cache's files; the files that name the old place (script shebangs,
-    ``activate``, ``pyvenv.cfg``) are rewritten as new files. Symlinks are kept as links."""
+    ``activate``, ``pyvenv.cfg``) are rewritten as new files naming ``seen_as`` (where the sandbox's
+    commands see ``dest``: a container path; default ``dest``). Symlinks are kept as links."""
     if link and protected():
         try:
             shutil.copytree(template, dest, symlinks=True, copy_function=os.link)
@@ -171,7 +172,7 @@ def clone_env(template: Path, dest: Path, *, link: bool = False) -> None:
             shutil.copytree(template, dest, symlinks=True)
     else:
         shutil.copytree(template, dest, symlinks=True)
-    old, new = str(template).encode(), str(dest).encode()
+    old, new = str(template).encode(), str(seen_as or dest).encode()
     for folder in (dest / "bin", dest):
         if not folder.is_dir():
             continue

@@ -1,12 +1,14 @@
-"""Where things live in a sandbox made on the host (the ``tempdir`` and ``bwrap`` drivers).
+"""Where things live in a sandbox: a host folder (``tempdir``, ``bwrap``) or a container (``docker``).
 
 Example::
 
     layout = SandboxLayout(Path("/tmp/coder_eval-x1"))
     layout.work    # the workspace: the agent's working directory, seeded from the task
     layout.home    # HOME and the XDG folders
+    SandboxLayout(Path("/coder_eval"), workspace=Path("/workspace")).home   # /coder_eval/home (docker)
 
-Layout of each sandbox directory::
+Layout of each sandbox directory (in a container, ``<base>`` is ``/coder_eval`` and the workspace is
+the task's ``sandbox.docker.working_dir``)::
 
     <base>/work      the workspace (what criteria grade, what a snapshot holds)
     <base>/home      HOME, XDG config / cache / data / state
@@ -17,6 +19,7 @@ Layout of each sandbox directory::
     <base>/verdicts  the verifier's test reports, outside the workspace
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
+                     (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
 the task's files and nothing else.
@@ -43,13 +46,15 @@ PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 
 @dataclass(frozen=True)
 class SandboxLayout:
-    """The folders of one host sandbox (see the module docstring)."""
+    """The folders of one sandbox (see the module docstring); ``workspace`` puts the workspace
+    elsewhere than ``<base>/work`` (a container's ``working_dir``)."""
 
     base: Path
+    workspace: Path | None = None
 
     @property
     def work(self) -> Path:
-        return self.base / "work"
+        return self.workspace or self.base / "work"
 
     @property
     def home(self) -> Path:
@@ -81,7 +86,9 @@ class SandboxLayout:
 
     @property
     def node_modules(self) -> Path:
-        return self.base / "node_modules"
+        """Beside the workspace, so Node finds it from any workspace file by walking up (under docker
+        ``/node_modules`` for the default ``/workspace``)."""
+        return self.work.parent / "node_modules"
 
     def make(self) -> None:
         for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -43,9 +44,10 @@ def owner(token: str) -> dict[str, Any]:
     return {"pid": os.getpid(), "started": _start_time(os.getpid()), "token": token}
 
 
-def register(base: Path, token: str) -> None:
-    """Write ``owner.json`` into a new sandbox and list it in the batch's log, if there is one."""
-    record = {**owner(token), "base": str(base)}
+def register(base: Path, token: str, *, container: str | None = None) -> None:
+    """Write ``owner.json`` into a new sandbox and list it in the batch's log, if there is one
+    (with the name of its container, for the docker driver)."""
+    record = {**owner(token), "base": str(base), **({"container": container} if container else {})}
     (base / OWNER_FILE).write_text(json.dumps(record), encoding="utf-8")
     log = SANDBOX_LOG.get()
     if log is not None:
@@ -69,8 +71,11 @@ def is_dead(record: dict[str, Any]) -> bool:
     return pid != os.getpid() and _start_time(pid) != record.get("started")
 
 
-def reap(base: Path, token: str | None) -> str | None:
-    """Kill what a sandbox left running and remove it; the problem when it cannot be removed."""
+def reap(base: Path, token: str | None, container: str | None = None) -> str | None:
+    """Kill what a sandbox left running and remove it (and its container); the problem when it
+    cannot be removed."""
+    if container:
+        _remove_container(container)
     marker = f"{MARKER_VARIABLE}={token}" if token else None
     kill_tree([], marker, base)
     if token:
@@ -93,7 +98,7 @@ def reap_dead(root: Path) -> tuple[int, list[str]]:
         record = _owner_of(base)
         if record is None or not is_dead(record):
             continue
-        problem = reap(base, record.get("token"))
+        problem = reap(base, record.get("token"), record.get("container"))
         reaped += problem is None
         problems += [problem] if problem else []
     return reaped, problems
@@ -112,7 +117,7 @@ def reap_logged(log: Path) -> tuple[int, list[str]]:
         base = Path(record.get("base", ""))
         if not record.get("base") or not is_dead(record) or not os.path.lexists(base):
             continue
-        problem = reap(base, record.get("token"))
+        problem = reap(base, record.get("token"), record.get("container"))
         reaped += problem is None
         problems += [problem] if problem else []
     return reaped, problems
@@ -124,6 +129,16 @@ def _owner_of(base: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def _remove_container(name: str) -> None:
+    """``docker rm --force`` (a container that is already gone, or no docker, is fine)."""
+    docker = shutil.which("docker")
+    if docker is not None:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [docker, "rm", "--force", "--volumes", name], capture_output=True, timeout=60, check=False
+            )
 
 
 def _remove_cgroups(token: str) -> None:

@@ -14,7 +14,6 @@ started is stopped (:meth:`HostSandbox.stop`). Paths inside are the host paths o
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
 import tempfile
 import uuid
@@ -23,19 +22,17 @@ from pathlib import Path
 from typing import IO, ClassVar, Self
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob
+from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, split_glob
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
-from coder_eval.sandbox.envs import clone_env, env_bin_dirs, site_packages
-from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, base_env, interpreter_bin, remove_tree
-from coder_eval.sandbox.leftovers import MARKER_VARIABLE, register
-from coder_eval.sandbox.network import FORWARDER
+from coder_eval.sandbox.environment import sandbox_env
+from coder_eval.sandbox.envs import clone_env
+from coder_eval.sandbox.layout import SandboxLayout, remove_tree
+from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
-from coder_eval.sandbox.recording import SOCKET_VARIABLE, client_script
-from coder_eval.sandbox.seed import apply_template, make_executable, prepare_mock_dirs
-from coder_eval.sandbox.snapshot import Dropped, extract_tar, write_tar
+from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
+from coder_eval.sandbox.snapshot import Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
-from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, install_toolchain, toolchain_env
 
 
 class HostSandbox:
@@ -91,73 +88,16 @@ class HostSandbox:
         try:
             layout.make()
             register(layout.base, self.token)
-            if provision.snapshot is not None:
-                self.dropped = extract_tar(provision.snapshot, layout.work)
-            if provision.hidden is not None:
-                _replace_with(layout.work, provision.hidden[1], provision.hidden[0])
-            for source in provision.sources:
-                apply_template(source, layout.work)
-            mock_dirs = prepare_mock_dirs(provision.path_dirs, layout.work)
-            self._install_recorders()
-            if provision.trusted:
-                install_toolchain(layout.tools)
-                name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
-                (layout.tools / "pytest-config").mkdir()
-                (layout.tools / "pytest-config" / name).write_bytes(content)
-            if provision.network == "model":
-                (layout.tools / "forward.py").write_text(FORWARDER, encoding="utf-8")
+            self.dropped, mock_dirs = seed_workspace(layout.work, provision)
+            install_recorders(layout.bin, provision.recorders, str(self.host_socket("recorder")), layout.work)
+            install_tools(layout.tools, provision)
             if provision.python_env is not None:
                 clone_env(provision.python_env, layout.env, link=self.confined)
             if provision.node_modules is not None:
                 clone_env(provision.node_modules, layout.node_modules, link=self.confined)
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
-        self.env = self._environment([str(d) for d in mock_dirs])
-
-    def _install_recorders(self) -> None:
-        python = str(Path(interpreter_bin()) / "python")
-        socket = str(self.host_socket("recorder"))
-        for recorder in self.provision.recorders:
-            script = self.layout.bin / recorder.name
-            script.write_text(client_script(python, recorder.name, socket), encoding="utf-8")
-            script.chmod(0o755)
-            if recorder.target is not None:
-                target = self.layout.work / recorder.target
-                if target.is_file():
-                    make_executable(target)
-
-    def _environment(self, mock_dirs: list[str]) -> dict[str, str]:
-        layout, provision = self.layout, self.provision
-        path = [str(layout.bin)] if provision.recorders else []
-        path += mock_dirs
-        path += env_bin_dirs(
-            layout.env if provision.python_env else None,
-            layout.node_modules if provision.node_modules else None,
-        )
-        path += [str(interpreter_bin()), *SAFE_PATH]
-        extra: dict[str, str] = {MARKER_VARIABLE: self.token}
-        if provision.recorders:
-            extra[SOCKET_VARIABLE] = str(self.host_socket("recorder"))
-        if provision.python_env is not None:
-            extra["VIRTUAL_ENV"] = str(layout.env)
-        extra.update({mount.variable: str(mount.source) for mount in provision.mounts})
-        if provision.trusted:
-            path = [p for p in path if not Path(p).is_relative_to(layout.work)]
-            config = provision.pytest_config or EMPTY_PYTEST_CONFIG
-            extra.update(
-                toolchain_env(
-                    str(layout.tools),
-                    str(layout.verdicts),
-                    confcutdir=str(layout.work / provision.confcutdir) if provision.confcutdir else None,
-                    ini=str(layout.tools / "pytest-config" / config[0]),
-                    rootdir=str(layout.work),
-                    trusted=[
-                        *([str(layout.work / provision.hidden[1])] if provision.hidden else []),
-                        *(site_packages(layout.env) if provision.python_env else []),
-                    ],
-                )
-            )
-        return base_env(layout.home, layout.tmp, path, {**provision.env, **extra})
+        self.env = sandbox_env(layout, provision, [str(d) for d in mock_dirs], self.token)
 
     def host_socket(self, name: str) -> Path:
         """Host path of a harness socket that commands inside reach at the same path."""
@@ -221,17 +161,11 @@ class HostSandbox:
         return await asyncio.to_thread(self._glob, pattern, include_links)
 
     def _glob(self, pattern: str, include_links: bool) -> list[str]:
-        root = self.layout.work.resolve()
-        found = set()
-        for path in root.glob(file_glob(pattern)):
-            if not path.parent.resolve().is_relative_to(root):
-                continue
-            if path.is_symlink():
-                if include_links:
-                    found.add(path.relative_to(root).as_posix())
-            elif path.is_file():
-                found.add(path.relative_to(root).as_posix())
-        return sorted(found)
+        if Path(pattern).is_absolute():
+            folder, rest = split_glob(pattern)
+            root = self._host_path(folder)
+            return [str(root / found) for found in _matches(root, rest, include_links)]
+        return _matches(self.layout.work.resolve(), pattern, include_links)
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
         await asyncio.to_thread(write_tar, self.layout.work, out, ignore=ignore)
@@ -290,15 +224,15 @@ class HostSandbox:
         return target
 
 
-def _replace_with(work: Path, mount_point: str, source: Path) -> None:
-    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first."""
-    target = work / mount_point
-    parent = target.parent.resolve()
-    if not parent.is_relative_to(work.resolve()):
-        raise SandboxError(f"the hidden tests' mount point {mount_point!r} leads out of the workspace")
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        remove_tree(target)
-    shutil.copytree(source, target)
+def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
+    """Paths relative to ``root`` of the files (and, if asked, links) matching ``pattern``."""
+    found = set()
+    for path in root.glob(file_glob(pattern)):
+        if not path.parent.resolve().is_relative_to(root):
+            continue
+        if path.is_symlink():
+            if include_links:
+                found.add(path.relative_to(root).as_posix())
+        elif path.is_file():
+            found.add(path.relative_to(root).as_posix())
+    return sorted(found)

@@ -2,9 +2,11 @@
 
 Example::
 
-    for source in spec.template_sources:
-        apply_template(source, workspace)
-    mock_dirs = prepare_mock_dirs(spec.mock_path_dirs, workspace)  # absolute, every file chmod +x
+    dropped, mock_dirs = seed_workspace(workspace, provision)   # snapshot, hidden tests, templates
+    install_recorders(bin_dir, provision.recorders, "/…/run/recorder.sock", workspace)
+    install_tools(tools_dir, provision)                        # the verifier's toolchain, forwarder
+
+Each driver seeds a host folder this way; ``docker`` then copies it into the container.
 
 Source paths (``TemplateDir.path``, ``StarterFile.source``) are absolute: the task loader resolved them.
 """
@@ -19,9 +21,71 @@ from pathlib import Path
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import inside
-from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir, TemplateSource
+from coder_eval.sandbox.layout import interpreter_bin, remove_tree
+from coder_eval.sandbox.network import FORWARDER
+from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.recording import client_script
+from coder_eval.sandbox.snapshot import Dropped, extract_tar
+from coder_eval.sandbox.spec import (
+    CliRecorder,
+    RepoSource,
+    StarterFile,
+    StarterFiles,
+    TemplateDir,
+    TemplateSource,
+)
+from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, install_toolchain
 
 GIT_TIMEOUT_S = 600.0
+
+
+def seed_workspace(work: Path, provision: Provision) -> tuple[list[Dropped], list[Path]]:
+    """Fill ``work`` as ``provision`` says: the snapshot, the hidden tests over it, the templates;
+    returns what the snapshot dropped and the mock PATH folders (host paths, files made executable)."""
+    dropped = extract_tar(provision.snapshot, work) if provision.snapshot is not None else []
+    if provision.hidden is not None:
+        replace_with(work, provision.hidden[1], provision.hidden[0])
+    for source in provision.sources:
+        apply_template(source, work)
+    return dropped, prepare_mock_dirs(provision.path_dirs, work)
+
+
+def install_recorders(folder: Path, recorders: Iterable[CliRecorder], socket: str, work: Path) -> None:
+    """The recorded CLIs' clients in ``folder`` (talking to ``socket``, as commands see it); a
+    recorder's target in the workspace is made executable."""
+    python = str(interpreter_bin() / "python")
+    for recorder in recorders:
+        script = folder / recorder.name
+        script.write_text(client_script(python, recorder.name, socket), encoding="utf-8")
+        script.chmod(0o755)
+        if recorder.target is not None and (work / recorder.target).is_file():
+            make_executable(work / recorder.target)
+
+
+def install_tools(folder: Path, provision: Provision) -> None:
+    """The harness's files in ``folder`` (read-only inside): the verifier's toolchain and its pytest
+    configuration, the model forwarder."""
+    if provision.trusted:
+        install_toolchain(folder)
+        name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
+        (folder / "pytest-config").mkdir()
+        (folder / "pytest-config" / name).write_bytes(content)
+    if provision.network == "model":
+        (folder / "forward.py").write_text(FORWARDER, encoding="utf-8")
+
+
+def replace_with(work: Path, mount_point: str, source: Path) -> None:
+    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first."""
+    target = work / mount_point
+    parent = target.parent.resolve()
+    if not parent.is_relative_to(work.resolve()):
+        raise SandboxError(f"the hidden tests' mount point {mount_point!r} leads out of the workspace")
+    parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        remove_tree(target)
+    shutil.copytree(source, target)
 
 
 def apply_template(source: TemplateSource, root: Path) -> None:

@@ -5,6 +5,7 @@ Example::
     with open("work.tar", "wb") as out:
         write_tar(workspace, out, ignore=["node_modules/", "*.log", "!keep.log"])
     dropped = extract_tar(Path("work.tar"), fresh_workspace)   # ["link-out -> /etc (link outside)"]
+    retar(docker_cp_stdout, out, ignore=["*.log"])            # an engine's tar of the workspace folder
 
 The snapshot is what the verifier grades, so it carries only what a workspace may hold: regular files,
 directories and symbolic links. Extraction is hostile-input safe: a member that would land outside the
@@ -79,6 +80,46 @@ def _add(tar: tarfile.TarFile, root: Path, relative: str) -> int:
     else:
         tar.addfile(info)
     return 1
+
+
+def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> int:
+    """Rewrite a tar stream of the workspace *folder* (``docker cp C:/workspace -``, whose members
+    all start with the folder's name) as a snapshot like :func:`write_tar`'s: the folder's name
+    stripped, ``ignore`` applied, only files, folders and links kept, owners dropped. Returns the
+    number of members written."""
+    spec = ignore_spec(ignore)
+    skipped: list[str] = []
+    kept: set[str] = set()
+    count = 0
+    with (
+        tarfile.open(fileobj=source, mode="r|") as reader,
+        tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as writer,
+    ):
+        for member in reader:
+            name = member.name.partition("/")[2].rstrip("/")
+            if not name or any(name.startswith(prefix) for prefix in skipped):
+                continue
+            if member.isdir() and spec.match_file(name + "/"):
+                skipped.append(name + "/")
+                continue
+            if not member.isdir() and spec.match_file(name):
+                continue
+            if not _keepable(member, kept):
+                continue
+            member.name, member.uid, member.gid, member.uname, member.gname = name, 0, 0, "", ""
+            if member.islnk():
+                member.linkname = member.linkname.partition("/")[2]
+            writer.addfile(member, reader.extractfile(member) if member.isfile() else None)
+            kept.add(name)
+            count += 1
+    return count
+
+
+def _keepable(member: tarfile.TarInfo, kept: set[str]) -> bool:
+    """Files, folders, links; a hard link only when its target was kept."""
+    if member.islnk():
+        return member.linkname.partition("/")[2] in kept
+    return member.isfile() or member.isdir() or member.issym()
 
 
 class Dropped(NamedTuple):

@@ -21,7 +21,8 @@ Each driver subclasses :class:`SandboxSpecBase` with its own ``driver`` literal 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -224,6 +225,11 @@ class SandboxSpecBase(_Strict):
         names = [r.name for r in self.recorders]
         if len(names) != len(set(names)):
             raise ValueError(f"recorded CLI names must be unique, got {names}")
+        return self
+
+    def with_task_paths(self, resolve: Callable[[str, tuple[str | int, ...], bool], str]) -> Self:
+        """This spec with the driver's own task-relative paths made absolute by ``resolve`` (the task
+        loader's, which also reports a missing one); the loader resolves template sources itself."""
         return self
 
     @property

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PLUGIN = "coder_eval_pytest"
+VERDICTS_VARIABLE = "CODER_EVAL_VERDICTS"
+"""Where the verdict plugin writes its reports (a folder of the verifier's, outside the workspace)."""
 TRUSTED_INI = "pytest-trusted.ini"
 
 SITECUSTOMIZE = r"""
@@ -145,7 +147,7 @@ def toolchain_env(
         "CODER_EVAL_TRUSTED_PATH": ":".join([*trusted_paths(), *trusted]),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTEST_ADDOPTS": " ".join(addopts),
-        "CODER_EVAL_VERDICTS": verdicts,
+        VERDICTS_VARIABLE: verdicts,
     }
 
 

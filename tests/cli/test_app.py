@@ -70,10 +70,15 @@ def complete(words: str, tmp_path: Path) -> list[str]:
 
 
 def test_shell_completion_offers_commands_and_options(tmp_path: Path) -> None:
-    assert complete("coder-eval re", tmp_path) == ["report"]
+    assert complete("coder-eval rep", tmp_path) == ["report"]
     assert "--template" in complete("coder-eval report --te", tmp_path)
-    script = coder_eval("--show-completion", "bash", cwd=tmp_path)
-    assert script.returncode == 0 and "_CODER_EVAL_COMPLETE" in script.stdout, script.stderr
+    # the script --install-completion writes (asked for directly: shell detection needs a parent shell)
+    env = {**os.environ, "_CODER_EVAL_COMPLETE": "source_bash"}
+    script = subprocess.run(
+        [sys.executable, "-m", "coder_eval"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert script.returncode == 0 and "_CODER_EVAL_COMPLETE=complete_bash" in script.stdout, script.stderr
+    assert "--install-completion" in coder_eval("-h", cwd=tmp_path).stdout
 
 
 def test_help_shows_readable_metavars(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from tests.criteria.builders import criterion
 from tests.helpers import REPO
 
 DOC = (REPO / "docs" / "criteria.md").read_text(encoding="utf-8")
-EXAMPLES = re.findall(r"```yaml\n(.*?)```", DOC, flags=re.DOTALL)
+EXAMPLES = re.findall(r"```yaml[^\n]*\n(.*?)```", DOC, flags=re.DOTALL)
 
 
 def test_every_kind_has_a_section_and_an_example() -> None:
@@ -33,6 +33,8 @@ def test_documented_example_loads(example: str, tmp_path: Path) -> None:
     task = {"task_id": "doc", "initial_prompt": "p", **data}
     if "hidden_tests" in task:
         (tmp_path / task["hidden_tests"]["path"]).mkdir(parents=True)
+    if isinstance(task.get("reference"), dict) and "directory" in task["reference"]:
+        (tmp_path / task["reference"]["directory"]).mkdir(parents=True)
     path = tmp_path / "task.yaml"
     path.write_text(yaml.safe_dump(task), encoding="utf-8")
     assert load_tasks([path])

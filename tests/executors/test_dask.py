@@ -41,6 +41,15 @@ def test_a_dask_run_writes_the_run_directory_a_local_run_writes(tmp_path: Path) 
     files = sorted(p.name for p in (tmp_path / "runs" / "dask" / "episodes").iterdir())
     assert len(ran) == 6 and files == sorted(f"{k}.jsonl" for k in ran)
     assert "pass 4  fail 2  invalid 0" in dask.stdout
+    kept = [
+        sorted(p.name for p in (tmp_path / "runs" / name / "snapshots").iterdir())
+        for name in ("local", "dask")
+    ]
+    assert kept[0] == kept[1] and len(kept[0]) == 6  # each workspace, shipped back from its worker
+    assert {k: e.snapshot.file for k, e in ran.items() if e.snapshot} == {
+        k: f"snapshots/{k}.tar.gz" for k in ran
+    }
+    assert manifest(tmp_path / "runs" / "dask")["snapshots"]["count"] == 6
     assert manifest(tmp_path / "runs" / "dask")["status"] == "completed"
     assert re.search(r"dask dashboard: http://127\.0\.0\.1:\d+/status", dask.stderr), dask.stderr
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import tarfile
 from pathlib import Path
 
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
 from coder_eval.runner import EpisodePlan
+from coder_eval.snapshots import MB, SnapshotTarget
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import minimal_task
@@ -28,6 +30,33 @@ def test_an_episode_produced_in_scratch_is_written_whole_where_the_run_wants_it(
     assert end.outcome == "pass" and written.complete and written.end == end
     assert written.start is not None and written.start.run_id == "run-1"
     assert [p.name for p in episodes.iterdir()] == ["t--default--r0.jsonl"]  # no temporary file left
+
+
+def test_a_kept_workspace_snapshot_travels_with_the_episode(tmp_path: Path) -> None:
+    scratch, run = tmp_path / "scratch", tmp_path / "run"
+    scratch.mkdir()
+    (run / "episodes").mkdir(parents=True)
+    files = asyncio.run(EpisodeFiles.produce(plan(tmp_path), "r", scratch, keep_bytes=MB))
+    target = SnapshotTarget(run / "snapshots" / "t--default--r0.tar.gz", MB)
+
+    end = files.write(run / "episodes" / "t--default--r0.jsonl", target)
+
+    assert end.snapshot is not None and end.snapshot.file == "snapshots/t--default--r0.tar.gz"
+    with tarfile.open(target.path) as tar:
+        assert "ok.txt" in tar.getnames()
+    assert end.snapshot.bytes == target.path.stat().st_size
+
+
+def test_a_snapshot_over_the_cap_is_not_shipped(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    files = asyncio.run(EpisodeFiles.produce(plan(tmp_path), "r", scratch, keep_bytes=1))
+    target = SnapshotTarget(tmp_path / "snapshots" / "t.tar.gz", 1)
+
+    end = files.write(tmp_path / "t.jsonl", target)
+
+    assert files.snapshot is None and not target.path.exists()
+    assert end.snapshot is not None and end.snapshot.file is None and "cap" in (end.snapshot.note or "")
 
 
 def test_failed_provider_attempts_are_returned_and_written_in_order(tmp_path: Path) -> None:

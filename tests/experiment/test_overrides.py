@@ -53,7 +53,7 @@ def test_unknown_paths_suggest(define: str, message: str) -> None:
         ("run_limits.max_turns=0", "greater than or equal to 1"),
         ("agent.model.name=x", "agent.model has no sub-fields"),
         ("agent.model", "expected path=value"),
-        ("sandbox.driver=podman", "Input should be 'auto', 'tempdir' or 'bwrap'"),
+        ("sandbox.driver=podman", "Input should be 'auto', 'tempdir', 'bwrap' or 'docker'"),
     ],
 )
 def test_bad_values_and_shapes(define: str, message: str) -> None:

@@ -1,4 +1,5 @@
-"""Real Inspect AI logs, written once per session by Inspect's own ``eval`` (see ``inspect_eval``)."""
+"""Real Inspect AI logs, written once per session by Inspect's own ``eval`` (see ``inspect_eval``), and
+a Python with the ``harbor`` package (see ``harbor_venv``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO
+
+from .harbor_venv import HARBOR, harbor_venv
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +35,10 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from inspect_ai.log import read_eval_log
 
     return {read_eval_log(str(p), header_only=True).eval.model: p for p in paths}
+
+
+@pytest.fixture(scope="session")
+def harbor_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python of a venv with harbor installed, made once and kept in pytest's cache."""
+    cache = getattr(request.config, "cache", None)
+    return harbor_venv(cache.mkdir(f"{HARBOR}-venv") if cache else tmp_path_factory.mktemp("harbor-venv"))

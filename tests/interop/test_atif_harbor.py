@@ -1,17 +1,15 @@
 """Exported ATIF documents against the models and validator the ``harbor`` package ships.
 
-harbor needs Python >= 3.12, so the test makes a venv of its own from pyenv's Python 3.12 (or 3.13)
-with ``harbor`` from PyPI, once: it is kept in pytest's cache folder (``.pytest_cache/d/``) and reused
-until that is cleared. The documents come from real runs (the scripted Claude Code example and the
-oracle on the example suite, through the CLI), the report fixtures, and hand-built edge cases.
+harbor needs Python >= 3.12: the ``harbor_python`` fixture (``conftest.py``, ``harbor_venv.py``) is
+a venv of its own, made once and kept in pytest's cache folder. The documents come from real runs
+(the scripted Claude Code example and the oracle on the example suite, through the CLI), the report
+fixtures, and hand-built edge cases.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +18,8 @@ import pytest
 from tests.helpers import EXAMPLES, REPO, coder_eval
 
 from . import builders
+from .harbor_venv import run
 
-HARBOR = "harbor==0.25.0"
-PYTHONS = ("3.12", "3.13")
 VALIDATE = """
 import json, sys
 from pathlib import Path
@@ -43,43 +40,6 @@ print(json.dumps(report))
 back unchanged (no field of ours dropped, renamed or reinterpreted)."""
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-def pyenv_python() -> Path | None:
-    """pyenv's newest Python 3.12 (else 3.13), which harbor needs."""
-    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    for minor in PYTHONS:
-        found = sorted(versions.glob(f"{minor}.*/bin/python{minor}"))
-        if found:
-            return found[-1]
-    return None
-
-
-def run(*args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(a) for a in args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-@pytest.fixture(scope="session")
-def harbor_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python of a venv with harbor installed, made once and kept in pytest's cache."""
-    base = pyenv_python()
-    if base is None:
-        pytest.skip(f"{HARBOR} needs Python >= 3.12 and no {' or '.join(PYTHONS)} is under ~/.pyenv/versions")
-    cache = getattr(request.config, "cache", None)
-    venv = cache.mkdir(f"{HARBOR}-venv") if cache else tmp_path_factory.mktemp("harbor-venv")
-    python, stamp = venv / "bin" / "python", venv / "installed"
-    if stamp.is_file() and python.is_file():
-        return python
-    shutil.rmtree(venv, ignore_errors=True)
-    made = run(base, "-m", "venv", venv)
-    assert made.returncode == 0, made.stderr
-    installed = run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", HARBOR)
-    if installed.returncode != 0:
-        pytest.skip(f"pip could not install {HARBOR} into a {base} venv: {installed.stderr.strip()[-500:]}")
-    stamp.write_text(HARBOR, encoding="utf-8")
-    return python
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,15 @@ T = TypeVar("T")
 
 BWRAP_PROBLEM = asyncio.run(bwrap_problem())
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap unavailable: {BWRAP_PROBLEM}")
-DRIVER_NAMES = ["tempdir", pytest.param("bwrap", marks=needs_bwrap)]
-"""Parametrise a test over every host driver (bwrap skipped with a reason where it cannot run)."""
+DOCKER = pytest.param("docker", marks=pytest.mark.docker)
+"""The docker driver as a parameter (the engine is started for it, or the test is skipped)."""
+DRIVER_NAMES = ["tempdir", pytest.param("bwrap", marks=needs_bwrap), DOCKER]
+"""Parametrise a test over every driver (each skipped with a reason where it cannot run)."""
+
+
+def host_folder(sandbox: Any) -> Path:
+    """The host folder a sandbox made (a host driver's whole sandbox; docker's staging and binds)."""
+    return Path(sandbox.host.base if sandbox.driver == "docker" else sandbox.layout.base)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

@@ -25,7 +25,7 @@ from coder_eval.sandbox import make_sandbox as make_any
 from coder_eval.sandbox.process import TIMEOUT_EXIT_CODE
 from coder_eval.sandbox.provision import Provision
 
-from .builders import BWRAP_PROBLEM, DRIVER_NAMES, alive, run, wait_alive
+from .builders import BWRAP_PROBLEM, DRIVER_NAMES, alive, host_folder, run, wait_alive
 from .conftest import MakeSandbox
 
 pytestmark = pytest.mark.parametrize("driver", DRIVER_NAMES)
@@ -55,8 +55,8 @@ def test_commands_start_in_the_workspace_and_cwd_cannot_escape(
     make_sandbox: MakeSandbox, driver: str, tmp_path: Path
 ) -> None:
     sandbox = make_sandbox(driver)
-    run(sandbox.exec("mkdir sub"))
-    (Path(sandbox.workdir) / "out").symlink_to(tmp_path)
+    run(sandbox.exec(["mkdir", "sub"]))
+    run(sandbox.exec(["ln", "-s", str(tmp_path), "out"]))
 
     assert run(sandbox.exec("pwd")).stdout.strip() == sandbox.workdir
     assert run(sandbox.exec("pwd", cwd="sub")).stdout.strip() == f"{sandbox.workdir}/sub"
@@ -176,7 +176,7 @@ def test_stop_kills_detached_leftovers(make_sandbox: MakeSandbox, driver: str) -
 def test_close_is_idempotent_and_removes_read_only_trees(make_sandbox: MakeSandbox, driver: str) -> None:
     sandbox = make_sandbox(driver)
     run(sandbox.exec("mkdir -p locked/deep && touch locked/deep/f && chmod -R a-w locked"))
-    base = sandbox.layout.base
+    base = host_folder(sandbox)
 
     run(sandbox.close())
     run(sandbox.close())
@@ -190,7 +190,7 @@ def test_each_sandbox_is_a_fresh_directory(make_sandbox: MakeSandbox, driver: st
     first, second = make_sandbox(driver), make_sandbox(driver)
     run(first.write_file("mine.txt", "1"))
 
-    assert first.workdir != second.workdir and run(second.glob("**")) == []
+    assert host_folder(first) != host_folder(second) and run(second.glob("**")) == []
 
 
 def test_host_secrets_are_not_in_the_environment(

@@ -61,7 +61,7 @@ def node_package(folder: Path, name: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("driver", ["tempdir", "bwrap"])
+@pytest.mark.parametrize("driver", ["tempdir", "bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_the_virtualenv_is_first_on_the_agents_path(
     driver: str, offline_pip: Path, make_sandbox: MakeSandbox, tmp_path: Path
 ) -> None:
@@ -78,7 +78,7 @@ def test_the_virtualenv_is_first_on_the_agents_path(
         )
     )
 
-    env = str(Path(sandbox.workdir).parent / "env")
+    env = str(Path(sandbox.env["HOME"]).parent / "env")  # beside the workspace, as its commands see it
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [f"{env}/bin/python", env, "script-ok"]
     assert sandbox.env["VIRTUAL_ENV"] == env
@@ -155,7 +155,7 @@ def test_a_failed_build_names_the_installers_error_and_is_not_retried(
     assert second.value is first.value
 
 
-@pytest.mark.parametrize("driver", ["tempdir", "bwrap"])
+@pytest.mark.parametrize("driver", ["tempdir", "bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def test_node_packages_resolve_from_the_workspace(
     driver: str, make_sandbox: MakeSandbox, tmp_path: Path
 ) -> None:

@@ -22,8 +22,11 @@ from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 from tests.sandbox.builders import needs_bwrap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ISOLATING = [pytest.param("bwrap", marks=needs_bwrap)]
-"""Drivers that claim to be a boundary (docker joins when it exists)."""
+ISOLATING = [
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow]),  # two containers an episode
+]
+"""Drivers that claim to be a boundary."""
 EVERY = ["tempdir", *ISOLATING]
 """Drivers for attacks on the verifier's toolchain, which every driver's verifier shares."""
 

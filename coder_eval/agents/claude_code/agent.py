@@ -130,7 +130,7 @@ def make_options(
     """The SDK options for one episode (see docs/claude_code.md for each agent field)."""
     spec, root = own_spec(request, ClaudeCodeSpec), request.sandbox.workdir.rstrip("/")
     options = ClaudeAgentOptions(
-        cwd=root,
+        cwd=root if Path(root).is_dir() else cli_path.parent,  # a container's workspace: the wrap enters it
         env=env,
         cli_path=str(cli_path),
         model=request.endpoint.model if request.endpoint is not None else spec.model,

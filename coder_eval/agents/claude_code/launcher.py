@@ -13,7 +13,8 @@ credentials would leak into the CLI and its tools. The launcher re-executes the 
 ``options.env``, so no secret is written to disk), and through ``setsid``, so the CLI leads a new
 session. :meth:`Launcher.kill` ends that session, every descendant and every session they lead, and
 every process carrying the run's :data:`TOKEN_VARIABLE`. A sandbox that confines commands (``wrap``,
-e.g. bubblewrap) confines the CLI the same way.
+e.g. bubblewrap, or a docker container, which is given the variables by name) confines the CLI the
+same way.
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ class Launcher:
         self.token = uuid.uuid4().hex
         self.path = self.dir / "claude"
         self._pid_file = self.dir / "pid"
-        argv: Sequence[str] = wrap([str(cli)], cwd=cwd) if wrap is not None else [str(cli)]
+        kept = sorted({*names, TOKEN_VARIABLE})
+        argv: Sequence[str] = wrap([str(cli)], cwd=cwd, env_names=kept) if wrap is not None else [str(cli)]
         script = _SCRIPT.format(
             pid_file=shlex.quote(str(self._pid_file)),
-            names=" ".join(sorted({*names, TOKEN_VARIABLE})),
+            names=" ".join(kept),
             setsid=shlex.quote(shutil.which("setsid") or "setsid"),
             env=shlex.quote(shutil.which("env") or "/usr/bin/env"),
             argv=shlex.join(argv),

@@ -83,7 +83,7 @@ class CodexAgent:
             )
         try:
             spec = own_spec(request, CodexSpec)
-            launch, model = self._launch(request, spec, codex)
+            launch, model = await self._launch(request, spec, codex)
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
@@ -99,17 +99,20 @@ class CodexAgent:
         result.versions = {"codex": codex_version(codex)}
         return result
 
-    def _launch(self, request: AgentRequest, spec: CodexSpec, codex: Path) -> tuple[CliLaunch, str | None]:
+    async def _launch(
+        self, request: AgentRequest, spec: CodexSpec, codex: Path
+    ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint
         model = model_name(request, spec, SCRIPTED_MODEL)
-        home = CodexHome(Path(sandbox.env["HOME"]) / ".codex")
-        home.write(
+        home = CodexHome(f"{sandbox.env['HOME']}/.codex")
+        await home.write(
+            sandbox,
             spec,
             codex=codex,
             model=model,
             endpoint=endpoint,
             instructions=spec.instructions(),
-            skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
+            skills=await plugin_skills(sandbox, spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, resolve_env(spec.env), home.env(endpoint))

@@ -2,8 +2,9 @@
 
 Example::
 
-    setup = CodexHome(Path(sandbox.env["HOME"]) / ".codex")
-    setup.write(spec, model="gpt-5.1-codex", endpoint=endpoint, instructions=None, skills=[...])
+    setup = CodexHome(f"{sandbox.env['HOME']}/.codex")
+    await setup.write(sandbox, spec, codex=codex, model="gpt-5.1-codex", endpoint=endpoint,
+                      instructions=None, skills=[...])
     setup.env()          # {"CODEX_HOME": ".../.codex", "CODER_EVAL_MODEL_KEY": "..."}
 
 ``config.toml`` pins everything the host's config could change and turns off what would reach the
@@ -14,23 +15,28 @@ fails at once (``unbounded_connection_retries`` off). With an endpoint (the scri
 model provider is that URL, speaking the Responses API. A model slug Codex does not know gets an
 entry in ``model_catalog.json`` copied from a known model (otherwise Codex falls back to metadata
 without its ``apply_patch`` tool). Skills of each plugin are copied to ``$CODEX_HOME/skills/``,
-where Codex lists them to the model.
+where Codex lists them to the model. Every file is written through the sandbox's verbs, so the home
+may be in a container.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.cli_spec import copy_skills
 from coder_eval.agents.codex.spec import CodexSpec
 from coder_eval.errors import AgentError
+
+if TYPE_CHECKING:
+    from coder_eval.sandbox.base import Sandbox
 
 PROVIDER = "coder_eval"
 KEY_VARIABLE = "CODER_EVAL_MODEL_KEY"
@@ -79,61 +85,55 @@ def bundled_catalog(codex: Path) -> dict[str, dict[str, Any]]:
 
 
 class CodexHome:
-    """Writes one episode's ``$CODEX_HOME`` (see the module docstring)."""
+    """Writes one episode's ``$CODEX_HOME`` (see the module docstring), a path inside the sandbox."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
 
-    def write(
+    async def write(
         self,
+        sandbox: Sandbox,
         spec: CodexSpec,
         *,
         codex: Path,
         model: str | None,
         endpoint: ModelEndpoint | None,
         instructions: str | None,
-        skills: Sequence[Path],
+        skills: Sequence[str],
     ) -> None:
         """Write ``config.toml``, the model catalog (when needed) and the skills."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        catalog = self._catalog(codex, model, spec) if model is not None else None
+        catalog = await self._catalog(sandbox, codex, model, spec) if model is not None else None
         lines = _settings(spec, model, instructions, catalog, endpoint is not None)
         if endpoint is not None:
             lines += ["", f"[model_providers.{PROVIDER}]", f"name = {_toml(PROVIDER)}"]
             lines += [f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}"]
             lines += [f"env_key = {_toml(KEY_VARIABLE)}", 'wire_api = "responses"']
             lines += ["request_max_retries = 0", "stream_max_retries = 0"]
-        (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        self._copy_skills(skills)
+        await sandbox.write_file(f"{self.path}/config.toml", "\n".join(lines) + "\n")
+        await copy_skills(sandbox, list(skills), f"{self.path}/skills")
 
     def env(self, endpoint: ModelEndpoint | None) -> dict[str, str]:
         """What Codex's environment adds: its home, and the scripted provider's key."""
-        env = {"CODEX_HOME": str(self.path)}
+        env = {"CODEX_HOME": self.path}
         if endpoint is not None:
             env[KEY_VARIABLE] = endpoint.api_key
         return env
 
-    def _catalog(self, codex: Path, model: str, spec: CodexSpec) -> Path | None:
-        catalog = bundled_catalog(codex)
+    async def _catalog(self, sandbox: Sandbox, codex: Path, model: str, spec: CodexSpec) -> str | None:
+        catalog = await asyncio.to_thread(bundled_catalog, codex)
         edits = not _allowed(spec, "Edit") or not _allowed(spec, "Write")
         if model in catalog and not edits:
             return None
         entry = dict(catalog.get(model) or catalog[TEMPLATE_MODEL], slug=model, display_name=model)
         if edits:
             entry["apply_patch_tool_type"] = None
-        path = self.path / "model_catalog.json"
-        path.write_text(json.dumps({"models": [entry]}), encoding="utf-8")
+        path = f"{self.path}/model_catalog.json"
+        await sandbox.write_file(path, json.dumps({"models": [entry]}))
         return path
-
-    def _copy_skills(self, skills: Sequence[Path]) -> None:
-        for skill in skills:
-            target = self.path / "skills" / skill.name
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(skill, target, symlinks=False)
 
 
 def _settings(
-    spec: CodexSpec, model: str | None, instructions: str | None, catalog: Path | None, provider: bool
+    spec: CodexSpec, model: str | None, instructions: str | None, catalog: str | None, provider: bool
 ) -> list[str]:
     """The top-level keys, ``[analytics]``, ``[history]`` and ``[features]`` of ``config.toml``."""
     lines = ["check_for_update_on_startup = false", 'web_search = "disabled"', "allow_login_shell = false"]
@@ -144,7 +144,7 @@ def _settings(
     if instructions:
         lines.append(f"developer_instructions = {_toml(instructions)}")
     if catalog is not None:
-        lines.append(f"model_catalog_json = {_toml(str(catalog))}")
+        lines.append(f"model_catalog_json = {_toml(catalog)}")
     if provider:
         lines.append(f"model_provider = {_toml(PROVIDER)}")
     lines += ["", "[analytics]", "enabled = false", "", "[history]", 'persistence = "none"', ""]

@@ -73,7 +73,7 @@ class GeminiAgent:
             )
         try:
             spec = own_spec(request, GeminiSpec)
-            launch, model = self._launch(request, spec, [node, str(script)])
+            launch, model = await self._launch(request, spec, [node, str(script)])
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
@@ -89,17 +89,18 @@ class GeminiAgent:
         result.versions = {"gemini_cli": gemini_version(script)}
         return result
 
-    def _launch(
+    async def _launch(
         self, request: AgentRequest, spec: GeminiSpec, command: list[str]
     ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint
         model = model_name(request, spec, SCRIPTED_MODEL)
-        home = GeminiHome(Path(sandbox.env["HOME"]) / ".gemini")
-        home.write(
+        home = GeminiHome(f"{sandbox.env['HOME']}/.gemini")
+        await home.write(
+            sandbox,
             spec,
             max_turns=max_turns(spec, request.limits),
             instructions=spec.instructions(),
-            skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
+            skills=await plugin_skills(sandbox, spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), home.env(endpoint))

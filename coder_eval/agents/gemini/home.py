@@ -2,28 +2,31 @@
 
 Example::
 
-    home = GeminiHome(Path(sandbox.env["HOME"]) / ".gemini")
-    home.write(spec, max_turns=10, instructions="Be terse.", skills=[...])
+    home = GeminiHome(f"{sandbox.env['HOME']}/.gemini")
+    await home.write(sandbox, spec, max_turns=10, instructions="Be terse.", skills=[...])
     home.env(endpoint)     # {"GEMINI_API_KEY": "...", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:PORT", ...}
 
 The settings select API-key auth (a custom base URL fails without it), turn off usage statistics,
 telemetry, update checks and retries (``general.maxAttempts: 1``: a provider error ends the run and
 is mapped to ``invalid``), cap the session's turns, and exclude disallowed tools by their Gemini
 names. Instructions go to the global ``GEMINI.md`` context file; each plugin's skills are copied to
-``skills/``, where Gemini CLI lists them to ``activate_skill``.
+``skills/``, where Gemini CLI lists them to ``activate_skill``. Every file is written through the
+sandbox's verbs, so HOME may be in a container.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.cli_spec import copy_skills
 from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.tools import VOCABULARIES
+
+if TYPE_CHECKING:
+    from coder_eval.sandbox.base import Sandbox
 
 QUIET: dict[str, str] = {
     "NO_COLOR": "1",
@@ -34,16 +37,21 @@ QUIET: dict[str, str] = {
 
 
 class GeminiHome:
-    """Writes one episode's ``~/.gemini`` (see the module docstring)."""
+    """Writes one episode's ``~/.gemini`` (see the module docstring), a path inside the sandbox."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: str) -> None:
         self.folder = folder
 
-    def write(
-        self, spec: GeminiSpec, *, max_turns: int | None, instructions: str | None, skills: Sequence[Path]
+    async def write(
+        self,
+        sandbox: Sandbox,
+        spec: GeminiSpec,
+        *,
+        max_turns: int | None,
+        instructions: str | None,
+        skills: Sequence[str],
     ) -> None:
         """Write ``settings.json``, ``GEMINI.md`` (when there are instructions) and the skills."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         settings: dict[str, Any] = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False},
@@ -53,13 +61,10 @@ class GeminiHome:
         }
         if max_turns is not None:
             settings["model"] = {"maxSessionTurns": max_turns}
-        (self.folder / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        await sandbox.write_file(f"{self.folder}/settings.json", json.dumps(settings, indent=2))
         if instructions:
-            (self.folder / "GEMINI.md").write_text(instructions, encoding="utf-8")
-        for skill in skills:
-            target = self.folder / "skills" / skill.name
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(skill, target, symlinks=False)
+            await sandbox.write_file(f"{self.folder}/GEMINI.md", instructions)
+        await copy_skills(sandbox, list(skills), f"{self.folder}/skills")
 
     def env(self, endpoint: ModelEndpoint | None) -> dict[str, str]:
         """The quiet switches, and with an endpoint (the scripted server) its URL and key."""

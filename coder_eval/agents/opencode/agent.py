@@ -81,7 +81,7 @@ class OpenCodeAgent:
             )
         try:
             spec = own_spec(request, OpenCodeSpec)
-            launch, model = self._launch(request, spec, binary)
+            launch, model = await self._launch(request, spec, binary)
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
@@ -100,18 +100,19 @@ class OpenCodeAgent:
             result.error = "OpenCode reported no token counts and require_token_telemetry is set"
         return result
 
-    def _launch(
+    async def _launch(
         self, request: AgentRequest, spec: OpenCodeSpec, binary: Path
     ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint
         model = model_name(request, spec, SCRIPTED_MODEL)
-        config = OpenCodeConfig(Path(sandbox.env["XDG_CONFIG_HOME"]) / "opencode")
-        qualified = config.write(
+        config = OpenCodeConfig(f"{sandbox.env['XDG_CONFIG_HOME']}/opencode")
+        qualified = await config.write(
+            sandbox,
             spec,
             model=model,
             endpoint=endpoint,
             instructions=spec.instructions(),
-            skills=plugin_skills(Path(sandbox.workdir), spec.plugins),
+            skills=await plugin_skills(sandbox, spec.plugins),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), config.env())

@@ -3,8 +3,9 @@ XDG config folder, and the switches that keep it offline.
 
 Example::
 
-    config = OpenCodeConfig(Path(sandbox.env["XDG_CONFIG_HOME"]) / "opencode")
-    config.write(spec, model="claude-sonnet-4-5", endpoint=endpoint, instructions=None, skills=[...])
+    config = OpenCodeConfig(f"{sandbox.env['XDG_CONFIG_HOME']}/opencode")
+    await config.write(sandbox, spec, model="claude-sonnet-4-5", endpoint=endpoint, instructions=None,
+                       skills=[...])
     config.env()     # {"OPENCODE_CONFIG": ".../opencode.json", "OPENCODE_DISABLE_AUTOUPDATE": "1", ...}
 
 With an endpoint (the scripted server) the model comes from a provider named ``scripted`` that
@@ -12,19 +13,22 @@ speaks the Anthropic Messages API at that URL; otherwise ``model`` is OpenCode's
 ``<provider>/<model>``. Permissions are granted up front (``run`` mode rejects any prompt), or, in
 ``plan`` mode, edits and shell commands are denied. Disallowed tools are switched off by their
 OpenCode names. Each plugin's skills are copied to ``<config>/skill/``, where OpenCode finds them.
+Every file is written through the sandbox's verbs, so the folder may be in a container.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.cli_spec import copy_skills
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.tools import VOCABULARIES
+
+if TYPE_CHECKING:
+    from coder_eval.sandbox.base import Sandbox
 
 PROVIDER = "scripted"
 
@@ -47,23 +51,24 @@ PLAN_DENIED = ("edit", "write", "bash", "patch")
 
 
 class OpenCodeConfig:
-    """Writes one episode's OpenCode configuration folder (see the module docstring)."""
+    """Writes one episode's OpenCode configuration folder (see the module docstring), a path inside
+    the sandbox."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: str) -> None:
         self.folder = folder
-        self.path = folder / "opencode.json"
+        self.path = f"{folder}/opencode.json"
 
-    def write(
+    async def write(
         self,
+        sandbox: Sandbox,
         spec: OpenCodeSpec,
         *,
         model: str | None,
         endpoint: ModelEndpoint | None,
         instructions: str | None,
-        skills: Sequence[Path],
+        skills: Sequence[str],
     ) -> str | None:
         """Write the config and skills; return the ``--model`` to pass (``provider/model``)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         config: dict[str, Any] = {
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
@@ -78,19 +83,16 @@ class OpenCodeConfig:
         if qualified is not None:
             config["model"] = config["small_model"] = qualified
         if instructions:
-            note = self.folder / "coder_eval-instructions.md"
-            note.write_text(instructions, encoding="utf-8")
-            config["instructions"] = [str(note)]
-        self.path.write_text(json.dumps(config, indent=2), encoding="utf-8")
-        for skill in skills:
-            target = self.folder / "skill" / skill.name
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(skill, target, symlinks=False)
+            note = f"{self.folder}/coder_eval-instructions.md"
+            await sandbox.write_file(note, instructions)
+            config["instructions"] = [note]
+        await sandbox.write_file(self.path, json.dumps(config, indent=2))
+        await copy_skills(sandbox, list(skills), f"{self.folder}/skill")
         return qualified
 
     def env(self) -> dict[str, str]:
         """What OpenCode's environment adds: the config file and the quiet switches."""
-        return {**QUIET, "OPENCODE_CONFIG": str(self.path)}
+        return {**QUIET, "OPENCODE_CONFIG": self.path}
 
 
 def _provider(endpoint: ModelEndpoint, model: str) -> dict[str, Any]:

@@ -1,0 +1,241 @@
+"""The program a docker sandbox runs inside its container for each verb (stdlib only).
+
+Example (what the docker driver runs; ``PY`` is the harness's Python, bound read-only)::
+
+    docker exec C PY -I -S /coder_eval/tools/helper.py run /workspace . 60 capture own -- make test
+    docker exec C PY -I -S /coder_eval/tools/helper.py read /workspace src/app.py -1
+    docker exec -i C PY -I -S /coder_eval/tools/helper.py write /workspace notes.md 0 < data
+    docker exec C PY -I -S /coder_eval/tools/helper.py glob /workspace /workspace '(?:.*/)?[^/]*\\.py' 0
+    docker exec C PY -I -S /coder_eval/tools/helper.py kill 3f2a...
+
+``init`` is the container's first process (it reaps orphans). ``run`` starts a command in ``cwd``
+(kept inside the workspace) and, when it ends or times out, kills every process carrying its
+``CODER_EVAL_EXEC`` marker (``own``), or every process in the container but those of the runs it
+names (``all:<ids>``, the verifier's sweep, which also catches a process that dropped its
+environment); in ``capture`` mode its output goes through unlinked files, so a background process
+holding stdout cannot keep the ``docker exec`` open. ``read``, ``write`` and
+``glob`` keep workspace-relative paths inside the workspace (an absolute path may be anywhere in the
+container). Failures the harness must recognise exit with :data:`REFUSED` and a line starting with
+:data:`PREFIX` on stderr.
+"""
+
+from __future__ import annotations
+
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.base import ExecResult
+
+REFUSED = 125
+"""Exit code of a refused request (a path leading out of the workspace, a missing file)."""
+PREFIX = "coder_eval-helper: "
+MARKER = "CODER_EVAL_EXEC"
+"""Environment variable every process of one ``run`` carries (value: that run's id)."""
+
+HELPER = r'''
+import os, signal, stat, sys
+
+REFUSED, PREFIX, MARKER, GRACE = 125, "coder_eval-helper: ", "CODER_EVAL_EXEC", 0.5
+
+
+def refuse(message):
+    sys.stderr.write(PREFIX + message + "\n")
+    sys.exit(REFUSED)
+
+
+BASE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def within(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def inside(workdir, path):
+    """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
+    workspace or the sandbox's own folders."""
+    work = os.path.realpath(workdir)
+    real = os.path.realpath(os.path.join(work, path))
+    roots = (work, BASE) if path.startswith("/") else (work,)
+    if not any(within(real, root) for root in roots):
+        refuse(f"{path!r} resolves outside the sandbox ({real})")
+    return real
+
+
+def marked(value):
+    """Pids of processes whose environment holds ``CODER_EVAL_EXEC=<value>``."""
+    return {pid for pid, env in processes() if ("\0%s=%s\0" % (MARKER, value)).encode() in env}
+
+
+def processes():
+    """(pid, environment) of every process but the first and this one."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in (1, os.getpid()):
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                yield int(name), b"\0" + handle.read()
+        except OSError:
+            yield int(name), b""
+
+
+def unmarked(keep):
+    """Pids of every process but those of the runs named in ``keep`` (a sweep of the container)."""
+    needles = [("\0%s=%s\0" % (MARKER, value)).encode() for value in keep]
+    return {pid for pid, env in processes() if not any(needle in env for needle in needles)}
+
+
+def send(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def kill(find):
+    """Freeze every process ``find()`` names until no new one appears, then SIGKILL them all."""
+    frozen = set()
+    for _ in range(50):
+        new = find() - frozen
+        if not new:
+            break
+        send(new, signal.SIGSTOP)
+        frozen |= new
+    send(frozen, signal.SIGKILL)
+
+
+def run(workdir, cwd, timeout, mode, end, argv):
+    import subprocess, tempfile
+
+    target = inside(workdir, cwd)
+    if not os.path.isdir(target):
+        refuse(f"cwd {cwd!r} is not a directory in the sandbox")
+    os.chdir(target)
+    value = os.environ.get(MARKER, "")
+    files = [tempfile.TemporaryFile(), tempfile.TemporaryFile()] if mode == "capture" else [None, None]
+    timed_out = False
+    try:
+        proc = subprocess.Popen(argv, stdout=files[0], stderr=files[1])
+    except OSError as exc:
+        sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
+        return 127 if isinstance(exc, FileNotFoundError) else 126
+    try:
+        code = proc.wait(None if timeout <= 0 else timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        send(marked(value), signal.SIGTERM)
+        try:
+            proc.wait(GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+    if end.startswith("all:"):  # nothing else may run on: every process but the other runs' dies
+        keep = [run_id for run_id in end[4:].split(",") if run_id]
+        kill(lambda: unmarked(keep))
+    elif value:
+        kill(lambda: marked(value))
+    code = proc.wait()
+    for handle, stream in zip(files, (sys.stdout.buffer, sys.stderr.buffer)):
+        if handle is not None:
+            handle.seek(0)
+            while chunk := handle.read(1 << 20):
+                stream.write(chunk)
+    if timed_out:
+        sys.stdout.flush()
+        sys.stderr.write(PREFIX + "timed out\n")
+        return 124
+    return 128 - code if code < 0 else code
+
+
+def read(workdir, path, limit):
+    real = inside(workdir, path)
+    if not os.path.isfile(real):
+        refuse(f"{path!r} is not a file in the sandbox")
+    with open(real, "rb") as handle:
+        data = handle.read() if limit < 0 else handle.read(limit)
+    sys.stdout.buffer.write(data)
+    return 0
+
+
+def write(workdir, path, executable):
+    if os.path.basename(path) in ("", ".", ".."):
+        refuse(f"{path!r} is not a file path")
+    parent = inside(workdir, os.path.dirname(path) or ".")
+    target = os.path.join(parent, os.path.basename(path))
+    os.makedirs(parent, exist_ok=True)
+    if os.path.islink(target):
+        os.unlink(target)
+    with open(target, "wb") as handle:
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            handle.write(chunk)
+    if executable:
+        os.chmod(target, os.stat(target).st_mode | 0o111)
+    return 0
+
+
+def glob(workdir, root, pattern, links):
+    import json, re
+
+    root, regex, found = inside(workdir, root), re.compile(pattern), []
+    if not os.path.isdir(root):
+        print("[]")
+        return 0
+    for parent, dirnames, filenames in os.walk(root):
+        relative = os.path.relpath(parent, root)
+        for name in dirnames + filenames:
+            path = os.path.join(parent, name)
+            rel = name if relative == "." else f"{relative}/{name}"
+            mode = os.lstat(path).st_mode
+            wanted = stat.S_ISREG(mode) or (links and stat.S_ISLNK(mode))
+            if wanted and regex.fullmatch(rel):
+                found.append(rel)
+    print(json.dumps(sorted(found)))
+    return 0
+
+
+def init():
+    """The container's first process: reaps every orphan, forever (signals it has no handler for
+    are ignored by the kernel for a namespace's first process)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        signal.sigtimedwait({signal.SIGCHLD}, 5)
+
+
+def main(op, args):
+    if op == "run":
+        split = args.index("--")
+        workdir, cwd, timeout, mode, end = args[:5]
+        return run(workdir, cwd, float(timeout), mode, end, args[split + 1:])
+    if op == "init":
+        return init()
+    if op == "read":
+        return read(args[0], args[1], int(args[2]))
+    if op == "write":
+        return write(args[0], args[1], args[2] == "1")
+    if op == "glob":
+        return glob(args[0], args[1], args[2], args[3] == "1")
+    if op == "kill":
+        kill(lambda: marked(args[0]))
+        return 0
+    refuse(f"unknown operation {op!r}")
+
+
+sys.exit(main(sys.argv[1], sys.argv[2:]))
+'''
+
+
+def helper_argv(python: str, tools: str, *args: str) -> list[str]:
+    """The command line of one helper operation inside the container (Python isolated, no site)."""
+    return [python, "-I", "-S", f"{tools}/helper.py", *args]
+
+
+def helper_result(result: ExecResult, cmd: object) -> ExecResult:
+    """A command's result as ``run`` reported it; a refused ``cwd`` is a ``SandboxError``."""
+    if result.exit_code == REFUSED and result.stderr.startswith(PREFIX):
+        raise SandboxError(result.stderr.removeprefix(PREFIX).strip() + f" (running {cmd!r})")
+    timed_out = result.timed_out or result.stderr.endswith(PREFIX + "timed out\n")
+    stderr = result.stderr.removesuffix(PREFIX + "timed out\n")
+    code = 124 if timed_out else result.exit_code
+    return ExecResult(code, result.stdout, stderr, result.duration_s, timed_out)

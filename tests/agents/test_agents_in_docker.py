@@ -1,0 +1,98 @@
+"""Every CLI agent run inside a docker container, reaching only its (scripted) model through the
+model route, graded in a fresh verifier container."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from coder_eval.trajectory import PhaseEvent, ToolResult
+
+from .test_cli_agents import AGENTS, EDIT_AND_RUN, EDIT_CRITERIA, MODELS, SLEEP, criteria, run, survivors
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+
+WHERE = """
+- blocks: [{tool_use: {name: Bash, input: {command: "cat /proc/sys/kernel/hostname; pwd; echo home=$HOME"}}}]
+"""
+
+
+def docker_task(folder: Path, kind: str, turns: str, criteria: str, extra: str = "") -> Path:
+    """A scripted task for agent ``kind`` in a docker sandbox with ``network: model``."""
+    model = MODELS.get(kind, "claude-sonnet-4-5")
+    mode = ", permission_mode: bypassPermissions" if kind == "claude-code" else ""  # its default asks
+    body = f"""
+    task_id: docker-{kind}
+    initial_prompt: Fix calc.add and note what you did in notes.txt.
+    agent: {{kind: {kind}, model: scripted{mode}}}
+    sandbox:
+      driver: docker
+      network: model
+      template_sources:
+        - starter_files:
+            - {{path: calc.py, content: "def add(a, b):\\n    return a - b  # add\\n"}}
+            - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint(1)\\n", executable: true}}
+      shims:
+        - {{name: greet, target: tools/greet.py}}
+    scripted:
+      model: {model}
+      final_text: All done.
+      turns:
+{textwrap.indent(textwrap.dedent(turns).strip(), " " * 8)}
+    success_criteria:
+{textwrap.indent(textwrap.dedent(criteria).strip(), " " * 6)}
+    """
+    path = folder / "task.yaml"
+    path.write_text(textwrap.dedent(body) + textwrap.dedent(extra), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", [pytest.param("claude-code"), *AGENTS])
+def test_each_agent_works_inside_the_container(kind: str, tmp_path: Path) -> None:
+    graders = EDIT_CRITERIA.replace("expected: 4", "expected: 5")  # the Bash call of WHERE too
+    end, events = run(docker_task(tmp_path, kind, WHERE + EDIT_AND_RUN, graders), tmp_path)
+
+    failed = {k: c.details for k, c in criteria(events).items() if not c.passed}
+    assert (end.outcome, end.status, failed) == ("pass", "completed", {}), end.error
+    where = next(e.output for e in events if isinstance(e, ToolResult))
+    assert where.split()[:3] == ["coder-eval", "/workspace", "home=/coder_eval/home"]
+    agent_phase = next(e for e in events if isinstance(e, PhaseEvent) and e.name == "agent")
+    assert agent_phase.details == {"driver": "docker", "workdir": "/workspace", "home": "/coder_eval/home"}
+
+
+def test_plugin_skills_are_copied_into_the_container(tmp_path: Path) -> None:
+    skill = tmp_path / "site-tools" / "skills" / "sitectl"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: sitectl\ndescription: Manage the site.\n---\nUse --draft.\n")
+    turns = """
+    - when: {skill_offered: sitectl}
+      blocks: [{tool_use: {name: Skill, input: {skill: sitectl}}}]
+    - blocks: [{text: "Done."}]
+    """
+    path = docker_task(tmp_path, "codex", turns, "- {type: skill_triggered, skill: sitectl}")
+    text = path.read_text().replace("agent: {kind: codex, model: scripted}\n", "")
+    text = text.replace(
+        "    - starter_files:",
+        "    - {template_dir: site-tools, target: .plugins/site-tools}\n    - starter_files:",
+    )
+    path.write_text(text + "agent: {kind: codex, model: scripted, plugins: [.plugins/site-tools]}\n")
+
+    end, events = run(path, tmp_path)
+
+    assert (end.outcome, criteria(events)["skill_triggered"].observed_label) == ("pass", "sitectl"), end.error
+
+
+def test_the_task_timeout_leaves_no_process_in_the_container(tmp_path: Path) -> None:
+    turns = f"""
+    - blocks: [{{tool_use: {{name: Bash, input: {{command: "(setsid {SLEEP} &); {SLEEP} &"}}}}}}]
+    - error: {{kind: hang}}
+    """
+    extra = "run_limits: {task_timeout: 8}\n"
+    path = docker_task(tmp_path, "claude-code", turns, "- {type: file_exists, path: calc.py}", extra)
+
+    end, _ = run(path, tmp_path)
+
+    assert end.status == "timeout", end.error
+    assert survivors("time.sleep(300.25)") == []
