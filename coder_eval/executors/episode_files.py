@@ -27,8 +27,8 @@ ATTEMPT = re.compile(r"\.attempt(\d+)$")
 
 @dataclass(frozen=True)
 class EpisodeFiles:
-    """A finished episode: its trajectory, its failed attempts' (in order), its ``episode_end`` and
-    its kept workspace snapshot (None: none was asked for, or it was not kept)."""
+    """A finished episode: its trajectory, those of its failed provider attempts (in order), its
+    ``episode_end`` and its kept workspace snapshot (None: none was asked for, or it was not kept)."""
 
     trajectory: bytes
     attempts: tuple[bytes, ...]
@@ -42,11 +42,7 @@ class EpisodeFiles:
         """Run the episode into ``scratch`` (keeping a snapshot of up to ``keep_bytes`` when given)
         and read back what it wrote."""
         path = scratch / f"{plan.episode_id}.jsonl"
-        keep = (
-            None
-            if keep_bytes is None
-            else SnapshotTarget(scratch / SNAPSHOTS / f"{plan.episode_id}.tar.gz", keep_bytes)
-        )
+        keep = _scratch_target(scratch, plan, keep_bytes)
         end = await run_episode(plan, run_id, path, keep=keep)
         attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
         snapshot = keep.path.read_bytes() if keep is not None and keep.path.is_file() else None
@@ -75,6 +71,13 @@ def write_interrupted(plan: EpisodePlan, run_id: str, path: Path) -> None:
     """An episode the run stopped while it ran: its start line alone, read as interrupted (as the
     ``local`` executor leaves one), so ``--resume`` sets it aside and runs it again."""
     _write_atomically(path, f"{start_event(plan, run_id).model_dump_json()}\n".encode())
+
+
+def _scratch_target(scratch: Path, plan: EpisodePlan, keep_bytes: int | None) -> SnapshotTarget | None:
+    """Laid out as in a run directory, so the record names ``snapshots/<episode_id>.tar.gz``."""
+    if keep_bytes is None:
+        return None
+    return SnapshotTarget(scratch / SNAPSHOTS / f"{plan.episode_id}.tar.gz", keep_bytes)
 
 
 def _attempt_number(path: Path) -> int:
