@@ -27,6 +27,7 @@ import signal
 import socket
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -51,6 +52,9 @@ CANCEL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 5.0
 """How long ``--scheduler`` may take to answer before the run is refused."""
 
+STARTS_TOPIC = "coder_eval-episode-start"
+"""Each start of an episode on a worker is logged here, so a re-run after a worker died is noted."""
+
 _RUNNING: dict[str, asyncio.Task[EpisodeFiles]] = {}
 """On a worker: the episodes it is running, by dask key (so an interrupted run can cancel them)."""
 
@@ -60,7 +64,9 @@ async def run_on_worker(
 ) -> EpisodeFiles | None:
     """On a worker: run the episode in a scratch folder of the worker's own, and return its files
     (None: the submitter stopped the run and cancelled it, see :func:`cancel_on_worker`)."""
-    scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=get_worker().local_directory))
+    worker = get_worker()
+    worker.log_event(STARTS_TOPIC, key)
+    scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=worker.local_directory))
     try:
         _check_task_folder(plan)
         episode = _RUNNING[key] = asyncio.ensure_future(
@@ -107,6 +113,11 @@ class DaskExecutor:
         self.client = client
         self.dashboard = dashboard
         self.abandoned: set[str] = set()
+        self.starts: Counter[str] = Counter()
+
+    def count_start(self, event: tuple[float, str]) -> None:
+        """An episode started on a worker (events arrive before the episode's result)."""
+        self.starts[event[1]] += 1
 
     async def run(
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
@@ -129,9 +140,18 @@ class DaskExecutor:
             error = f"on the dask worker: {type(exc).__name__}: {exc}"
         else:
             if files is not None:
-                return files.write(path, keep)
+                return self._note_reruns(key, files).write(path, keep)
             error = "the episode was cancelled on its dask worker"
         return EpisodeFiles.failed(plan, run_id, error).write(path)
+
+    def _note_reruns(self, key: str, files: EpisodeFiles) -> EpisodeFiles:
+        reruns = self.starts.pop(key, 1) - 1
+        if reruns < 1:
+            return files
+        return files.noted(
+            f"run {reruns + 1} times: the dask worker running it died {reruns} time(s); "
+            "this is the run that finished"
+        )
 
     async def cancel_abandoned(self) -> None:
         """Stop the episodes of an interrupted run on the workers still running them."""
@@ -179,6 +199,7 @@ async def open_dask(
         await client.register_plugin(_EpisodeWorker(scheduler is None), name="coder_eval-worker")
         await client.run(importlib.import_module, "coder_eval.executors.episode_files")
         executor = DaskExecutor(client, _dashboard(client, local=scheduler is None))
+        client.subscribe_topic(STARTS_TOPIC, executor.count_start)
         try:
             yield executor
         finally:

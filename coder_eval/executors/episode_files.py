@@ -14,7 +14,7 @@ one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coder_eval.run_dir import SNAPSHOTS
@@ -54,6 +54,13 @@ class EpisodeFiles:
         end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
         lines = [start_event(plan, run_id).model_dump_json(), end.model_dump_json()]
         return cls("".join(f"{line}\n" for line in lines).encode(), (), end)
+
+    def noted(self, note: str) -> EpisodeFiles:
+        """The same episode with ``note`` added to its ``episode_end`` (the trajectory's last line)."""
+        end = self.end.model_copy(update={"notes": [*self.end.notes, note]})
+        head, _, _ = self.trajectory.rstrip(b"\n").rpartition(b"\n")
+        trajectory = (head + b"\n" if head else b"") + end.model_dump_json().encode() + b"\n"
+        return replace(self, trajectory=trajectory, end=end)
 
     def write(self, path: Path, keep: SnapshotTarget | None = None) -> EpisodeEnd:
         """Write the snapshot at ``keep.path``, the attempts beside ``path``

@@ -78,6 +78,18 @@ def test_an_episode_no_worker_finished_is_recorded_invalid_never_lost(tmp_path: 
     assert read.start is not None and read.start.task_id == "t"
 
 
+def test_a_note_lands_in_the_recorded_episode_end(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    files = asyncio.run(EpisodeFiles.produce(plan(tmp_path), "r", scratch))
+
+    end = files.noted("run 2 times").write(tmp_path / "e.jsonl")
+
+    read = read_trajectory(tmp_path / "e.jsonl")
+    assert read.complete and read.end == end and end.notes[-1] == "run 2 times"
+    assert len(read.events) == len(read_trajectory(scratch / "t--default--r0.jsonl").events)
+
+
 def test_an_interrupted_episode_is_read_as_interrupted(tmp_path: Path) -> None:
     write_interrupted(plan(tmp_path), "r", tmp_path / "e.jsonl")
     read = read_trajectory(tmp_path / "e.jsonl")

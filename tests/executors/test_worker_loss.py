@@ -57,6 +57,9 @@ def test_an_episode_whose_worker_dies_is_run_again_once_elsewhere(tmp_path: Path
     ended = episodes(run)
     assert sorted(ended) == ["bystander--default--r0", "victim--default--r0"]
     assert all(end is not None and end.outcome == "pass" for end in ended.values())
+    victim, bystander = ended["victim--default--r0"], ended["bystander--default--r0"]
+    assert victim is not None and any("the dask worker running it died 1 time(s)" in n for n in victim.notes)
+    assert bystander is not None and not any("dask" in n for n in bystander.notes)
     assert sorted(p.name for p in (run / "episodes").iterdir()) == [f"{k}.jsonl" for k in sorted(ended)]
 
 
