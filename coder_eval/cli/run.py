@@ -7,10 +7,10 @@ import contextlib
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, cast
+from typing import Annotated, NamedTuple, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,7 +33,7 @@ from coder_eval.cli.inputs import (
     TagsOpt,
 )
 from coder_eval.errors import ExitCode, InputError, did_you_mean
-from coder_eval.executors import EXECUTORS, Executor, ExecutorName, check_executor, open_executor
+from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
@@ -273,21 +273,7 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
 
         manifest.status = "running"
         run.write_manifest(manifest)
-        batch = _on_executor(
-            batch_of.placement,
-            batch_of.jobs,
-            lambda executor: run_batch(
-                plans,
-                run,
-                run_id=manifest.run_id,
-                concurrency=batch_of.jobs,
-                resume=resume,
-                max_cost_usd=max_cost,
-                on_done=on_done,
-                executor=executor,
-                snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
-            ),
-        )
+        batch = _on_executor(run, manifest.run_id, plans, batch_of, on_done)
         try:
             with _sigterm_as_interrupt(), recording_sandboxes(run.path / SANDBOX_LOG_FILE):
                 summary = asyncio.run(batch)
@@ -302,13 +288,30 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
 
 
 async def _on_executor(
-    placement: Placement, jobs: int, batch: Callable[[Executor], Coroutine[Any, Any, BatchSummary]]
+    run: RunDir,
+    run_id: str,
+    plans: list[EpisodePlan],
+    batch_of: _Batch,
+    on_done: Callable[[EpisodePlan, EpisodeEnd], None],
 ) -> BatchSummary:
     """Start the executor (a dask LocalCluster has ``jobs`` workers), run the batch on it, stop it."""
-    async with open_executor(placement.executor, slots=jobs, scheduler=placement.scheduler) as executor:
+    placement, cap_mb = batch_of.placement, batch_of.snapshot_max_mb
+    async with open_executor(
+        placement.executor, slots=batch_of.jobs, scheduler=placement.scheduler
+    ) as executor:
         if executor.dashboard:
             console.print(f"dask dashboard: {executor.dashboard}", highlight=False)
-        return await batch(executor)
+        return await run_batch(
+            plans,
+            run,
+            run_id=run_id,
+            concurrency=batch_of.jobs,
+            resume=batch_of.resume,
+            max_cost_usd=batch_of.max_cost,
+            on_done=on_done,
+            executor=executor,
+            snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
+        )
 
 
 @contextlib.contextmanager
