@@ -35,7 +35,7 @@ def check_executor(name: ExecutorName, scheduler: str | None = None) -> None:
     answers at ``scheduler``."""
     check_installed(name)
     if scheduler is not None:
-        from coder_eval.executors.dask import check_scheduler
+        from coder_eval.executors.dask import check_scheduler  # installed: checked just above
 
         asyncio.run(check_scheduler(scheduler))
 
