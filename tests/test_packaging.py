@@ -119,7 +119,8 @@ def test_the_wheel_with_the_analysis_extra_runs_the_examples_and_renders_every_r
     assert "coder_eval/experiments/default.yaml" in names
     assert not any(n.startswith(("notebooks/", "experiments/", "tasks/")) for n in names)
 
-    house = request.config.cache.mkdir("wheelhouse")  # repacked wheels are reused between runs
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    house = cache.mkdir("wheelhouse") if cache is not None else tmp_path / "wheelhouse"  # reused between runs
     wheelhouse([str(r) for r in requirements("analysis").values()], house)
     bin_dir = fresh_venv(tmp_path / "venv", wheel, house)
 
