@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, out_of_memory, run_agent
@@ -47,6 +47,9 @@ from coder_eval.trajectory import (
     WorkspaceSnapshot,
 )
 from coder_eval.verifier import open_verifier
+
+if TYPE_CHECKING:
+    from coder_eval.executors.base import Executor
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ async def _attempt(
     trajectory and timed in ``episode_end``.
     """
     with TrajectoryWriter(path) as sink:
-        sink.write(_start_event(plan, run_id))
+        sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
         async with AsyncExitStack() as stack:
@@ -256,7 +259,8 @@ async def verify_snapshot(
         await close_quietly(verifier.sandbox, before.leftovers)
 
 
-def _start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
+def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
+    """The first line of an episode's trajectory: what ran, with hidden material left out."""
     task = plan.task
     return EpisodeStart(
         run_id=run_id,
@@ -382,10 +386,19 @@ async def run_batch(
     resume: bool = False,
     max_cost_usd: float | None = None,
     on_done: Callable[[EpisodePlan, EpisodeEnd], None] | None = None,
+    executor: Executor | None = None,
     snapshot_max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> BatchSummary:
     """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run.
-    Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept)."""
+    Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept).
+
+    ``executor`` runs each episode (default: the ``local`` executor, in this process); at most
+    ``concurrency`` are in flight, so a budget stops new ones on any executor.
+    """
+    if executor is None:
+        from coder_eval.executors.local import LocalExecutor  # executors build on this module
+
+        executor = LocalExecutor()
     summary = BatchSummary()
     todo = list(plans)
     if resume:
@@ -412,7 +425,7 @@ async def run_batch(
                 summary.not_started += 1
                 return
             keep = _snapshot_target(run, plan, snapshot_max_bytes)
-            end = await run_episode(plan, run_id, run.episode_path(plan.episode_id), keep=keep)
+            end = await executor.run(plan, run_id, run.episode_path(plan.episode_id), keep)
             summary.outcomes[end.outcome] += 1
             summary.cost_usd += end.cost_usd or 0.0
             if on_done is not None:

@@ -7,10 +7,10 @@ import contextlib
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -32,7 +32,8 @@ from coder_eval.cli.inputs import (
     SplitOpt,
     TagsOpt,
 )
-from coder_eval.errors import ExitCode, InputError
+from coder_eval.errors import ExitCode, InputError, did_you_mean
+from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
@@ -50,6 +51,21 @@ SnapshotMaxOpt = Annotated[
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
 """In the run directory: every sandbox the run made (to reap them after a crash)."""
 
+ExecutorOpt = Annotated[
+    str, typer.Option(help="Where episodes run: local (this process) or dask (docs/executors.md).")
+]
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(help="With --executor dask: a running cluster (tcp://HOST:PORT), not a LocalCluster."),
+]
+
+
+class Placement(NamedTuple):
+    """Where the episodes run: the executor, and the scheduler of a running dask cluster."""
+
+    executor: ExecutorName
+    scheduler: str | None
+
 
 @app.command()
 def run(
@@ -59,7 +75,10 @@ def run(
     model: ModelOpt = None,
     agent: AgentOpt = None,
     repeats: RepeatsOpt = None,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Episodes run at once.")] = 1,
+    jobs: Annotated[
+        int,
+        typer.Option("-j", "--jobs", min=1, help="Episodes run at once (dask: LocalCluster workers)."),
+    ] = 1,
     run_dir: Annotated[
         Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")
     ] = None,
@@ -80,10 +99,13 @@ def run(
         Path | None, typer.Option(help="Write JUnit XML here (one case per episode).")
     ] = None,
     report: Annotated[bool, typer.Option(help="Render the reports after the run.")] = True,
+    executor: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
     snapshots: SnapshotsOpt = True,
     snapshot_max_mb: SnapshotMaxOpt = DEFAULT_MAX_MB,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
+    placement = _placement(executor, scheduler)
     inputs = RunInputs.of(
         paths,
         experiment,
@@ -109,7 +131,8 @@ def run(
     warn(plan_warnings(resolution))
     _reap_leftovers(opened, resume)
     cap_mb = snapshot_max_mb if snapshots else None
-    summary = _execute(opened, manifest, resolution.plans, _Batch(jobs, resume, max_cost_usd, cap_mb))
+    batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement)
+    summary = _execute(opened, manifest, resolution.plans, batch)
     _print_summary(opened, summary, resume)
     code = finish(opened, manifest, resolution, after)
     if summary.budget_stopped:
@@ -117,6 +140,18 @@ def run(
         code = ExitCode.BUDGET_STOPPED
     if code:
         raise typer.Exit(code)
+
+
+def _placement(executor: str, scheduler: str | None) -> Placement:
+    """The executor options, checked before anything is resolved or run (bad ones exit 2)."""
+    if executor not in EXECUTORS:
+        choices = f"choose {' or '.join(EXECUTORS)}{did_you_mean(executor, EXECUTORS)}"
+        raise typer.BadParameter(f"{executor!r}: {choices}", param_hint="'--executor'")
+    name = cast(ExecutorName, executor)
+    if scheduler is not None and name != "dask":
+        raise typer.BadParameter("a scheduler is for --executor dask", param_hint="'--scheduler'")
+    check_executor(name, scheduler)
+    return Placement(name, scheduler)
 
 
 def _reap_leftovers(run: RunDir, resume: bool) -> None:
@@ -203,6 +238,7 @@ class _Batch:
     resume: bool
     max_cost: float | None
     snapshot_max_mb: float | None
+    placement: Placement
 
 
 def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
@@ -237,16 +273,7 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
 
         manifest.status = "running"
         run.write_manifest(manifest)
-        batch = run_batch(
-            plans,
-            run,
-            run_id=manifest.run_id,
-            concurrency=batch_of.jobs,
-            resume=resume,
-            max_cost_usd=max_cost,
-            on_done=on_done,
-            snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
-        )
+        batch = _on_executor(run, manifest.run_id, plans, batch_of, on_done)
         try:
             with _sigterm_as_interrupt(), recording_sandboxes(run.path / SANDBOX_LOG_FILE):
                 summary = asyncio.run(batch)
@@ -258,6 +285,33 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
     manifest.snapshots = run.snapshot_totals(cap_mb)
     _record_status(run, manifest, summary, max_cost)
     return summary
+
+
+async def _on_executor(
+    run: RunDir,
+    run_id: str,
+    plans: list[EpisodePlan],
+    batch_of: _Batch,
+    on_done: Callable[[EpisodePlan, EpisodeEnd], None],
+) -> BatchSummary:
+    """Start the executor (a dask LocalCluster has ``jobs`` workers), run the batch on it, stop it."""
+    placement, cap_mb = batch_of.placement, batch_of.snapshot_max_mb
+    async with open_executor(
+        placement.executor, slots=batch_of.jobs, scheduler=placement.scheduler
+    ) as executor:
+        if executor.dashboard:
+            console.print(f"dask dashboard: {executor.dashboard}", highlight=False)
+        return await run_batch(
+            plans,
+            run,
+            run_id=run_id,
+            concurrency=batch_of.jobs,
+            resume=batch_of.resume,
+            max_cost_usd=batch_of.max_cost,
+            on_done=on_done,
+            executor=executor,
+            snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
+        )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,248 @@
+"""The ``dask`` executor: episodes run on dask.distributed workers; this process writes the run directory.
+
+Example::
+
+    async with open_dask(workers=4) as executor:                      # a LocalCluster, 4 processes
+        end = await executor.run(plan, run_id, run.episode_path(plan.episode_id))
+    async with open_dask(scheduler="tcp://10.0.0.5:8786") as executor:  # a cluster already running
+        ...
+
+Each episode is one dask task: :func:`run_on_worker` runs ``run_episode`` on the worker's event loop
+in a scratch folder and returns the files' bytes (trajectory, failed attempts, kept snapshot), which
+:meth:`DaskExecutor.run` writes where the run directory wants them. A worker that dies
+mid-episode: the scheduler runs the episode once more elsewhere (``allowed_failures=1`` on the
+cluster coder_eval starts; a running cluster keeps its own setting); a further death, or any error
+raised on the worker, is recorded as an ``invalid`` episode (``infra_error``) saying so. Either way
+the episode ends up in the run directory exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import shutil
+import signal
+import socket
+import tempfile
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed.client import FutureCancelledError
+from distributed.comm.addressing import resolve_address
+from distributed.scheduler import KilledWorker
+
+from coder_eval.errors import InputError
+from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
+from coder_eval.runner import EpisodePlan
+from coder_eval.sandbox.leftovers import reap_dead
+from coder_eval.snapshots import SnapshotTarget
+from coder_eval.trajectory import EpisodeEnd
+
+ALLOWED_FAILURES = 1
+"""Worker deaths an episode survives on the cluster coder_eval starts: it is re-run once."""
+
+CANCEL_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 5.0
+"""How long ``--scheduler`` may take to answer before the run is refused."""
+
+STARTS_TOPIC = "coder_eval-episode-start"
+"""Each start of an episode on a worker is logged here, so a re-run after a worker died is noted."""
+
+_RUNNING: dict[str, asyncio.Task[EpisodeFiles]] = {}
+"""On a worker: the episodes it is running, by dask key (so an interrupted run can cancel them)."""
+
+
+async def run_on_worker(
+    plan: EpisodePlan, run_id: str, key: str, keep_bytes: int | None = None
+) -> EpisodeFiles | None:
+    """On a worker: run the episode in a scratch folder of the worker's own, and return its files
+    (None: the submitter stopped the run and cancelled it, see :func:`cancel_on_worker`)."""
+    worker = get_worker()
+    worker.log_event(STARTS_TOPIC, key)
+    scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=worker.local_directory))
+    try:
+        _check_task_folder(plan)
+        episode = _RUNNING[key] = asyncio.ensure_future(
+            EpisodeFiles.produce(plan, run_id, scratch, keep_bytes)
+        )
+        return await episode
+    except asyncio.CancelledError:
+        if _cancelling():  # the worker itself is closing
+            raise
+        return None
+    finally:
+        _RUNNING.pop(key, None)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _check_task_folder(plan: EpisodePlan) -> None:
+    """Task files name folders (templates, hidden tests) on the submitter's filesystem."""
+    source = plan.task.source_path
+    if source is not None and not source.parent.is_dir():
+        raise FileNotFoundError(
+            f"{source.parent}: the task's folder is not on worker {socket.gethostname()}; "
+            "task folders must be at the same path on every worker (docs/executors.md)"
+        )
+
+
+async def cancel_on_worker(keys: list[str]) -> int:
+    """On a worker: cancel those of ``keys`` it is running (their agents' processes are killed)."""
+    running = [task for key in keys if (task := _RUNNING.get(key)) is not None]
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+    return len(running)
+
+
+class DaskExecutor:
+    """Submits each episode to the cluster and writes what the worker returns."""
+
+    def __init__(self, client: Client, dashboard: str | None) -> None:
+        self.client = client
+        self.dashboard = dashboard
+        self.abandoned: set[str] = set()
+        self.starts: Counter[str] = Counter()
+
+    def count_start(self, event: tuple[float, str]) -> None:
+        """An episode started on a worker (events arrive before the episode's result)."""
+        self.starts[event[1]] += 1
+
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
+        key = f"episode-{plan.episode_id}-{uuid.uuid4().hex[:8]}"
+        keep_bytes = keep.max_bytes if keep is not None else None
+        try:
+            files: EpisodeFiles | None = await self.client.submit(
+                run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False
+            )
+        except FutureCancelledError as exc:  # the scheduler dropped it (say the connection was lost)
+            error = f"the dask scheduler cancelled the episode: {exc}"
+        except asyncio.CancelledError:  # this run is interrupted: the episode stays, as interrupted
+            self.abandoned.add(key)
+            write_interrupted(plan, run_id, path)
+            raise
+        except KilledWorker as exc:
+            error = _killed(exc)
+        except Exception as exc:
+            error = f"on the dask worker: {type(exc).__name__}: {exc}"
+        else:
+            if files is not None:
+                return self._note_reruns(key, files).write(path, keep)
+            error = "the episode was cancelled on its dask worker"
+        return EpisodeFiles.failed(plan, run_id, error).write(path)
+
+    def _note_reruns(self, key: str, files: EpisodeFiles) -> EpisodeFiles:
+        reruns = self.starts.pop(key, 1) - 1
+        if reruns < 1:
+            return files
+        return files.noted(
+            f"run {reruns + 1} times: the dask worker running it died {reruns} time(s); "
+            "this is the run that finished"
+        )
+
+    async def cancel_abandoned(self) -> None:
+        """Stop the episodes of an interrupted run on the workers still running them."""
+        if self.abandoned:
+            with contextlib.suppress(Exception):
+                run = self.client.run(cancel_on_worker, sorted(self.abandoned), on_error="ignore")
+                await asyncio.wait_for(run, CANCEL_TIMEOUT_S)
+
+
+def _killed(exc: KilledWorker) -> str:
+    worker = getattr(exc.last_worker, "address", "?")
+    return (
+        f"the dask worker running this episode died ({worker}), after {exc.allowed_failures} "
+        "re-run(s) elsewhere; the agent was not measured"
+    )
+
+
+class _EpisodeWorker(WorkerPlugin):
+    """Readies each worker, and each that replaces a dead one: sandboxes and agent processes a dead
+    worker left on its machine are reaped; on the cluster coder_eval starts, Ctrl-C (which reaches
+    the whole process group) is left to the submitter, which stops the run in order."""
+
+    def __init__(self, ignore_interrupts: bool) -> None:
+        self.ignore_interrupts = ignore_interrupts
+
+    def setup(self, worker: Any) -> None:
+        if self.ignore_interrupts:
+            with contextlib.suppress(ValueError):  # not the main thread: nothing to protect
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        reap_dead(Path(tempfile.gettempdir()))
+
+
+@asynccontextmanager
+async def open_dask(
+    workers: int = 1, slots_per_worker: int = 1, scheduler: str | None = None
+) -> AsyncIterator[DaskExecutor]:
+    """A client of the cluster at ``scheduler``, or of a LocalCluster of ``workers`` processes
+    (``slots_per_worker`` episodes each) started here and stopped on exit."""
+    async with AsyncExitStack() as stack:
+        if scheduler is None:
+            cluster = await stack.enter_async_context(_local_cluster(workers, slots_per_worker))
+            client = await stack.enter_async_context(Client(cluster, asynchronous=True))  # type: ignore[no-untyped-call]
+        else:
+            client = await stack.enter_async_context(_connect(scheduler))
+        await client.register_plugin(_EpisodeWorker(scheduler is None), name="coder_eval-worker")
+        await client.run(importlib.import_module, "coder_eval.executors.episode_files")
+        executor = DaskExecutor(client, _dashboard(client, local=scheduler is None))
+        client.subscribe_topic(STARTS_TOPIC, executor.count_start)
+        try:
+            yield executor
+        finally:
+            await executor.cancel_abandoned()
+
+
+def _local_cluster(workers: int, slots_per_worker: int) -> LocalCluster:
+    return LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=workers,
+        threads_per_worker=slots_per_worker,
+        processes=True,
+        asynchronous=True,
+        memory_limit=0,  # episodes are bounded by their sandboxes; dask must not restart a worker for it
+        dashboard_address=":0",  # any free port: another cluster on this machine may hold 8787
+        scheduler_kwargs={"allowed_failures": ALLOWED_FAILURES},
+    )
+
+
+def _connect(scheduler: str) -> Client:
+    return Client(scheduler, asynchronous=True, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
+
+
+async def check_scheduler(scheduler: str) -> None:
+    """Raise ``InputError`` unless a dask scheduler answers at ``scheduler`` (before anything runs)."""
+    try:
+        resolve_address(scheduler)
+    except ValueError as exc:
+        raise InputError(f"--scheduler {scheduler}: not a dask address like tcp://HOST:8786 ({exc})") from exc
+    except OSError as exc:
+        raise InputError(f"--scheduler {scheduler}: its host is not known here ({exc})") from exc
+    try:
+        async with _connect(scheduler):
+            pass
+    except (OSError, TimeoutError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"--scheduler {scheduler}: no dask scheduler answered within {CONNECT_TIMEOUT_S:g} s ({why})"
+        ) from exc
+
+
+def _dashboard(client: Client, local: bool) -> str | None:
+    """The dashboard's address, when the scheduler serves one (ours needs bokeh to draw it)."""
+    if local and importlib.util.find_spec("bokeh") is None:
+        return None
+    services = client.scheduler_info().get("services", {})
+    return str(client.dashboard_link) if "dashboard" in services else None

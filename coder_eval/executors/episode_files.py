@@ -1,0 +1,99 @@
+"""An episode's files as bytes: what a worker hands back, and what the submitting process writes.
+
+Example::
+
+    files = await EpisodeFiles.produce(plan, run_id, scratch, keep_bytes)  # on a worker
+    end = files.write(run.episode_path(plan.episode_id), keep)             # where the run is
+
+No filesystem is shared: the worker runs the episode into a scratch folder of its own and returns the
+trajectory, any failed provider attempts and the kept workspace snapshot as bytes; only the
+submitting process writes the run directory, each file atomically, so a reader never sees half of
+one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from coder_eval.run_dir import SNAPSHOTS
+from coder_eval.runner import EpisodePlan, run_episode, start_event
+from coder_eval.snapshots import SnapshotTarget
+from coder_eval.trajectory import EpisodeEnd
+
+ATTEMPT = re.compile(r"\.attempt(\d+)$")
+
+
+@dataclass(frozen=True)
+class EpisodeFiles:
+    """A finished episode: its trajectory, those of its failed provider attempts (in order), its
+    ``episode_end`` and its kept workspace snapshot (None: none was asked for, or it was not kept)."""
+
+    trajectory: bytes
+    attempts: tuple[bytes, ...]
+    end: EpisodeEnd
+    snapshot: bytes | None = None
+
+    @classmethod
+    async def produce(
+        cls, plan: EpisodePlan, run_id: str, scratch: Path, keep_bytes: int | None = None
+    ) -> EpisodeFiles:
+        """Run the episode into ``scratch`` (keeping a snapshot of up to ``keep_bytes`` when given)
+        and read back what it wrote."""
+        path = scratch / f"{plan.episode_id}.jsonl"
+        keep = _scratch_target(scratch, plan, keep_bytes)
+        end = await run_episode(plan, run_id, path, keep=keep)
+        attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
+        snapshot = keep.path.read_bytes() if keep is not None and keep.path.is_file() else None
+        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end, snapshot)
+
+    @classmethod
+    def failed(cls, plan: EpisodePlan, run_id: str, error: str) -> EpisodeFiles:
+        """An episode no worker could finish: recorded ``invalid`` (``infra_error``), never lost."""
+        end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
+        lines = [start_event(plan, run_id).model_dump_json(), end.model_dump_json()]
+        return cls("".join(f"{line}\n" for line in lines).encode(), (), end)
+
+    def noted(self, note: str) -> EpisodeFiles:
+        """The same episode with ``note`` added to its ``episode_end`` (the trajectory's last line)."""
+        end = self.end.model_copy(update={"notes": [*self.end.notes, note]})
+        head, _, _ = self.trajectory.rstrip(b"\n").rpartition(b"\n")
+        trajectory = (head + b"\n" if head else b"") + end.model_dump_json().encode() + b"\n"
+        return replace(self, trajectory=trajectory, end=end)
+
+    def write(self, path: Path, keep: SnapshotTarget | None = None) -> EpisodeEnd:
+        """Write the snapshot at ``keep.path``, the attempts beside ``path``
+        (``<episode>.jsonl.attempt<N>``), then the trajectory."""
+        if keep is not None and self.snapshot is not None:
+            keep.path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(keep.path, self.snapshot)
+        for number, data in enumerate(self.attempts, start=1):
+            _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
+        _write_atomically(path, self.trajectory)
+        return self.end
+
+
+def write_interrupted(plan: EpisodePlan, run_id: str, path: Path) -> None:
+    """An episode the run stopped while it ran: its start line alone, read as interrupted (as the
+    ``local`` executor leaves one), so ``--resume`` sets it aside and runs it again."""
+    _write_atomically(path, f"{start_event(plan, run_id).model_dump_json()}\n".encode())
+
+
+def _scratch_target(scratch: Path, plan: EpisodePlan, keep_bytes: int | None) -> SnapshotTarget | None:
+    """Laid out as in a run directory, so the record names ``snapshots/<episode_id>.tar.gz``."""
+    if keep_bytes is None:
+        return None
+    return SnapshotTarget(scratch / SNAPSHOTS / f"{plan.episode_id}.tar.gz", keep_bytes)
+
+
+def _attempt_number(path: Path) -> int:
+    match = ATTEMPT.search(path.name)
+    return int(match.group(1)) if match else 0
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)

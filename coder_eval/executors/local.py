@@ -1,0 +1,35 @@
+"""The ``local`` executor: episodes run in this process's event loop (``-j N`` of them at once).
+
+Example::
+
+    async with open_local() as executor:
+        end = await executor.run(plan, "run-1", Path("runs/r/episodes/t--default--r0.jsonl"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.snapshots import SnapshotTarget
+from coder_eval.trajectory import EpisodeEnd
+
+
+class LocalExecutor:
+    """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes, the snapshot
+    straight into the run directory."""
+
+    dashboard: str | None = None
+
+    async def run(
+        self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
+    ) -> EpisodeEnd:
+        return await run_episode(plan, run_id, path, keep=keep)
+
+
+@asynccontextmanager
+async def open_local() -> AsyncIterator[LocalExecutor]:
+    """Nothing to start or stop: the local executor is this process."""
+    yield LocalExecutor()

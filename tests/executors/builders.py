@@ -1,0 +1,105 @@
+"""Runs on the dask executor for the executor tests: the CLI as a subprocess, and its processes.
+
+Example::
+
+    with started_run(tmp_path, "tasks", "--executor", "dask", "--run-dir", "runs/r") as process:
+        wait_for(lambda: bool(processes(b"sleep\x0061.5")), timeout=60)
+        os.kill(worker_running(processes(b"sleep\x0061.5")[0], process.pid), signal.SIGKILL)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from coder_eval.trajectory import read_trajectory
+
+
+@contextlib.contextmanager
+def started_run(cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``coder-eval run ARGS`` in the background (a session of its own, its output captured); what
+    is still running of it when the block ends (a failed test) is killed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "coder_eval", "run", *args],
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def processes(pattern: bytes) -> list[int]:
+    """Pids of live processes whose command line (NUL-separated) contains ``pattern``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if pattern in (entry / "cmdline").read_bytes() and _state(int(entry.name)) != "Z":
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def worker_running(pid: int, submitter: int) -> int:
+    """The dask worker process above ``pid``: the ancestor whose parent is the submitting process
+    (a LocalCluster's nannies live in it and start the workers)."""
+    while (parent := _parent(pid)) != submitter:
+        assert parent > 1, f"process {pid} does not descend from {submitter}"
+        pid = parent
+    return pid
+
+
+def descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        pid = _parent_or_0(pid)
+        if pid == ancestor:
+            return True
+    return False
+
+
+def episodes(run: Path) -> dict[str, Any]:
+    """Each trajectory file's ``episode_end`` (None: interrupted), by episode id."""
+    return {p.stem: read_trajectory(p).end for p in sorted((run / "episodes").glob("*.jsonl"))}
+
+
+def manifest(run: Path) -> dict[str, Any]:
+    return json.loads((run / "run.json").read_text())  # type: ignore[no-any-return]
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _parent_or_0(pid: int) -> int:
+    try:
+        return _parent(pid)
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
