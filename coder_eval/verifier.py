@@ -61,6 +61,8 @@ class Verifier:
 
 
 def _empty(folder: Path) -> None:
+    if not folder.is_dir():  # made at the verifier's first command
+        return
     for path in folder.iterdir():
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

@@ -19,16 +19,19 @@ Layout of each sandbox directory::
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
-the task's files and nothing else.
+the task's files and nothing else. ``bin``, ``run``, ``tools`` and ``verdicts`` exist only in the
+sandboxes that use them (the verifier has no shims; the agent's sandbox writes no verdicts), and the
+verifier makes all but ``work`` at its first command (many graders only read files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +42,9 @@ SAFE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 """The only host variables a sandbox inherits (when set); nothing else leaks in."""
+
+FOLDERS = ("home", "tmp", "bin", "run", "tools", "verdicts")
+"""The folders beside the workspace; each sandbox makes those it uses (``Provision.folders``)."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,14 @@ class SandboxLayout:
     def node_modules(self) -> Path:
         return self.base / "node_modules"
 
-    def make(self) -> None:
-        for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):
-            directory.mkdir(parents=True)
+    def make(self, folders: Collection[str] = FOLDERS) -> None:
+        """Make the workspace and the ``folders`` named beside it (all by default)."""
+        self.work.mkdir(parents=True)
+        self.make_folders(folders)
+
+    def make_folders(self, folders: Collection[str]) -> None:
+        for name in folders:
+            (self.base / name).mkdir(exist_ok=True)
 
 
 def interpreter_bin() -> Path:
@@ -120,9 +131,13 @@ def base_env(home: Path, tmp: Path, path: Sequence[str], extra: Mapping[str, str
 def remove_tree(base: Path, attempts: int = 3) -> None:
     """``rm -rf`` that also removes directories the agent made read-only.
 
-    It retries briefly: a process killed a moment ago may still be writing into the tree. What still
-    cannot be removed (an immutable file, a busy mount) raises ``SandboxError``.
+    A plain removal is tried first (most trees need nothing more, and no walk of their own). Then it
+    makes every directory writable and retries briefly: a process killed a moment ago may still be
+    writing into the tree. What still cannot be removed (an immutable file, a busy mount) raises
+    ``SandboxError``.
     """
+    with contextlib.suppress(OSError):
+        shutil.rmtree(base)
     for attempt in range(1, attempts + 1):
         if not os.path.lexists(base):
             return

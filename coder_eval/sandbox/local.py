@@ -58,6 +58,10 @@ class HostSandbox:
         self.dropped: list[Dropped] = []
         self._groups: set[int] = set()
         self._closed = False
+        self._unswept = False
+        """A command may have started since processes were last swept (``stop``)."""
+        self._prepared = False
+        """HOME, TMPDIR and the toolchain exist (``deferred``)."""
 
     @classmethod
     async def create(
@@ -72,9 +76,7 @@ class HostSandbox:
             raise SandboxError(f"cannot make a sandbox directory under {where}: {exc}") from exc
         sandbox = cls(SandboxLayout(base), spec, provision)
         try:
-            await asyncio.to_thread(sandbox._populate)
-            if cls.uses_cgroup:
-                sandbox.cgroup = await asyncio.to_thread(Cgroup.make, sandbox.token, provision.limits)
+            await asyncio.to_thread(sandbox._make)
         except BaseException:
             await sandbox.close()
             raise
@@ -86,10 +88,16 @@ class HostSandbox:
 
     # -- making it -------------------------------------------------------------------------------
 
+    def _make(self) -> None:
+        """Seed the folder and make the control group (one trip to a worker thread for both)."""
+        self._populate()
+        if self.uses_cgroup:
+            self.cgroup = Cgroup.make(self.token, self.provision.limits)
+
     def _populate(self) -> None:
         layout, provision = self.layout, self.provision
         try:
-            layout.make()
+            layout.make(() if self.deferred else provision.folders)
             register(layout.base, self.token)
             if provision.snapshot is not None:
                 self.dropped = extract_tar(provision.snapshot, layout.work)
@@ -99,13 +107,9 @@ class HostSandbox:
                 apply_template(source, layout.work)
             mock_dirs = prepare_mock_dirs(provision.path_dirs, layout.work)
             self._install_recorders()
-            if provision.trusted:
-                install_toolchain(layout.tools)
-                name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
-                (layout.tools / "pytest-config").mkdir()
-                (layout.tools / "pytest-config" / name).write_bytes(content)
-            if provision.network == "model":
-                (layout.tools / "forward.py").write_text(FORWARDER, encoding="utf-8")
+            if not self.deferred:
+                self._install_tools()
+                self._prepared = True
             if provision.python_env is not None:
                 clone_env(provision.python_env, layout.env, link=self.confined)
             if provision.node_modules is not None:
@@ -113,6 +117,33 @@ class HostSandbox:
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
         self.env = self._environment([str(d) for d in mock_dirs])
+
+    @property
+    def deferred(self) -> bool:
+        """The verifier makes what only commands need (HOME, TMPDIR, its toolchain) at its first
+        command: many graders only read files, and each folder or file costs an inode."""
+        return self.provision.role == "verifier"
+
+    def _prepare_commands(self) -> None:
+        """Make what commands need, once (at creation, or at a deferred sandbox's first command)."""
+        if self._prepared:
+            return
+        try:
+            self.layout.make_folders(self.provision.folders)
+            self._install_tools()
+        except OSError as exc:
+            raise SandboxError(f"cannot prepare the sandbox at {self.layout.base}: {exc}") from exc
+        self._prepared = True
+
+    def _install_tools(self) -> None:
+        layout, provision = self.layout, self.provision
+        if provision.trusted:
+            install_toolchain(layout.tools)
+            name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
+            (layout.tools / "pytest-config").mkdir()
+            (layout.tools / "pytest-config" / name).write_bytes(content)
+        if provision.network == "model" and provision.model_port is not None:
+            (layout.tools / "forward.py").write_text(FORWARDER, encoding="utf-8")
 
     def _install_recorders(self) -> None:
         python = str(Path(interpreter_bin()) / "python")
@@ -186,6 +217,8 @@ class HostSandbox:
         if not workdir.is_dir():
             raise SandboxError(f"cwd {cwd!r} is not a directory in the sandbox ({workdir})")
         argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not self._prepared:
+            await asyncio.to_thread(self._prepare_commands)
         return await run_in_group(
             self.command(argv, cwd=str(workdir)),
             cwd=workdir,
@@ -239,6 +272,8 @@ class HostSandbox:
     def command(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """The host argv that runs ``argv`` in ``cwd`` inside this sandbox: confined by the driver,
         under the limits, and in the sandbox's control group when there is one."""
+        self._prepare_commands()
+        self._unswept = True
         limited = [*rlimits(self.provision.limits, cgroup=self.cgroup is not None), *argv]
         confined = self.confine(limited, cwd=cwd)
         return self.cgroup.enter(confined) if self.cgroup is not None else confined
@@ -273,10 +308,8 @@ class HostSandbox:
         """
         self._closed = True
         await self.stop()
-        if self.cgroup is not None:
-            await asyncio.to_thread(self.cgroup.remove)
-            self.cgroup = None
-        await asyncio.to_thread(remove_tree, self.layout.base)
+        cgroup, self.cgroup = self.cgroup, None
+        await asyncio.to_thread(_remove, self.layout.base, cgroup)
 
     # -- paths -----------------------------------------------------------------------------------
 
@@ -288,6 +321,13 @@ class HostSandbox:
         if not target.is_relative_to(root.resolve()):
             raise WorkspaceFileError(f"{path!r} resolves outside the sandbox ({target})")
         return target
+
+
+def _remove(base: Path, cgroup: Cgroup | None) -> None:
+    """The control group, then the folder (one trip to a worker thread for both)."""
+    if cgroup is not None:
+        cgroup.remove()
+    remove_tree(base)
 
 
 def _replace_with(work: Path, mount_point: str, source: Path) -> None:
