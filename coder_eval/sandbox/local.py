@@ -298,7 +298,7 @@ class HostSandbox:
         groups, self._groups = set(self._groups), set()
         for group in groups:
             kill_group(group, signal.SIGKILL)
-        if self.cgroup is not None:
+        if self.cgroup is not None and self.cgroup.pids():  # an empty group needs no worker thread
             await asyncio.to_thread(self.cgroup.kill)
 
     async def close(self) -> None:
