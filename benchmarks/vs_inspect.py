@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import shutil
 import statistics
@@ -119,9 +120,14 @@ class Setting:
         return statistics.median(getattr(t, part) for t in getattr(self, figures))
 
 
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""Both tools start as on a user's machine: with their bytecode caches (pip writes Inspect AI's at
+install; coder_eval's are written by its first run), not compiling every module at each start."""
+
+
 def run_checked(argv: list[str], cwd: Path) -> str:
     """Run a command; its stdout, or ``Skip`` with the tail of its output when it fails."""
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise Skip(f"{Path(argv[0]).name} exited {done.returncode}: {(done.stderr or done.stdout)[-400:]}")
     return done.stdout
@@ -213,7 +219,14 @@ def settings(scratch: Path, venv_dir: Path | None) -> list[Setting]:
 
 
 def measure_all(found: list[Setting], repeats: int, scratch: Path) -> None:
-    """Each setting in turn, ``repeats`` rounds; a setting that fails is skipped with its reason."""
+    """Each setting in turn, ``repeats`` rounds after an untimed warm-up run of each (bytecode and
+    page caches); a setting that fails is skipped with its reason."""
+    for setting in found:
+        if setting.run is not None and setting.skipped is None:
+            try:
+                setting.run(1, scratch / "warm-up" / setting.name.replace(" ", "-"))
+            except Skip as exc:
+                setting.skipped = str(exc)
     for round_ in range(repeats):
         for setting in found:
             if setting.skipped is not None:

@@ -91,7 +91,7 @@ class HostSandbox:
     def _make(self) -> None:
         """Seed the folder and make the control group (one trip to a worker thread for both)."""
         self._populate()
-        if self.uses_cgroup:
+        if self.uses_cgroup and not self.deferred:
             self.cgroup = Cgroup.make(self.token, self.provision.limits)
 
     def _populate(self) -> None:
@@ -120,8 +120,8 @@ class HostSandbox:
 
     @property
     def deferred(self) -> bool:
-        """The verifier makes what only commands need (HOME, TMPDIR, its toolchain) at its first
-        command: many graders only read files, and each folder or file costs an inode."""
+        """The verifier makes what only commands need (HOME, TMPDIR, its toolchain, its control
+        group) at its first command: many graders only read files, and each folder costs an inode."""
         return self.provision.role == "verifier"
 
     def _prepare_commands(self) -> None:
@@ -133,6 +133,8 @@ class HostSandbox:
             self._install_tools()
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox at {self.layout.base}: {exc}") from exc
+        if self.uses_cgroup and self.cgroup is None:
+            self.cgroup = Cgroup.make(self.token, self.provision.limits)
         self._prepared = True
 
     def _install_tools(self) -> None:

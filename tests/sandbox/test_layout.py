@@ -33,12 +33,13 @@ def test_an_agent_sandbox_makes_no_harness_folder_it_does_not_use(
 
 
 @pytest.mark.parametrize("driver", DRIVER_NAMES)
-def test_a_verifier_makes_home_and_its_toolchain_at_its_first_command(
+def test_a_verifier_makes_home_its_toolchain_and_its_group_at_its_first_command(
     make_sandbox: MakeSandbox, driver: str
 ) -> None:
     sandbox = make_sandbox(driver, provision=Provision(role="verifier", trusted=True))
     run(sandbox.write_file("answer.txt", "42\n"))
     before = beside_workspace(sandbox.layout.base)
+    assert sandbox.cgroup is None
 
     result = run(sandbox.exec("cat answer.txt && ls $HOME && python -c 'import sitecustomize'"))
 
