@@ -51,10 +51,14 @@ def read_events(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raws = json.loads("[" + text.strip().replace("\n", ",") + "]")
     except ValueError:
         return read_lines(path, text.splitlines())
-    events = [raw for raw in raws if isinstance(raw, dict) and raw.get("type") in EVENT_TYPES]
-    if len(events) != len(raws) or any(raw.get("schema_version") != SCHEMA_VERSION for raw in raws):
-        return read_lines(path, text.splitlines())
-    return events, []
+    for raw in raws:  # one pass: any odd line sends the whole file to the careful reader
+        if (
+            type(raw) is not dict
+            or raw.get("type") not in EVENT_TYPES
+            or raw.get("schema_version") != SCHEMA_VERSION
+        ):
+            return read_lines(path, text.splitlines())
+    return raws, []
 
 
 def read_lines(path: Path, lines: list[str]) -> tuple[list[dict[str, Any]], list[str]]:

@@ -8,9 +8,11 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,14 +61,32 @@ def load_runs(*paths: PathArg, inspect_variant: InspectVariant = "model") -> Run
         runs = load_runs("runs/latest", ["runs/a/episodes/t--base--r0.jsonl"])
     """
     files = trajectory_files(paths)
-    parsed = drop_duplicates([p for f in files for p in parse_file(f, inspect_variant)])
-    warn_problems(parsed)
-    return Runs(
-        episodes=frame([p.episode for p in parsed], EPISODES),
-        criteria=frame([r for p in parsed for r in p.criteria], CRITERIA),
-        tool_calls=frame([r for p in parsed for r in p.tool_calls], TOOL_CALLS),
-        messages=frame([r for p in parsed for r in p.messages], MESSAGES),
-    )
+    with collector_paused():
+        parsed = drop_duplicates([p for f in files for p in parse_file(f, inspect_variant)])
+        warn_problems(parsed)
+        return Runs(
+            episodes=frame([p.episode for p in parsed], EPISODES),
+            criteria=frame([r for p in parsed for r in p.criteria], CRITERIA),
+            tool_calls=frame([r for p in parsed for r in p.tool_calls], TOOL_CALLS),
+            messages=frame([r for p in parsed for r in p.messages], MESSAGES),
+        )
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block (as it was after).
+
+    Parsing makes millions of dicts and tuples that all stay alive, and none is part of a cycle:
+    each collection would walk every one of them again for nothing (a fifth of the load time on
+    100,000 trajectories).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def trajectory_files(paths: Sequence[PathArg]) -> list[Path]:

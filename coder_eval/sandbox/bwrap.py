@@ -105,14 +105,18 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         *(work, str(layout.work), str(layout.work)),
         *("--bind", str(layout.home), str(layout.home)),
         *("--bind", str(layout.tmp), str(layout.tmp)),
-        *("--ro-bind", str(layout.bin), str(layout.bin)),
-        *("--ro-bind", str(layout.run), str(layout.run)),
-        *("--ro-bind", str(layout.tools), str(layout.tools)),
-        *("--bind", str(layout.verdicts), str(layout.verdicts)),
     ]
-    for env in (layout.env, layout.node_modules):
-        if env.exists():
-            own += ["--bind", str(env), str(env)]
+    optional = [  # the harness's folders a sandbox was made with (``Provision.harness_folders``)
+        ("--ro-bind", layout.bin),
+        ("--ro-bind", layout.run),
+        ("--ro-bind", layout.tools),
+        ("--bind", layout.verdicts),
+        ("--bind", layout.env),
+        ("--bind", layout.node_modules),
+    ]
+    for how, folder in optional:
+        if folder.exists():
+            own += [how, str(folder), str(folder)]
     shared = [str(p) for p in (*provision.host_paths, *(m.source for m in provision.mounts))]
     proc = [
         "--proc",

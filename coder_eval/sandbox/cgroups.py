@@ -10,8 +10,11 @@ Example::
 A process cannot leave its group without write access to the cgroup filesystem, which no sandbox
 has, so ``kill`` reaches everything a sandbox's commands started (a ``setsid env -i`` child too).
 cgroup v1 (one hierarchy per controller, as on this kind of machine) and v2 (unified) are both
-handled; without write access (an unprivileged user on a host without delegation) ``make`` returns
-``None`` and drivers fall back to process-group and environment-marker searches, and to rlimits.
+handled. On v1 a group joins the ``freezer`` hierarchy (it lists and stops every member) and only
+the controllers its limits use (``pids``, ``memory``, ``cpu``): each hierarchy joined costs every
+command a move and every sandbox a folder. Without write access (an unprivileged user on a host
+without delegation) ``make`` returns ``None`` and drivers fall back to process-group and
+environment-marker searches, and to rlimits.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class Cgroup:
     def _make_v1(cls, name: str, limits: Limits) -> Cgroup | None:
         folders = []
         try:
-            for controller in V1_CONTROLLERS:
+            for controller in v1_controllers(limits):
                 folder = ROOT / controller / "coder_eval" / name
                 folder.mkdir(parents=True)
                 folders.append(folder)
@@ -84,7 +87,7 @@ class Cgroup:
         return group
 
     def _limit_v1(self, limits: Limits) -> None:
-        by_name = {f.parent.parent.name: f for f in self.folders}
+        by_name = {f.parent.parent.name: f for f in self.folders}  # only the hierarchies the limits use
         if limits.max_pids is not None:
             _write(by_name["pids"] / "pids.max", str(limits.max_pids))
         if limits.max_memory_mb is not None:
@@ -108,7 +111,10 @@ class Cgroup:
 
     def kill(self) -> None:
         """SIGKILL every process in the group (frozen first, so none forks past the kill); the group
-        is left thawed and usable."""
+        is left thawed and usable. An empty group is left alone: nothing can join it but through the
+        harness's own ``enter``, so it stays empty."""
+        if not self.pids():
+            return
         if self.unified and (self.folders[0] / "cgroup.kill").exists():
             _write(self.folders[0] / "cgroup.kill", "1")
             self._wait_empty()
@@ -157,6 +163,15 @@ class Cgroup:
         for folder in self.folders:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def v1_controllers(limits: Limits) -> tuple[str, ...]:
+    """The v1 hierarchies a group with ``limits`` joins: the freezer, and what enforces each limit set.
+
+    Example: ``v1_controllers(Limits(max_pids=64))`` -> ``("pids", "freezer")``.
+    """
+    used = {"pids": limits.max_pids, "memory": limits.max_memory_mb, "cpu": limits.max_cpus}
+    return tuple(c for c in V1_CONTROLLERS if c == "freezer" or used[c] is not None)
 
 
 def _own_v2_path() -> str:

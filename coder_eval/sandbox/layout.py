@@ -22,16 +22,19 @@ the task's ``sandbox.docker.working_dir``)::
                      (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
-the task's files and nothing else.
+the task's files and nothing else. ``bin``, ``run``, ``tools`` and ``verdicts`` exist only in the
+sandboxes that use them (the verifier has no shims; the agent's sandbox writes no verdicts), and the
+verifier makes all but ``work`` at its first command (many graders only read files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +45,9 @@ SAFE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 """The only host variables a sandbox inherits (when set); nothing else leaks in."""
+
+FOLDERS = ("home", "tmp", "bin", "run", "tools", "verdicts")
+"""The folders beside the workspace; each sandbox makes those it uses (``Provision.folders``)."""
 
 
 @dataclass(frozen=True)
@@ -90,9 +96,14 @@ class SandboxLayout:
         ``/node_modules`` for the default ``/workspace``)."""
         return self.work.parent / "node_modules"
 
-    def make(self) -> None:
-        for directory in (self.work, self.home, self.tmp, self.bin, self.run, self.tools, self.verdicts):
-            directory.mkdir(parents=True)
+    def make(self, folders: Collection[str] = FOLDERS) -> None:
+        """Make the workspace and the ``folders`` named beside it (all by default)."""
+        self.work.mkdir(parents=True)
+        self.make_folders(folders)
+
+    def make_folders(self, folders: Collection[str]) -> None:
+        for name in folders:
+            (self.base / name).mkdir(exist_ok=True)
 
 
 def interpreter_bin() -> Path:
@@ -127,9 +138,13 @@ def base_env(home: Path, tmp: Path, path: Sequence[str], extra: Mapping[str, str
 def remove_tree(base: Path, attempts: int = 3) -> None:
     """``rm -rf`` that also removes directories the agent made read-only.
 
-    It retries briefly: a process killed a moment ago may still be writing into the tree. What still
-    cannot be removed (an immutable file, a busy mount) raises ``SandboxError``.
+    A plain removal is tried first (most trees need nothing more, and no walk of their own). Then it
+    makes every directory writable and retries briefly: a process killed a moment ago may still be
+    writing into the tree. What still cannot be removed (an immutable file, a busy mount) raises
+    ``SandboxError``.
     """
+    with contextlib.suppress(OSError):
+        shutil.rmtree(base)
     for attempt in range(1, attempts + 1):
         if not os.path.lexists(base):
             return

@@ -17,6 +17,7 @@ still cannot be removed is reported, never fatal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -41,7 +42,13 @@ SANDBOX_LOG: ContextVar[Path | None] = ContextVar("coder_eval_sandbox_log", defa
 
 def owner(token: str) -> dict[str, Any]:
     """This process as the owner of a sandbox with ``token``."""
-    return {"pid": os.getpid(), "started": _start_time(os.getpid()), "token": token}
+    return {"pid": os.getpid(), "started": _own_start_time(os.getpid()), "token": token}
+
+
+@functools.cache
+def _own_start_time(pid: int) -> int | None:
+    """This process's start time, read once (keyed by pid, so a forked child reads its own)."""
+    return _start_time(pid)
 
 
 def register(base: Path, token: str, *, container: str | None = None) -> None:

@@ -55,6 +55,10 @@ class HostSandbox:
         self.dropped: list[Dropped] = []
         self._groups: set[int] = set()
         self._closed = False
+        self._unswept = False
+        """A command may have started since processes were last swept (``stop``)."""
+        self._prepared = False
+        """HOME, TMPDIR and the toolchain exist (``deferred``)."""
 
     @classmethod
     async def create(
@@ -69,9 +73,7 @@ class HostSandbox:
             raise SandboxError(f"cannot make a sandbox directory under {where}: {exc}") from exc
         sandbox = cls(SandboxLayout(base), spec, provision)
         try:
-            await asyncio.to_thread(sandbox._populate)
-            if cls.uses_cgroup:
-                sandbox.cgroup = await asyncio.to_thread(Cgroup.make, sandbox.token, provision.limits)
+            await asyncio.to_thread(sandbox._make)
         except BaseException:
             await sandbox.close()
             raise
@@ -83,14 +85,22 @@ class HostSandbox:
 
     # -- making it -------------------------------------------------------------------------------
 
+    def _make(self) -> None:
+        """Seed the folder and make the control group (one trip to a worker thread for both)."""
+        self._populate()
+        if self.uses_cgroup and not self.deferred:
+            self.cgroup = Cgroup.make(self.token, self.provision.limits)
+
     def _populate(self) -> None:
         layout, provision = self.layout, self.provision
         try:
-            layout.make()
+            layout.make(() if self.deferred else provision.folders)
             register(layout.base, self.token)
             self.dropped, mock_dirs = seed_workspace(layout.work, provision)
             install_recorders(layout.bin, provision.recorders, str(self.host_socket("recorder")), layout.work)
-            install_tools(layout.tools, provision)
+            if not self.deferred:
+                install_tools(layout.tools, provision)
+                self._prepared = True
             if provision.python_env is not None:
                 clone_env(provision.python_env, layout.env, link=self.confined)
             if provision.node_modules is not None:
@@ -98,6 +108,25 @@ class HostSandbox:
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
         self.env = sandbox_env(layout, provision, [str(d) for d in mock_dirs], self.token)
+
+    @property
+    def deferred(self) -> bool:
+        """The verifier makes what only commands need (HOME, TMPDIR, its toolchain, its control
+        group) at its first command: many graders only read files, and each folder costs an inode."""
+        return self.provision.role == "verifier"
+
+    def _prepare_commands(self) -> None:
+        """Make what commands need, once (at creation, or at a deferred sandbox's first command)."""
+        if self._prepared:
+            return
+        try:
+            self.layout.make_folders(self.provision.folders)
+            install_tools(self.layout.tools, self.provision)
+        except OSError as exc:
+            raise SandboxError(f"cannot prepare the sandbox at {self.layout.base}: {exc}") from exc
+        if self.uses_cgroup and self.cgroup is None:
+            self.cgroup = Cgroup.make(self.token, self.provision.limits)
+        self._prepared = True
 
     def host_socket(self, name: str) -> Path:
         """Host path of a harness socket that commands inside reach at the same path."""
@@ -126,6 +155,8 @@ class HostSandbox:
         if not workdir.is_dir():
             raise SandboxError(f"cwd {cwd!r} is not a directory in the sandbox ({workdir})")
         argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not self._prepared:
+            await asyncio.to_thread(self._prepare_commands)
         return await run_in_group(
             self.command(argv, cwd=str(workdir)),
             cwd=workdir,
@@ -173,6 +204,8 @@ class HostSandbox:
     def command(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """The host argv that runs ``argv`` in ``cwd`` inside this sandbox: confined by the driver,
         under the limits, and in the sandbox's control group when there is one."""
+        self._prepare_commands()
+        self._unswept = True
         limited = [*rlimits(self.provision.limits, cgroup=self.cgroup is not None), *argv]
         confined = self.confine(limited, cwd=cwd)
         return self.cgroup.enter(confined) if self.cgroup is not None else confined
@@ -197,7 +230,7 @@ class HostSandbox:
         groups, self._groups = set(self._groups), set()
         for group in groups:
             kill_group(group, signal.SIGKILL)
-        if self.cgroup is not None:
+        if self.cgroup is not None and self.cgroup.pids():  # an empty group needs no worker thread
             await asyncio.to_thread(self.cgroup.kill)
 
     async def close(self) -> None:
@@ -207,10 +240,8 @@ class HostSandbox:
         """
         self._closed = True
         await self.stop()
-        if self.cgroup is not None:
-            await asyncio.to_thread(self.cgroup.remove)
-            self.cgroup = None
-        await asyncio.to_thread(remove_tree, self.layout.base)
+        cgroup, self.cgroup = self.cgroup, None
+        await asyncio.to_thread(_remove, self.layout.base, cgroup)
 
     # -- paths -----------------------------------------------------------------------------------
 
@@ -236,3 +267,10 @@ def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
         elif path.is_file():
             found.add(path.relative_to(root).as_posix())
     return sorted(found)
+
+
+def _remove(base: Path, cgroup: Cgroup | None) -> None:
+    """The control group, then the folder (one trip to a worker thread for both)."""
+    if cgroup is not None:
+        cgroup.remove()
+    remove_tree(base)

@@ -65,3 +65,21 @@ class Provision:
     @property
     def has_recorders(self) -> bool:
         return bool(self.recorders)
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        """The layout's folders beside the workspace that this sandbox uses (``layout.py``): HOME and
+        TMPDIR always, ``bin`` for recording shims, ``run`` for harness sockets, ``tools`` for the
+        trusted toolchain or the model forwarder, ``verdicts`` for the verifier's reports. Each is an
+        inode to make and remove per sandbox, so one nobody uses is not made.
+
+        Example: ``Provision(trusted=True).folders`` -> ``("home", "tmp", "tools", "verdicts")``.
+        """
+        forwarder = self.network == "model" and self.model_port is not None
+        used = {
+            "bin": self.has_recorders,
+            "run": self.has_recorders or self.model_port is not None,
+            "tools": self.trusted or forwarder,
+            "verdicts": self.trusted,
+        }
+        return ("home", "tmp", *(name for name, wanted in used.items() if wanted))

@@ -70,7 +70,7 @@ def install_tools(folder: Path, provision: Provision) -> None:
         name, content = provision.pytest_config or EMPTY_PYTEST_CONFIG
         (folder / "pytest-config").mkdir()
         (folder / "pytest-config" / name).write_bytes(content)
-    if provision.network == "model":
+    if provision.network == "model" and provision.model_port is not None:
         (folder / "forward.py").write_text(FORWARDER, encoding="utf-8")
 
 

@@ -39,8 +39,10 @@ class TempdirSandbox(HostSandbox):
         most Linux hosts) that is every process in it, for certain. Without one: their process groups,
         processes carrying the sandbox's marker in their environment, and processes whose working
         directory is inside the sandbox (one that detached with ``setsid env -i`` too); a process that
-        left the sandbox folder and dropped its environment cannot be told apart then."""
-        groups = set(self._groups)
+        left the sandbox folder and dropped its environment cannot be told apart then. That search
+        reads every process in ``/proc``, so it is skipped when no command started since the last."""
+        groups, started = set(self._groups), self._unswept
+        self._unswept = False
         await super().stop()
-        if self.cgroup is None:
+        if self.cgroup is None and started:
             await asyncio.to_thread(kill_tree, groups, f"{MARKER_VARIABLE}={self.token}", self.layout.base)

@@ -26,7 +26,9 @@ BWRAP_PROBLEM = asyncio.run(bwrap_problem())
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bwrap unavailable: {BWRAP_PROBLEM}")
 DOCKER = pytest.param("docker", marks=pytest.mark.docker)
 """The docker driver as a parameter (the engine is started for it, or the test is skipped)."""
-DRIVER_NAMES = ["tempdir", pytest.param("bwrap", marks=needs_bwrap), DOCKER]
+HOST_DRIVERS = ["tempdir", pytest.param("bwrap", marks=needs_bwrap)]
+"""The drivers whose sandbox is a host folder (``HostSandbox``)."""
+DRIVER_NAMES = [*HOST_DRIVERS, DOCKER]
 """Parametrise a test over every driver (each skipped with a reason where it cannot run)."""
 
 

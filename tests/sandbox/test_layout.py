@@ -1,0 +1,94 @@
+"""The folders a host sandbox makes: only those it uses, and the verifier's at its first command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import coder_eval.sandbox.tempdir as tempdir
+from coder_eval.sandbox import Provision
+from coder_eval.sandbox.cgroups import v1_controllers
+from coder_eval.sandbox.layout import remove_tree
+from coder_eval.sandbox.spec import CliRecorder, Limits
+
+from .builders import HOST_DRIVERS, run
+from .conftest import MakeSandbox
+
+
+def beside_workspace(base: Path) -> set[str]:
+    return {p.name for p in base.iterdir() if p.is_dir()}
+
+
+@pytest.mark.parametrize("driver", HOST_DRIVERS)
+def test_an_agent_sandbox_makes_no_harness_folder_it_does_not_use(
+    make_sandbox: MakeSandbox, driver: str
+) -> None:
+    sandbox = make_sandbox(driver)
+
+    result = run(sandbox.exec("echo ok > ok.txt && echo $HOME"))
+
+    assert beside_workspace(sandbox.layout.base) == {"work", "home", "tmp"}
+    assert (result.exit_code, result.stdout) == (0, f"{sandbox.layout.home}\n")
+
+
+@pytest.mark.parametrize("driver", HOST_DRIVERS)
+def test_a_verifier_makes_home_its_toolchain_and_its_group_at_its_first_command(
+    make_sandbox: MakeSandbox, driver: str
+) -> None:
+    sandbox = make_sandbox(driver, provision=Provision(role="verifier", trusted=True))
+    run(sandbox.write_file("answer.txt", "42\n"))
+    before = beside_workspace(sandbox.layout.base)
+    assert sandbox.cgroup is None
+
+    result = run(sandbox.exec("cat answer.txt && ls $HOME && python -c 'import sitecustomize'"))
+
+    assert before == {"work"}
+    assert beside_workspace(sandbox.layout.base) == {"work", "home", "tmp", "tools", "verdicts"}
+    assert (result.exit_code, result.stdout) == (0, "42\n"), result.output
+    assert (sandbox.layout.tools / "sitecustomize.py").is_file()
+
+
+def test_each_folder_is_made_for_what_uses_it() -> None:
+    recorder = CliRecorder(name="gh")
+
+    assert Provision().folders == ("home", "tmp")
+    assert Provision(recorders=(recorder,)).folders == ("home", "tmp", "bin", "run")
+    assert Provision(network="model", model_port=8123).folders == ("home", "tmp", "run", "tools")
+    assert Provision(role="verifier", trusted=True).folders == ("home", "tmp", "tools", "verdicts")
+
+
+def test_a_control_group_joins_the_hierarchies_its_limits_use() -> None:
+    assert v1_controllers(Limits()) == ("freezer",)
+    assert v1_controllers(Limits(max_pids=16, max_memory_mb=64)) == ("pids", "memory", "freezer")
+    assert v1_controllers(Limits(max_cpus=1.5)) == ("cpu", "freezer")
+
+
+def test_processes_are_searched_for_only_after_a_command_started(
+    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a control group, ``stop`` reads every process in /proc: not when nothing started."""
+    searches: list[object] = []
+    monkeypatch.setattr(tempdir.TempdirSandbox, "uses_cgroup", False)
+    monkeypatch.setattr(tempdir, "kill_tree", lambda *args: searches.append(args))
+    sandbox = make_sandbox()
+
+    run(sandbox.stop())
+    idle = len(searches)
+    run(sandbox.exec("sleep 30 &"))
+    run(sandbox.stop())
+    run(sandbox.stop())
+
+    assert (idle, len(searches)) == (0, 1)
+
+
+def test_remove_tree_removes_read_only_folders_and_accepts_a_missing_one(tmp_path: Path) -> None:
+    locked = tmp_path / "tree" / "locked"
+    locked.mkdir(parents=True)
+    (locked / "f").write_text("x")
+    locked.chmod(0o500)
+
+    remove_tree(tmp_path / "tree")
+    remove_tree(tmp_path / "tree")
+
+    assert not (tmp_path / "tree").exists()
