@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,9 @@ from coder_eval.agents.opencode.agent import opencode_binary
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.sandbox import Provision
+from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.tempdir import TempdirSandbox, TempdirSpec
 from coder_eval.scripted import ScriptedServer, load_script
 from coder_eval.task import load_tasks
 
@@ -68,13 +71,13 @@ def script(model: str) -> dict[str, Any]:
     }
 
 
-Launch = Callable[[Path, Path, ModelEndpoint], tuple[list[str], dict[str, str], str | None]]
-"""(work, home, endpoint) -> (argv, extra env, stdin) of a bare run; writes the CLI's config."""
+Launched = tuple[list[str], dict[str, str], str | None]
+Launch = Callable[[Sandbox, ModelEndpoint], Coroutine[Any, Any, Launched]]
+"""(sandbox, endpoint) -> (argv, extra env, stdin) of a bare run; writes the CLI's config into the
+sandbox's HOME through its verbs, as the agents do (the bare CLI then runs there without coder_eval)."""
 
 
-def claude_launch(
-    work: Path, home: Path, endpoint: ModelEndpoint
-) -> tuple[list[str], dict[str, str], str | None]:
+async def claude_launch(sandbox: Sandbox, endpoint: ModelEndpoint) -> Launched:
     argv = [str(bundled_cli()), "-p", PROMPT, "--output-format", "stream-json", "--verbose"]
     argv += [
         "--model",
@@ -88,14 +91,18 @@ def claude_launch(
     return argv, env, None
 
 
-def codex_launch(
-    work: Path, home: Path, endpoint: ModelEndpoint
-) -> tuple[list[str], dict[str, str], str | None]:
+async def codex_launch(sandbox: Sandbox, endpoint: ModelEndpoint) -> Launched:
     codex = codex_binary()
     assert codex is not None
-    codex_home = CodexHome(home / ".codex")
-    codex_home.write(
-        CodexSpec(), codex=codex, model=MODELS["codex"], endpoint=endpoint, instructions=None, skills=[]
+    codex_home = CodexHome(f"{sandbox.env['HOME']}/.codex")
+    await codex_home.write(
+        sandbox,
+        CodexSpec(),
+        codex=codex,
+        model=MODELS["codex"],
+        endpoint=endpoint,
+        instructions=None,
+        skills=[],
     )
     argv = [
         str(codex),
@@ -107,12 +114,11 @@ def codex_launch(
     return [*argv, "--model", MODELS["codex"], PROMPT], codex_home.env(endpoint), None
 
 
-def opencode_launch(
-    work: Path, home: Path, endpoint: ModelEndpoint
-) -> tuple[list[str], dict[str, str], str | None]:
-    config = OpenCodeConfig(home / ".config" / "opencode")
-    model = config.write(
-        OpenCodeSpec(), model=MODELS["opencode"], endpoint=endpoint, instructions=None, skills=[]
+async def opencode_launch(sandbox: Sandbox, endpoint: ModelEndpoint) -> Launched:
+    home = Path(sandbox.env["HOME"])
+    config = OpenCodeConfig(f"{home}/.config/opencode")
+    model = await config.write(
+        sandbox, OpenCodeSpec(), model=MODELS["opencode"], endpoint=endpoint, instructions=None, skills=[]
     )
     argv = [str(opencode_binary()), "run", "--format", "json", "--title", "bench", "--model", str(model)]
     xdg = {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share")}
@@ -120,11 +126,9 @@ def opencode_launch(
     return argv, {**config.env(), **xdg}, PROMPT
 
 
-def gemini_launch(
-    work: Path, home: Path, endpoint: ModelEndpoint
-) -> tuple[list[str], dict[str, str], str | None]:
-    settings = GeminiHome(home / ".gemini")
-    settings.write(GeminiSpec(), max_turns=None, instructions=None, skills=[])
+async def gemini_launch(sandbox: Sandbox, endpoint: ModelEndpoint) -> Launched:
+    settings = GeminiHome(f"{sandbox.env['HOME']}/.gemini")
+    await settings.write(sandbox, GeminiSpec(), max_turns=None, instructions=None, skills=[])
     node = shutil.which("node")
     argv = [str(node), str(gemini_script()), "-p", PROMPT, "-o", "stream-json", "--skip-trust", "--yolo"]
     return [*argv, "-m", MODELS["gemini"]], settings.env(endpoint), None
@@ -146,23 +150,26 @@ FOUND: dict[str, Callable[[], Any]] = {
 
 def bare_run(kind: str) -> float:
     """Seconds for one bare CLI run in a fresh directory with a fresh HOME (config not timed)."""
-    with (
-        tempfile.TemporaryDirectory() as base,
-        ScriptedServer(load_script(script(MODELS[kind])), seed=1) as server,
-    ):
-        work, home = Path(base, "work"), Path(base, "home")
-        work.mkdir()
-        home.mkdir()
-        argv, extra, stdin = LAUNCHES[kind](work, home, ModelEndpoint(server.base_url))
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), "TMPDIR": base, **extra}
-        started = time.perf_counter()
-        subprocess.run(
-            argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=300, check=True
-        )
-        elapsed = time.perf_counter() - started
-        notes = work / "notes.txt"
-        if not notes.exists() or "goodbye" not in notes.read_text():
-            raise RuntimeError(f"the bare {kind} run did not edit notes.txt")
+    with ScriptedServer(load_script(script(MODELS[kind])), seed=1) as server:
+        sandbox = asyncio.run(TempdirSandbox.create(TempdirSpec(), Provision()))
+        try:
+            return _timed_bare_run(kind, sandbox, ModelEndpoint(server.base_url))
+        finally:
+            asyncio.run(sandbox.close())
+
+
+def _timed_bare_run(kind: str, sandbox: TempdirSandbox, endpoint: ModelEndpoint) -> float:
+    work, home = Path(sandbox.workdir), Path(sandbox.env["HOME"])
+    argv, extra, stdin = asyncio.run(LAUNCHES[kind](sandbox, endpoint))
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "TMPDIR": sandbox.env["TMPDIR"], **extra}
+    started = time.perf_counter()
+    subprocess.run(
+        argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=300, check=True
+    )
+    elapsed = time.perf_counter() - started
+    notes = work / "notes.txt"
+    if not notes.exists() or "goodbye" not in notes.read_text():
+        raise RuntimeError(f"the bare {kind} run did not edit notes.txt")
     return elapsed
 
 
@@ -172,7 +179,7 @@ def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
     task = {
         "task_id": f"overhead-{kind}",
         "initial_prompt": PROMPT,
-        "agent": {"kind": kind, "model": "scripted"},
+        "agent": {"kind": kind, "model": "scripted", "permission_mode": "bypassPermissions"},
         "scripted": script(MODELS[kind]),
         "success_criteria": [{"type": "file_contains", "path": "notes.txt", "includes": ["goodbye"]}],
     }

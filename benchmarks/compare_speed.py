@@ -17,6 +17,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -94,10 +95,8 @@ def main() -> None:
         designs = cases(n_tasks, rng)
         grouped_tail.cache_clear()  # a process's first call computes the exact null distributions
         fair_binomial.cache_clear()
-        cold = median_ms(lambda df=designs["typical, K=3"][0]: compare(df, "a", "b"), 1)
-        row = [
-            median_ms(lambda df=df, m=m: compare(df, "a", "b", m), args.repeat) for df, m in designs.values()
-        ]
+        cold = median_ms(partial(compare, designs["typical, K=3"][0], "a", "b"), 1)
+        row = [median_ms(partial(compare, df, "a", "b", m), args.repeat) for df, m in designs.values()]
         print(f"{n_tasks:>5}  " + "  ".join(f"{ms:>10.1f}" for ms in row) + f"  {cold:>8.1f}", flush=True)
     variants = {
         v: [[int(x) for x in rng.random(3) < p] for _ in range(20)]
@@ -112,10 +111,15 @@ def main() -> None:
     print(f"{'T':>5}  {'coder_eval':>10}  {'scipy exact':>11}  {'ratio':>7}")
     for n_tasks in BASELINE_TASKS:
         d = rng.normal(0.5, 1.0, n_tasks)
-        ours = median_ms(lambda d=d: sign_flip(d), args.repeat)
+        ours = median_ms(partial(sign_flip, d), args.repeat)
         theirs = median_ms(
-            lambda d=d: stats.permutation_test(
-                (d,), np.mean, permutation_type="samples", n_resamples=np.inf, vectorized=True
+            partial(
+                stats.permutation_test,
+                (d,),
+                np.mean,
+                permutation_type="samples",
+                n_resamples=np.inf,
+                vectorized=True,
             ),
             1,
         )

@@ -117,7 +117,7 @@ class Setting:
         self.startup.append(Timing(*(a - SMALL * c for a, c in zip(small, cost, strict=True))))
 
     def median(self, figures: str, part: str) -> float:
-        return statistics.median(getattr(t, part) for t in getattr(self, figures))
+        return float(statistics.median(getattr(t, part) for t in getattr(self, figures)))
 
 
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
@@ -255,9 +255,9 @@ def report(found: list[Setting], repeats: int) -> None:
     if ours.per_episode and theirs.per_episode:
         ratio = theirs.median("per_episode", "wall") / ours.median("per_episode", "wall")
         cpu = theirs.median("per_episode", "cpu") / ours.median("per_episode", "cpu")
-        startup = theirs.median("startup", "wall") / ours.median("startup", "wall")
+        start_ratio = theirs.median("startup", "wall") / ours.median("startup", "wall")
         print(f"Inspect AI / coder_eval tempdir: {ratio:.2f}x per extra episode ({cpu:.2f}x in CPU time)")
-        print(f"Inspect AI / coder_eval tempdir: {startup:.2f}x start-up")
+        print(f"Inspect AI / coder_eval tempdir: {start_ratio:.2f}x start-up")
 
 
 def main() -> None:
