@@ -1,6 +1,7 @@
 """What coder_eval adds to each agent CLI's run: the same scripted task, bare and through the runner.
 
-Run: ``python benchmarks/agent_overhead.py [--runs 5] [--agents codex opencode gemini claude-code]``.
+Run: ``python benchmarks/agent_overhead.py [--runs 5] [--agents codex opencode gemini claude-code]
+[--driver tempdir]``.
 For each agent the bare run starts the real CLI with ``subprocess`` against the scripted model
 server, in a fresh directory whose config was written beforehand (not timed); the coder_eval run
 is ``run_episode`` on a task with the same script (sandbox, config, launcher, event recording,
@@ -173,7 +174,7 @@ def _timed_bare_run(kind: str, sandbox: TempdirSandbox, endpoint: ModelEndpoint)
     return elapsed
 
 
-def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
+def coder_eval_run(kind: str, folder: Path, index: int, driver: str = "auto") -> tuple[float, float]:
     """Seconds for one ``run_episode`` of the same script, grading included, and the part of them
     spent outside the agent phase (sandbox set-up and removal, grading)."""
     task = {
@@ -181,6 +182,7 @@ def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
         "initial_prompt": PROMPT,
         "agent": {"kind": kind, "model": "scripted", "permission_mode": "bypassPermissions"},
         "scripted": script(MODELS[kind]),
+        "sandbox": {"driver": driver},
         "success_criteria": [{"type": "file_contains", "path": "notes.txt", "includes": ["goodbye"]}],
     }
     path = folder / f"{kind}.yaml"
@@ -194,14 +196,16 @@ def coder_eval_run(kind: str, folder: Path, index: int) -> tuple[float, float]:
     return elapsed, end.timings.total_s - end.timings.agent_s
 
 
-def measure(kind: str, runs: int, folder: Path) -> tuple[list[float], list[float], list[float]]:
+def measure(
+    kind: str, runs: int, folder: Path, driver: str = "auto"
+) -> tuple[list[float], list[float], list[float]]:
     """``runs`` bare and ``runs`` coder_eval runs, alternating, after one warm-up of each."""
     bare_run(kind)
-    coder_eval_run(kind, folder, -1)
+    coder_eval_run(kind, folder, -1, driver)
     bare, ours, outside = [], [], []
     for index in range(runs):
         bare.append(bare_run(kind))
-        elapsed, around = coder_eval_run(kind, folder, index)
+        elapsed, around = coder_eval_run(kind, folder, index, driver)
         ours.append(elapsed)
         outside.append(around)
     return bare, ours, outside
@@ -211,6 +215,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of each kind per agent (default 5)")
     parser.add_argument("--agents", nargs="+", default=list(LAUNCHES), choices=list(LAUNCHES))
+    parser.add_argument("--driver", default="auto", help="the coder_eval runs' sandbox driver (default auto)")
     args = parser.parse_args()
     print(f"runs each: {args.runs}")
     header = ("agent", "bare median", "coder_eval median", "ratio", "added", "outside agent")
@@ -220,7 +225,7 @@ def main() -> None:
             if FOUND[kind]() is None:
                 print(f"{kind:<12} not installed (make setup)")
                 continue
-            bare, ours, outside = measure(kind, args.runs, Path(folder))
+            bare, ours, outside = measure(kind, args.runs, Path(folder), args.driver)
             b, o, around = statistics.median(bare), statistics.median(ours), statistics.median(outside)
             print(f"{kind:<12} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s")
 
