@@ -21,12 +21,10 @@ import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents import ModelEndpoint, make_agent
 from coder_eval.agents.base import agent_host_paths
-from coder_eval.agents.node_cli import node_modules
 from coder_eval.errors import CoderEvalError, SandboxError
 from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
@@ -101,7 +99,7 @@ async def open_stage(
         network=spec.network,
         model_port=route.port if route else None,
         limits=spec.limits,
-        host_paths=tuple(dict.fromkeys((*agent_paths, *agent_programs()))),
+        host_paths=agent_paths,
         python_env=python_env,
         node_modules=task_node_modules,
     )
@@ -122,13 +120,6 @@ async def open_stage(
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     stage.pytest_config = await capture_pytest_config(stage.sandbox)
     return stage
-
-
-def agent_programs() -> tuple[Path, ...]:
-    """Host folders of the agents' programs shown read-only in the agent's sandbox (beside the
-    harness's Python, which every driver shows): the npm-installed CLIs."""
-    modules = node_modules()
-    return (modules.resolve(),) if modules is not None else ()
 
 
 def cli_event(call: ShimCall) -> CliCall:
