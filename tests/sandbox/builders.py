@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
+import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,3 +75,27 @@ def wait_alive(pattern: str, timeout: float = 5.0) -> None:
     while not _alive_now(pattern):
         assert time.monotonic() < deadline, f"{pattern!r} never started"
         time.sleep(0.05)
+
+
+@contextmanager
+def tcp_server(host: str, answer: Callable[[bytes], bytes | None]) -> Iterator[int]:
+    """A TCP server on ``host`` (its port yielded) that reads what each connection sends and replies
+    with ``answer(data)``, or nothing when that is None."""
+    server = socket.create_server((host, 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                reply = answer(conn.recv(1000))
+                if reply is not None:
+                    conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()

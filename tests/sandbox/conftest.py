@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,3 +43,12 @@ def make_sandbox(tmp_path: Path) -> Iterator[MakeSandbox]:
     yield make
     for sandbox in made:
         run(sandbox.close())
+
+
+@pytest.fixture
+def canary() -> Iterator[Path]:
+    """A secret in the host's home (where the harness's user keeps credentials)."""
+    path = Path(tempfile.mkdtemp(prefix=".coder_eval-canary-", dir=Path.home())) / "secret.txt"
+    path.write_text("canary-7f3e\n")
+    yield path
+    shutil.rmtree(path.parent)

@@ -7,7 +7,6 @@ import shutil
 import socket
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from coder_eval.sandbox.network import ModelProxy
 from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.spec import Limits
 
-from .builders import needs_bwrap, run
+from .builders import needs_bwrap, run, tcp_server
 from .conftest import MakeSandbox
 
 pytestmark = needs_bwrap
@@ -34,31 +33,10 @@ CONNECT = (
 
 
 @pytest.fixture
-def canary() -> Iterator[Path]:
-    """A secret in the host's home (where the harness's user keeps credentials)."""
-    path = Path(tempfile.mkdtemp(prefix=".coder_eval-canary-", dir=Path.home())) / "secret.txt"
-    path.write_text("canary-7f3e\n")
-    yield path
-    shutil.rmtree(path.parent)
-
-
-@pytest.fixture
 def echo_server() -> Iterator[int]:
     """A TCP server on the host's 127.0.0.1 that answers 'pong:<what it got>'."""
-    server = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(b"pong:" + conn.recv(100))
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield server.getsockname()[1]
-    server.close()
+    with tcp_server("127.0.0.1", lambda data: b"pong:" + data) as port:
+        yield port
 
 
 def test_no_capabilities_and_own_namespaces(make_sandbox: MakeSandbox) -> None:

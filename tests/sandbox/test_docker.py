@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import socket
 import subprocess
-import tempfile
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +28,7 @@ from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.spec import Limits, StarterFile, StarterFiles
 from coder_eval.task import load_tasks
 
-from .builders import host_folder, run
+from .builders import host_folder, run, tcp_server
 from .conftest import MakeSandbox
 
 pytestmark = pytest.mark.docker
@@ -49,31 +46,10 @@ def container_exists(name: str) -> bool:
 
 
 @pytest.fixture
-def canary() -> Iterator[Path]:
-    """A secret in the host's home (where the harness's user keeps credentials)."""
-    path = Path(tempfile.mkdtemp(prefix=".coder_eval-canary-", dir=Path.home())) / "secret.txt"
-    path.write_text("canary-7f3e\n")
-    yield path
-    shutil.rmtree(path.parent)
-
-
-@pytest.fixture
 def echo_server() -> Iterator[int]:
     """A TCP server on every host address that answers 'pong:<what it got>'."""
-    server = socket.create_server(("0.0.0.0", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(b"pong:" + conn.recv(100))
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield server.getsockname()[1]
-    server.close()
+    with tcp_server("0.0.0.0", lambda data: b"pong:" + data) as port:
+        yield port
 
 
 def test_no_capabilities_own_pid_namespace_and_no_host_files(make_sandbox: MakeSandbox, canary: Path) -> None:

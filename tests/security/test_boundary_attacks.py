@@ -4,8 +4,6 @@ episodes, the run directory, secrets. These need an isolating driver (tempdir is
 from __future__ import annotations
 
 import os
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from coder_eval.analysis import load_runs
 from coder_eval.trajectory import Message, read_trajectory
+from tests.sandbox.builders import tcp_server
 
 from .conftest import EVERY, ISOLATING, Attack
 
@@ -101,20 +100,8 @@ def test_root_escapes_fail(attack: Attack, driver: str) -> None:
 def exfil_server() -> Iterator[tuple[int, list[bytes]]]:
     """A TCP server on the host's loopback that records what reaches it."""
     received: list[bytes] = []
-    server = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                received.append(conn.recv(1000))
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield server.getsockname()[1], received
-    server.close()
+    with tcp_server("127.0.0.1", lambda data: received.append(data)) as port:
+        yield port, received
 
 
 @pytest.mark.parametrize("driver", ISOLATING)
