@@ -157,9 +157,6 @@ class DockerSandbox:
         await self._start()
         if self.provision.read_only_workspace:
             await must("cp", f"{self._staged(INSIDE)}/.", f"{self.name}:{INSIDE}")
-            if self.provision.node_modules is not None:
-                modules = self.inside.node_modules
-                await must("cp", f"{self._staged(modules)}/.", f"{self.name}:{modules}")
             return
         await must("cp", f"{self.host.base / 'root'}/.", f"{self.name}:/")
         await asyncio.to_thread(remove_tree, self.host.base / "root")
