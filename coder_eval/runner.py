@@ -14,12 +14,11 @@ import platform
 import re
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, out_of_memory, run_agent
@@ -88,11 +87,12 @@ async def run_episode(
     run_id: str,
     path: Path,
     *,
-    sandbox_root: Path | None = None,
     keep: SnapshotTarget | None = None,
+    durable: bool = True,
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
-    The workspace is kept at ``keep`` when given (``snapshots.py``).
+    The workspace is kept at ``keep`` when given (``snapshots.py``); the trajectory is synced to disk
+    as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -103,7 +103,7 @@ async def run_episode(
     with ExitStack() as servers:
         provider = ScriptedProvider(plan.task, plan.seed, servers)
         for attempt in range(1, retry.max_retries + 2):
-            end = await _attempt(plan, provider, run_id, path, sandbox_root, keep)
+            end = await _attempt(plan, provider, run_id, path, keep, durable)
             if attempt > retry.max_retries or not retryable(end):
                 break
             path.replace(path.with_name(f"{path.name}.attempt{attempt}"))
@@ -128,8 +128,8 @@ async def _attempt(
     provider: ScriptedProvider,
     run_id: str,
     path: Path,
-    sandbox_root: Path | None,
     keep: SnapshotTarget | None,
+    durable: bool = True,
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
 
@@ -138,16 +138,13 @@ async def _attempt(
     sandbox from the snapshot, graders) -> ``end`` (sandboxes removed). Each is marked in the
     trajectory and timed in ``episode_end``.
     """
-    with TrajectoryWriter(path) as sink:
+    with TrajectoryWriter(path, durable=durable) as sink:
         sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
         async with AsyncExitStack() as stack:
-            scratch = Path(
-                stack.enter_context(tempfile.TemporaryDirectory(prefix="coder_eval-snap-", dir=sandbox_root))
-            )
             try:
-                end = await _phases(plan, provider, sink, stack, phases, scratch, notes, keep)
+                end = await _phases(plan, provider, sink, stack, phases, notes, keep)
             except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
                 error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
                 end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
@@ -164,7 +161,6 @@ async def _phases(
     sink: TrajectoryWriter,
     stack: AsyncExitStack,
     phases: _Phases,
-    scratch: Path,
     notes: list[str],
     keep: SnapshotTarget | None = None,
 ) -> EpisodeEnd:
@@ -172,14 +168,14 @@ async def _phases(
     stage = await open_stage(plan.task, provider, sink, stack)
     phases.leftovers = stage.leftovers
     phases.enter("agent", stage.paths)
-    turn = Turn(plan.episode_id, plan.seed, _grade_now(plan, stage, sink, scratch))
+    turn = Turn(plan.episode_id, plan.seed, _grade_now(plan, stage, sink))
     result = await run_agent(plan.task, stage, sink, turn)
     notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
     if stage.sandbox.oom_killed():
         result = out_of_memory(result, plan.task)
-    snapshot = await take_snapshot(stage.sandbox, scratch / "workspace.tar")
+    snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
     kept = None
     if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded
         kept = await _keep_snapshot(snapshot, keep, plan.task, notes)
@@ -195,7 +191,7 @@ async def _phases(
 
 
 async def _keep_snapshot(
-    snapshot: Path, keep: SnapshotTarget, task: TaskSpec, notes: list[str]
+    snapshot: IO[bytes], keep: SnapshotTarget, task: TaskSpec, notes: list[str]
 ) -> WorkspaceSnapshot:
     """Keep the workspace in the run directory (ignore patterns honoured, under the cap)."""
     kept = await asyncio.to_thread(keep_snapshot, snapshot, keep, task.sandbox.ignore_patterns)
@@ -204,11 +200,22 @@ async def _keep_snapshot(
     return kept
 
 
-async def take_snapshot(sandbox: Sandbox, target: Path) -> Path:
-    """The workspace as a tar file at ``target`` (every file: the verifier needs them all)."""
-    with target.open("wb") as out:
-        await sandbox.snapshot(out)
-    return target
+SPOOL_BYTES = 16 * 1024 * 1024
+"""A workspace snapshot this large stays in memory; a larger one spills to an unnamed temporary file."""
+
+
+async def take_snapshot(sandbox: Sandbox) -> tempfile.SpooledTemporaryFile[bytes]:
+    """The workspace as a tar (every file: the verifier needs them all), rewound. It is held in
+    memory, or in an unnamed file that is gone once closed (or once the harness is, however it ends),
+    so no scratch folder is made and none is left behind."""
+    spool: tempfile.SpooledTemporaryFile[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 (the caller closes it)
+    try:
+        await sandbox.snapshot(spool)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool
 
 
 @dataclass(frozen=True)
@@ -225,7 +232,7 @@ class BeforeAgent:
 async def verify(
     plan: EpisodePlan,
     stage: Stage,
-    snapshot: Path,
+    snapshot: IO[bytes],
     events: list[Any],
     final_message: str | None,
     notes: list[str],
@@ -238,12 +245,12 @@ async def verify(
 async def verify_snapshot(
     plan: EpisodePlan,
     before: BeforeAgent,
-    snapshot: Path,
+    snapshot: Path | IO[bytes],
     events: list[Any],
     final_message: str | None,
     notes: list[str],
 ) -> list[CriterionResult]:
-    """The verify phase on a workspace ``snapshot`` (a tar file, gzip or not): ``coder-eval regrade``
+    """The verify phase on a workspace ``snapshot`` (a tar, gzip or not): ``coder-eval regrade``
     grades recorded episodes through here too."""
     task = plan.task
     verifier = await open_verifier(task, snapshot, pytest_config=before.pytest_config)
@@ -294,15 +301,12 @@ def recorded_task_data(task: TaskSpec) -> dict[str, Any]:
     return data
 
 
-def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter, scratch: Path) -> Grade:
+def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter) -> Grade:
     """Grades the workspace as it is at that moment, in a verifier made from a fresh snapshot."""
 
     async def grade(reply: str) -> list[CriterionResult]:
-        snapshot = await take_snapshot(stage.sandbox, scratch / f"turn-{uuid.uuid4().hex}.tar")
-        try:
+        with await take_snapshot(stage.sandbox) as snapshot:
             return await verify(plan, stage, snapshot, list(sink.events), reply, [])
-        finally:
-            snapshot.unlink(missing_ok=True)
 
     return grade
 

@@ -3,12 +3,13 @@
 Example::
 
     target = SnapshotTarget(run.snapshot_path("fix--default--r0"), max_bytes=100 * MB)
-    record = keep_snapshot(Path("scratch/workspace.tar"), target, ignore=["node_modules/"])
+    record = keep_snapshot(workspace_tar, target, ignore=["node_modules/"])   # a file or a tar's path
     record.file, record.bytes          # ('snapshots/fix--default--r0.tar.gz', 2048)
 
 The verifier always gets the whole workspace (the uncompressed tar the runner takes in the ``stop``
-phase); what is *kept* leaves out what the task's ``sandbox.ignore_patterns`` match, with the same
-gitignore rules as ``Sandbox.snapshot`` (an ignored folder is left out whole), and is gzip-compressed.
+phase, held in memory); what is *kept* leaves out what the task's ``sandbox.ignore_patterns`` match,
+with the same gitignore rules as ``Sandbox.snapshot`` (an ignored folder is left out whole), and is
+gzip-compressed.
 A snapshot that would pass the per-episode cap is not kept at all (a cut-off tar would re-grade a
 workspace the agent never left); the record's ``note`` says so, and the episode's ``notes`` too.
 """
@@ -22,7 +23,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from coder_eval.sandbox.snapshot import ignore_spec
 from coder_eval.trajectory import WorkspaceSnapshot
@@ -78,8 +79,11 @@ class _Copied(NamedTuple):
     left_out: int
 
 
-def keep_snapshot(source: Path, target: SnapshotTarget, ignore: Sequence[str] = ()) -> WorkspaceSnapshot:
-    """Copy the workspace tar ``source`` to ``target`` as gzip, leaving out what ``ignore`` matches.
+def keep_snapshot(
+    source: Path | IO[bytes], target: SnapshotTarget, ignore: Sequence[str] = ()
+) -> WorkspaceSnapshot:
+    """Copy the workspace tar ``source`` (a path, or a seekable file read from its start) to
+    ``target`` as gzip, leaving out what ``ignore`` matches.
 
     Never raises: a snapshot over the cap, or one that cannot be written (a full disk), is not kept,
     and the record says why (keeping it is a convenience; the episode's grade never depends on it).
@@ -106,7 +110,7 @@ def keep_snapshot(source: Path, target: SnapshotTarget, ignore: Sequence[str] = 
     )
 
 
-def _write(source: Path, partial: Path, max_bytes: int, ignore: Sequence[str]) -> _Copied:
+def _write(source: Path | IO[bytes], partial: Path, max_bytes: int, ignore: Sequence[str]) -> _Copied:
     partial.parent.mkdir(parents=True, exist_ok=True)
     out = _CappedFile(partial, max_bytes)
     try:
@@ -116,13 +120,13 @@ def _write(source: Path, partial: Path, max_bytes: int, ignore: Sequence[str]) -
         out.close()
 
 
-def _copy_members(source: Path, out: tarfile.TarFile, ignore: Sequence[str]) -> _Copied:
+def _copy_members(source: Path | IO[bytes], out: tarfile.TarFile, ignore: Sequence[str]) -> _Copied:
     """Every member of ``source`` into ``out`` except the ignored ones (an ignored folder whole)."""
     spec = ignore_spec(ignore)
     pruned: list[str] = []
     kept: set[str] = set()
     left_out = 0
-    with tarfile.open(source, mode="r:") as tar:
+    with _open_tar(source) as tar:
         for member in tar:
             name = member.name
             inside_pruned = any(name.startswith(folder + "/") for folder in pruned)
@@ -138,6 +142,13 @@ def _copy_members(source: Path, out: tarfile.TarFile, ignore: Sequence[str]) -> 
                 out.addfile(member, None if member.islnk() else data)
                 kept.add(name)
     return _Copied(len(kept), left_out)
+
+
+def _open_tar(source: Path | IO[bytes]) -> tarfile.TarFile:
+    if isinstance(source, Path):
+        return tarfile.open(source, mode="r:")
+    source.seek(0)
+    return tarfile.open(fileobj=source, mode="r:")
 
 
 def _as_regular_file(link: tarfile.TarInfo, size: int) -> tarfile.TarInfo:

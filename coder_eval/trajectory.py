@@ -289,14 +289,17 @@ def export_schema(path: Path) -> None:
 
 
 class TrajectoryWriter:
-    """Append-only JSONL writer; every event is flushed to the OS as it is written.
+    """Append-only JSONL writer; every event is flushed to the OS as it is written, and the file is
+    synced to disk when it closes (unless ``durable=False``: a scratch copy that another process
+    writes durably, as a dask worker's is).
 
     ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.durable = durable
         self.events: list[Event] = []
         self._file = path.open("a", encoding="utf-8")
 
@@ -307,10 +310,11 @@ class TrajectoryWriter:
         self.events.append(event)
 
     def close(self) -> None:
-        """Flush to disk and close."""
+        """Flush (to disk, when durable) and close."""
         if not self._file.closed:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if self.durable:
+                os.fsync(self._file.fileno())
             self._file.close()
 
     def __enter__(self) -> TrajectoryWriter:

@@ -16,16 +16,24 @@ mount point, replacing whatever the agent put there), ``$TASK_DIR`` and ``$REFER
 a fresh HOME, no network, and the trusted toolchain (``sandbox/toolchain.py``): no workspace folder on
 PATH, Python that never puts the workspace first on ``sys.path``, pytest without plugin autoloading,
 configured from the task's files as they were before the agent ran.
+
+When every grader of a task only reads files (no ``post_run``, no hidden tests, no criterion whose
+``needs`` hold ``commands``), no sandbox is made: the verifier serves the snapshot's files from memory
+(``sandbox/snapshot_view.py``), which nothing the agent left can reach either.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from coder_eval.sandbox import DriverSandbox, Mount, Provision, make_sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.snapshot import Dropped
+from coder_eval.sandbox.snapshot_view import MAX_BYTES, SnapshotView
 from coder_eval.sandbox.toolchain import VERDICTS_VARIABLE, PytestReport, read_reports
 from coder_eval.task import TaskSpec
 
@@ -75,7 +83,7 @@ def _session_clock(name: str) -> int:
 
 def verifier_provision(
     task: TaskSpec,
-    snapshot: Path,
+    snapshot: Path | IO[bytes],
     pytest_config: tuple[str, bytes] | None,
     envs: tuple[Path | None, Path | None] = (None, None),
 ) -> Provision:
@@ -102,14 +110,44 @@ def verifier_provision(
 
 async def open_verifier(
     task: TaskSpec,
-    snapshot: Path,
+    snapshot: Path | IO[bytes],
     *,
     pytest_config: tuple[str, bytes] | None = None,
     base_dir: Path | None = None,
 ) -> Verifier:
-    """A fresh verifier for ``task`` from the agent's workspace ``snapshot`` (a tar file), with fresh
-    copies of the task's package environments (``sandbox.python`` / ``sandbox.node``)."""
+    """A fresh verifier for ``task`` from the agent's workspace ``snapshot`` (a tar: a path, or a
+    seekable file), with fresh
+    copies of the task's package environments (``sandbox.python`` / ``sandbox.node``); for graders
+    that only read files, the snapshot itself when it can serve them (see the module docstring)."""
+    if reads_only(task):
+        view = await _view(snapshot)
+        if view is not None:
+            return Verifier(view)
     envs = await sandbox_envs(task.sandbox.python, task.sandbox.node)
     provision = verifier_provision(task, snapshot, pytest_config, envs)
     sandbox = await make_sandbox(task.sandbox, provision, base_dir=base_dir)
     return Verifier(sandbox)
+
+
+def reads_only(task: TaskSpec) -> bool:
+    """Whether grading ``task`` only reads workspace files: nothing runs in the verifier."""
+    return (
+        not task.post_run
+        and task.hidden_tests is None
+        and not any("commands" in criterion.needs for criterion in task.success_criteria)
+    )
+
+
+INLINE_BYTES = 1024 * 1024
+"""A snapshot this small is read on the event loop; a larger one in a worker thread."""
+
+
+async def _view(snapshot: Path | IO[bytes]) -> SnapshotView | None:
+    size = snapshot.stat().st_size if isinstance(snapshot, Path) else snapshot.seek(0, os.SEEK_END)
+    if size > MAX_BYTES:
+        return None
+    return (
+        SnapshotView.load(snapshot)
+        if size <= INLINE_BYTES
+        else await asyncio.to_thread(SnapshotView.load, snapshot)
+    )

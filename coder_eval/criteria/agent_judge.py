@@ -120,7 +120,7 @@ class AgentJudgeContext(JudgeContext):
 
 
 class AgentJudge(PanelSpec):
-    needs = frozenset({"trajectory", "workspace"})
+    needs = frozenset({"trajectory", "workspace", "commands"})  # its judge works in a copy of the verifier
     type: Literal["agent_judge"] = "agent_judge"
     pass_threshold: float = pass_threshold_field(JUDGE_PASS_THRESHOLD)
     rubric: str = Field(

@@ -2,8 +2,9 @@
 
 Each criterion kind is a pydantic model (its YAML fields) with an ``evaluate`` method. It reads the
 workspace only through the sandbox verbs (``exec``, ``read_file``, ``glob`` ...), so it grades the same
-way on every driver, and says what it needs (``needs``): the workspace, the trajectory, or both; a
-finished run can then be re-graded from its trajectories and workspace snapshots.
+way on every driver, and says what it needs (``needs``): the workspace's files, commands run in the
+verifier, the trajectory; a finished run can then be re-graded from its trajectories and workspace
+snapshots, and a task whose graders only read files needs no verifier sandbox at all.
 
 Example (YAML)::
 
@@ -140,7 +141,11 @@ class Verdict:
     expected_label: str | None = None
 
 
-Need = Literal["workspace", "trajectory"]
+Need = Literal["workspace", "commands", "trajectory"]
+"""What a criterion reads: ``workspace`` (its files, through ``read_file`` and ``glob``), ``commands``
+(it also runs commands in the verifier, or copies it for a judge: a real sandbox is made for it),
+``trajectory`` (the recorded events). Criteria that need no ``commands`` are graded straight from the
+workspace snapshot when they can be (``verifier.py``)."""
 
 
 class CriterionSpec(BaseModel):

@@ -119,6 +119,7 @@ async def run_tests(ctx: GradingContext, command: str, timeout: float) -> Verdic
 
 class HiddenTestsCriterion(CriterionSpec):
     type: Literal["hidden_tests"] = "hidden_tests"
+    needs = frozenset({"workspace", "commands"})
     command: str = Field(description="Command run from the workspace root once the tests are in place.")
     timeout: float = Field(default=300.0, gt=0, description="Seconds before the command is killed.")
 

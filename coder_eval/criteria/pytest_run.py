@@ -26,6 +26,7 @@ from coder_eval.sandbox.base import SandboxPath
 
 class PytestCriterion(OriginalCriterion):
     type: Literal["pytest"] = "pytest"
+    needs = frozenset({"workspace", "commands"})
     path: SandboxPath = Field(default=".", description="File or folder of tests, relative to the workspace.")
     timeout: float = Field(default=300.0, gt=0, description="Seconds before pytest is killed.")
 

@@ -32,6 +32,7 @@ OUTPUT_TAIL = 3000
 
 class RewardFile(CriterionSpec):
     type: Literal["reward_file"] = "reward_file"
+    needs = frozenset({"workspace", "commands"})
     command: str = Field(description="Shell command run from the workspace root (the verifier script).")
     reward_file: SandboxPath = Field(default="reward.txt", description="File holding one number.")
     reward_json: SandboxPath | None = Field(

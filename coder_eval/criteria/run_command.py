@@ -30,6 +30,7 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 class RunCommand(OriginalCriterion):
     type: Literal["run_command"] = "run_command"
+    needs = frozenset({"workspace", "commands"})
     command: str = Field(description="Shell command, run from the sandbox root.")
     timeout: float = Field(default=120.0, gt=0, description="Seconds before the command is killed.")
     expected_exit_code: int | None = Field(default=0, description="Required exit code (null: any).")

@@ -13,6 +13,7 @@ one.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,7 +44,7 @@ class EpisodeFiles:
         and read back what it wrote."""
         path = scratch / f"{plan.episode_id}.jsonl"
         keep = _scratch_target(scratch, plan, keep_bytes)
-        end = await run_episode(plan, run_id, path, keep=keep)
+        end = await run_episode(plan, run_id, path, keep=keep, durable=False)  # the submitter syncs it
         attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
         snapshot = keep.path.read_bytes() if keep is not None and keep.path.is_file() else None
         return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end, snapshot)
@@ -64,13 +65,14 @@ class EpisodeFiles:
 
     def write(self, path: Path, keep: SnapshotTarget | None = None) -> EpisodeEnd:
         """Write the snapshot at ``keep.path``, the attempts beside ``path``
-        (``<episode>.jsonl.attempt<N>``), then the trajectory."""
+        (``<episode>.jsonl.attempt<N>``), then the trajectory, synced to disk (an episode counts as
+        done once its trajectory is durable, as with the ``local`` executor)."""
         if keep is not None and self.snapshot is not None:
             keep.path.parent.mkdir(parents=True, exist_ok=True)
             _write_atomically(keep.path, self.snapshot)
         for number, data in enumerate(self.attempts, start=1):
             _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
-        _write_atomically(path, self.trajectory)
+        _write_atomically(path, self.trajectory, durable=True)
         return self.end
 
 
@@ -92,8 +94,12 @@ def _attempt_number(path: Path) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: bytes, *, durable: bool = False) -> None:
     """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
+    with tmp.open("wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
     tmp.replace(path)

@@ -51,8 +51,8 @@ async def run_in_group(
     started = time.monotonic()
     with _capture() as out, _capture() as err, _stdin(stdin) as source:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=env, stdin=source, stdout=out, stderr=err, start_new_session=True
+            proc = subprocess.Popen(
+                list(argv), cwd=cwd, env=env, stdin=source, stdout=out, stderr=err, start_new_session=True
             )
         except (FileNotFoundError, PermissionError) as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -63,15 +63,43 @@ async def run_in_group(
             timed_out = await _wait(proc, timeout)
         except BaseException:
             kill_group(proc.pid, signal.SIGKILL)
-            await asyncio.shield(proc.wait())
+            await asyncio.shield(exited(proc))
             raise
         return ExecResult(
-            exit_code=TIMEOUT_EXIT_CODE if timed_out else _exit_code(proc),
+            exit_code=TIMEOUT_EXIT_CODE if timed_out else proc.returncode,
             stdout=_read(out),
             stderr=_read(err),
             duration_s=time.monotonic() - started,
             timed_out=timed_out,
         )
+
+
+async def exited(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for ``proc`` to exit and reap it; its exit code.
+
+    No thread waits: the process's pidfd becomes readable when it exits, and the event loop watches
+    it. Where there are no pidfds (Linux before 5.3), a worker thread waits instead.
+    """
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return await asyncio.to_thread(proc.wait)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(pidfd, readable)
+    try:
+        await done
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return proc.wait()
 
 
 def kill_group(pgid: int, sig: signal.Signals) -> None:
@@ -80,22 +108,18 @@ def kill_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-async def _wait(proc: asyncio.subprocess.Process, timeout: float | None) -> bool:
+async def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
     """Wait for ``proc``; on timeout terminate its group (SIGTERM, grace, SIGKILL) and return True."""
     try:
-        await asyncio.wait_for(proc.wait(), timeout)
+        await asyncio.wait_for(exited(proc), timeout)
         return False
     except TimeoutError:
         kill_group(proc.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), TERM_GRACE_S)
+            await asyncio.wait_for(exited(proc), TERM_GRACE_S)
         kill_group(proc.pid, signal.SIGKILL)
-        await proc.wait()
+        await exited(proc)
         return True
-
-
-def _exit_code(proc: asyncio.subprocess.Process) -> int:
-    return proc.returncode if proc.returncode is not None else -1
 
 
 @contextlib.contextmanager

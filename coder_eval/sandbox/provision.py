@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from coder_eval.sandbox.spec import CliRecorder, Limits, Network, TemplateSource
 
@@ -40,7 +40,8 @@ class Provision:
 
     role: Role = "agent"
     sources: tuple[TemplateSource, ...] = ()
-    snapshot: Path | None = None
+    snapshot: Path | IO[bytes] | None = None
+    """The workspace as a tar (a path, or a seekable file read from its start): the verifier's."""
     env: Mapping[str, str] = field(default_factory=dict)
     path_dirs: tuple[str, ...] = ()
     recorders: tuple[CliRecorder, ...] = ()

@@ -133,7 +133,8 @@ class Dropped(NamedTuple):
 
 
 def extract_tar(archive: Path | IO[bytes], destination: Path) -> list[Dropped]:
-    """Extract a workspace snapshot into ``destination``; returns what was dropped and why."""
+    """Extract a workspace snapshot into ``destination``; returns what was dropped and why. A seekable
+    file is read from its start; a stream (an engine's ``docker cp`` output) from where it is."""
     dropped: list[Dropped] = []
 
     def keep(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
@@ -151,6 +152,8 @@ def extract_tar(archive: Path | IO[bytes], destination: Path) -> list[Dropped]:
             with tarfile.open(archive, mode="r:*") as tar:
                 tar.extractall(destination, filter=keep)
         else:
+            if archive.seekable():
+                archive.seek(0)
             with tarfile.open(fileobj=archive, mode="r|*") as tar:
                 tar.extractall(destination, filter=keep)
     except (tarfile.TarError, OSError, EOFError) as exc:
