@@ -7,18 +7,24 @@ LocalCluster of 4 worker processes × 4 slots (started once, its start-up timed 
 alternating so drift on a shared machine hits both. Prints, as medians over the trials:
 
 - episodes/s of each, and their ratio (the target: dask within 10 % of local);
-- slot overhead per episode: ``wall × 16 / episodes − 1 s``, what an episode holds a slot for beyond
-  its agent's sleep (sandbox, grading, trajectory, and for dask the round trip);
-- executor overhead per episode: the time ``executor.run`` took in the submitting process minus the
+- slot time per episode: ``wall × 16 / episodes − 1 s``, what an episode holds a slot for beyond
+  its agent's sleep (sandbox, grading, trajectory, and for dask the round trip). Dask's minus
+  local's is what choosing dask adds to each episode at equal concurrency (the target: at most
+  20 ms);
+- round trip per episode: the time ``executor.run`` took in the submitting process minus the
   episode's own ``total_s`` measured where it ran (dask: pickling, scheduling, shipping the
-  trajectory back, writing it; the target is at most 20 ms), at ``-j 16`` and, on 8 episodes run one
-  at a time, at ``-j 1``.
+  trajectory back, writing it), at ``-j 16`` and, on 8 episodes run one at a time, at ``-j 1``.
+  Under ``local`` an episode's waits for the shared event loop fall inside its ``total_s``; under
+  dask its waits for the cluster's processes fall outside, so at ``-j 16`` this is not an extra cost
+  beside the slot time but a part of it;
+- CPU per episode: every process involved (this one, dask's workers, the episodes' commands).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import tempfile
 import time
@@ -26,6 +32,8 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil  # type: ignore[import-untyped]  # (no type stubs; installed with dask)
 
 from coder_eval.executors import Executor, open_executor
 from coder_eval.executors.dask import open_dask
@@ -72,17 +80,38 @@ class Trial:
     wall_s: float
     overhead_s: float
     passed: int
+    cpu_s: float = 0.0
+
+
+def cpu_seconds(left_out: frozenset[int] = frozenset()) -> float:
+    """CPU time of this process, its live descendants (dask's workers) but ``left_out`` (another
+    executor's), and the children each reaped."""
+    processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+    processes = [p for p in processes if p.pid not in left_out]
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 async def one_trial(
-    executor: Executor, plans: list[EpisodePlan], root: Path, name: str, concurrency: int = SLOTS
+    executor: Executor,
+    plans: list[EpisodePlan],
+    root: Path,
+    name: str,
+    concurrency: int = SLOTS,
+    left_out: frozenset[int] = frozenset(),
 ) -> Trial:
     run = RunDir.create(root, RunManifest(run_id=name))
     timed = Timed(executor)
+    cpu = cpu_seconds(left_out)
     started = time.perf_counter()
     summary = await run_batch(plans, run, run_id=name, concurrency=concurrency, executor=timed)
     wall = time.perf_counter() - started
-    return Trial(wall, statistics.median(timed.overheads), summary.outcomes["pass"])
+    spent = cpu_seconds(left_out) - cpu
+    return Trial(wall, statistics.median(timed.overheads), summary.outcomes["pass"], spent)
 
 
 def local() -> AbstractAsyncContextManager[Executor]:
@@ -117,10 +146,13 @@ async def measure(plans: list[EpisodePlan], root: Path, count: int) -> dict[str,
             executors[name] = await stack.enter_async_context(opener())
             startups[name] = time.perf_counter() - started
             await one_trial(executors[name], plans[:SLOTS], root, f"{name}-warm-up")  # imports, caches
+        workers = frozenset(p.pid for p in psutil.Process().children(recursive=True))
+        left_out = {"local": workers, "dask": frozenset[int]()}  # local's CPU leaves dask's idle workers out
         done: dict[str, list[Trial]] = {name: [] for name in OPENERS}
         for number in range(count):
             for name, executor in executors.items():
-                done[name].append(await one_trial(executor, plans, root, f"{name}-{number}"))
+                trial = await one_trial(executor, plans, root, f"{name}-{number}", left_out=left_out[name])
+                done[name].append(trial)
         alone = {
             name: await one_trial(executor, plans[:SEQUENTIAL], root, f"{name}-alone", concurrency=1)
             for name, executor in executors.items()
@@ -128,20 +160,28 @@ async def measure(plans: list[EpisodePlan], root: Path, count: int) -> dict[str,
     return {name: Measured(startups[name], done[name], alone[name]) for name in OPENERS}
 
 
-def report(name: str, measured: Measured, episodes: int) -> float:
+@dataclass(frozen=True)
+class Summary:
+    rate: float
+    slot_s: float
+    round_trip_s: float
+    cpu_s: float
+
+
+def report(name: str, measured: Measured, episodes: int) -> Summary:
     done, startup = measured.trials, measured.startup_s
     wall = statistics.median(t.wall_s for t in done)
     rate = episodes / wall
-    slot_overhead = wall * SLOTS / episodes - SLEEP_S
-    overhead = statistics.median(t.overhead_s for t in done)
+    slot = wall * SLOTS / episodes - SLEEP_S
+    round_trip = statistics.median(t.overhead_s for t in done)
+    cpu = statistics.median(t.cpu_s for t in done) / episodes
     passed = min(t.passed for t in done)
     print(
-        f"{name:>5}: {rate:6.2f} episodes/s  wall {wall:5.2f} s  slot overhead {slot_overhead * 1000:6.1f} ms"
-        f"  executor overhead {overhead * 1000:5.1f} ms/episode"
-        f" (-j 1: {measured.alone.overhead_s * 1000:4.1f})"
-        f"  start-up {startup:4.2f} s  passed {passed}/{episodes}"
+        f"{name:>5}: {rate:6.2f} episodes/s  wall {wall:5.2f} s  slot time {slot * 1000:6.1f} ms"
+        f"  round trip {round_trip * 1000:5.1f} ms (-j 1: {measured.alone.overhead_s * 1000:4.1f})"
+        f"  CPU {cpu * 1000:5.1f} ms/episode  start-up {startup:4.2f} s  passed {passed}/{episodes}"
     )
-    return rate
+    return Summary(rate, slot, round_trip, cpu)
 
 
 def main() -> None:
@@ -161,8 +201,12 @@ def main() -> None:
         f"{args.episodes} episodes of `sleep {SLEEP_S:g}` ({args.driver} driver), -j {SLOTS}; "
         f"medians of {args.trials} trials; dask: {WORKERS} workers × {SLOTS // WORKERS} slots"
     )
-    rates = {name: report(name, results[name], args.episodes) for name in OPENERS}
-    print(f"dask / local episodes/s: {rates['dask'] / rates['local']:.3f}")
+    local, dask = (report(name, results[name], args.episodes) for name in OPENERS)
+    print(f"dask / local episodes/s: {dask.rate / local.rate:.3f}")
+    print(
+        f"dask adds per episode: {(dask.slot_s - local.slot_s) * 1000:.1f} ms of slot time, "
+        f"{(dask.cpu_s - local.cpu_s) * 1000:.1f} ms of CPU"
+    )
 
 
 if __name__ == "__main__":

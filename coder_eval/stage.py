@@ -33,6 +33,7 @@ from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CliCall, TrajectoryWriter
+from coder_eval.verifier import reads_only
 
 if TYPE_CHECKING:
     from coder_eval.scripted import ScriptedServer
@@ -118,7 +119,8 @@ async def open_stage(
         stack.push_async_callback(proxy.stop)
     await _pre_run(task, stage.sandbox)
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
-    stage.pytest_config = await capture_pytest_config(stage.sandbox)
+    if not reads_only(task):  # a verifier that runs nothing reads no pytest configuration
+        stage.pytest_config = await capture_pytest_config(stage.sandbox)
     return stage
 
 

@@ -33,6 +33,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import dask.config
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 from distributed.client import FutureCancelledError
 from distributed.comm.addressing import resolve_address
@@ -51,6 +52,17 @@ ALLOWED_FAILURES = 1
 CANCEL_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 5.0
 """How long ``--scheduler`` may take to answer before the run is refused."""
+
+QUIET_CLUSTER = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "200ms",
+}
+"""The LocalCluster coder_eval starts runs a few long episodes, not millions of tiny tasks: its workers
+do not sample their own stacks every 10 ms (for the dashboard's profile page), and no process checks
+its event loop every 20 ms or its memory and CPU every 0.5 s. At rest that left 10-15 % of a core
+busy on a 4-worker cluster; the episodes get it back. A running cluster (``--scheduler``) keeps its
+own configuration."""
 
 STARTS_TOPIC = "coder_eval-episode-start"
 """Each start of an episode on a worker is logged here, so a re-run after a worker died is noted."""
@@ -192,7 +204,8 @@ async def open_dask(
     (``slots_per_worker`` episodes each) started here and stopped on exit."""
     async with AsyncExitStack() as stack:
         if scheduler is None:
-            cluster = await stack.enter_async_context(_local_cluster(workers, slots_per_worker))
+            with dask.config.set(QUIET_CLUSTER):  # read as the scheduler and each worker start
+                cluster = await stack.enter_async_context(_local_cluster(workers, slots_per_worker))
             client = await stack.enter_async_context(Client(cluster, asynchronous=True))  # type: ignore[no-untyped-call]
         else:
             client = await stack.enter_async_context(_connect(scheduler))
