@@ -103,11 +103,11 @@ class PackageEnvs:
 
 
 async def sandbox_envs(python: PackageEnv | None, node: PackageEnv | None) -> tuple[Path | None, Path | None]:
-    """The built environments a sandbox spec asks for: (virtualenv, node_modules), None where unset."""
-    envs = package_envs()
+    """The built environments a sandbox spec asks for: (virtualenv, node_modules), None where unset
+    (the cache folder is made only when one is asked for)."""
     return (
-        await envs.python(python) if python is not None else None,
-        await envs.node(node) if node is not None else None,
+        await package_envs().python(python) if python is not None else None,
+        await package_envs().node(node) if node is not None else None,
     )
 
 
