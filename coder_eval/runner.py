@@ -201,7 +201,7 @@ async def _keep_snapshot(
 
 
 SPOOL_BYTES = 16 * 1024 * 1024
-"""A workspace snapshot this large stays in memory; a larger one spills to an unnamed temporary file."""
+"""Up to this size a workspace snapshot stays in memory; a larger one spills to an unnamed temporary file."""
 
 
 async def take_snapshot(sandbox: Sandbox) -> tempfile.SpooledTemporaryFile[bytes]:

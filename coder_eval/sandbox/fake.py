@@ -13,14 +13,13 @@ that only read files and run commands through the verbs can be tested on it with
 
 from __future__ import annotations
 
-import io
-import tarfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex
+from coder_eval.sandbox.snapshot import write_files_tar
 
 ExecHandler = Callable[[list[str], str], ExecResult]
 
@@ -86,11 +85,7 @@ class FakeSandbox:
         return sorted(p for p in self.files if compiled.fullmatch(p))
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
-        with tarfile.open(fileobj=out, mode="w|") as tar:
-            for path, data in sorted(self.files.items()):
-                info = tarfile.TarInfo(path)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
+        write_files_tar(self.files, out, ignore=ignore)
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()

@@ -15,10 +15,11 @@ list, never followed; file modes lose set-uid/set-gid bits.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -80,6 +81,22 @@ def _add(tar: tarfile.TarFile, root: Path, relative: str) -> int:
     else:
         tar.addfile(info)
     return 1
+
+
+def write_files_tar(files: Mapping[str, bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> int:
+    """Write in-memory ``files`` (workspace path -> bytes) as a snapshot tar stream, leaving out what
+    ``ignore`` matches (their folders are implied by their names); returns the number written."""
+    spec = ignore_spec(ignore)
+    count = 0
+    with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in sorted(files.items()):
+            if spec.match_file(name):
+                continue
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+            count += 1
+    return count
 
 
 def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> int:

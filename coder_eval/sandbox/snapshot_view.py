@@ -18,7 +18,6 @@ Anything else returns ``None`` from :meth:`load`, and the verifier makes its san
 
 from __future__ import annotations
 
-import io
 import posixpath
 import tarfile
 from collections.abc import Mapping, Sequence
@@ -27,7 +26,7 @@ from typing import IO, ClassVar
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex
-from coder_eval.sandbox.snapshot import Dropped, ignore_spec
+from coder_eval.sandbox.snapshot import Dropped, write_files_tar
 
 MAX_BYTES = 32 * 1024 * 1024
 """The largest snapshot (file contents, uncompressed) held in memory; a larger one is extracted."""
@@ -94,14 +93,7 @@ class SnapshotView:
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
         """The files again as a tar stream (folders are implied by the files' names)."""
-        spec = ignore_spec(ignore)
-        with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            for name, data in sorted(self.files.items()):
-                if spec.match_file(name):
-                    continue
-                info = tarfile.TarInfo(name)
-                info.size, info.mode = len(data), 0o644
-                tar.addfile(info, io.BytesIO(data))
+        write_files_tar(self.files, out, ignore=ignore)
 
     # -- what a view cannot do -------------------------------------------------------------------
 

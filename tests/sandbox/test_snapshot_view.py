@@ -143,7 +143,9 @@ task_id: reads
 initial_prompt: p
 success_criteria:
   - {type: file_contains, path: a.txt, includes: [alpha]}
-  - {type: json_check, path: deep/x/y/z.json, assertions: [{expression: ok, operator: equals, expected: true}]}
+  - type: json_check
+    path: deep/x/y/z.json
+    assertions: [{expression: ok, operator: equals, expected: true}]
 """
 
 
