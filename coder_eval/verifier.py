@@ -116,9 +116,9 @@ async def open_verifier(
     base_dir: Path | None = None,
 ) -> Verifier:
     """A fresh verifier for ``task`` from the agent's workspace ``snapshot`` (a tar: a path, or a
-    seekable file), with fresh
-    copies of the task's package environments (``sandbox.python`` / ``sandbox.node``); for graders
-    that only read files, the snapshot itself when it can serve them (see the module docstring)."""
+    seekable file), with fresh copies of the task's package environments (``sandbox.python`` /
+    ``sandbox.node``); for graders that only read files, the snapshot itself when it can serve them
+    (see the module docstring)."""
     if reads_only(task):
         view = await _view(snapshot)
         if view is not None:

@@ -48,8 +48,8 @@ class SnapshotView:
     @classmethod
     def load(cls, snapshot: Path | IO[bytes], max_bytes: int = MAX_BYTES) -> SnapshotView | None:
         """The view of ``snapshot`` (a tar, gzipped or not: a path, or a seekable file read from its
-        start), or None when only an extracted workspace
-        answers exactly: a link, a device, an odd name, or more than ``max_bytes`` of files."""
+        start), or None where only an extracted workspace answers exactly: a link, a device, an odd
+        name, or more than ``max_bytes`` of files."""
         files: dict[str, bytes] = {}
         folders: set[str] = set()
         total = 0

@@ -14,7 +14,7 @@ import pytest
 
 from coder_eval.errors import SandboxError
 from coder_eval.runner import EpisodePlan, run_episode
-from coder_eval.sandbox import Provision
+from coder_eval.sandbox import Provision, envs
 from coder_eval.sandbox.envs import PackageEnvs, sandbox_envs
 from coder_eval.sandbox.spec import PackageEnv
 from coder_eval.task import load_tasks
@@ -205,3 +205,10 @@ def test_an_episode_uses_the_environment_in_the_agent_and_the_verifier(
 
 def test_no_environment_when_the_task_sets_none() -> None:
     assert run(sandbox_envs(None, None)) == (None, None)
+
+
+def test_no_cache_folder_is_made_for_a_sandbox_without_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(envs, "_ENVS", None)
+
+    assert asyncio.run(sandbox_envs(None, None)) == (None, None)
+    assert envs._ENVS is None  # a killed process would have left an empty coder_eval-envs-* folder

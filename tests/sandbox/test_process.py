@@ -22,3 +22,22 @@ def test_missing_program_is_127(tmp_path: Path) -> None:
     result = run(run_in_group(["/no/such/program"], cwd=tmp_path, env={}))
 
     assert result.exit_code == 127 and "/no/such/program" in result.stderr
+
+
+@pytest.mark.parametrize("pidfds", [True, False], ids=["pidfd", "no-pidfd"])
+def test_exit_codes_and_timeouts_with_and_without_pidfds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfds: bool
+) -> None:
+    if not pidfds:  # a kernel without pidfds: a worker thread waits instead
+
+        def refused(pid: int, flags: int = 0) -> int:
+            raise OSError(38, "Function not implemented")
+
+        monkeypatch.setattr(process.os, "pidfd_open", refused)
+    env = {"PATH": "/usr/bin:/bin"}
+
+    done = run(run_in_group(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], cwd=tmp_path, env=env))
+    slow = run(run_in_group(["sleep", "30"], cwd=tmp_path, env=env, timeout=0.3))
+
+    assert (done.exit_code, done.stdout, done.stderr, done.timed_out) == (3, "out\n", "err\n", False)
+    assert (slow.exit_code, slow.timed_out) == (124, True) and slow.duration_s < 5
