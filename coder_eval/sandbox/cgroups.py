@@ -50,6 +50,18 @@ class Cgroup:
         return cls._make_v1(name, limits)
 
     @classmethod
+    def existing(cls, name: str) -> Cgroup | None:
+        """The group ``make(name, ...)`` made, as it is left (say by a harness that was killed), or
+        ``None`` when there is none: the v1 hierarchies it joined, or its v2 folder under this
+        process's own group."""
+        v2 = ROOT / _own_v2_path() / f"coder_eval-{name}"
+        if (ROOT / "cgroup.controllers").is_file():
+            return cls((v2,), unified=True) if v2.is_dir() else None
+        folders = tuple(ROOT / c / "coder_eval" / name for c in V1_CONTROLLERS)
+        found = tuple(f for f in folders if f.is_dir())
+        return cls(found, unified=False) if found else None
+
+    @classmethod
     def _make_v1(cls, name: str, limits: Limits) -> Cgroup | None:
         folders = []
         try:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.cgroups import ROOT, V1_CONTROLLERS
+from coder_eval.sandbox.cgroups import Cgroup
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.process import kill_tree
 
@@ -149,18 +149,11 @@ def _remove_container(name: str) -> None:
 
 
 def _remove_cgroups(token: str) -> None:
-    for controller in V1_CONTROLLERS:
-        folder = ROOT / controller / "coder_eval" / token
-        if folder.is_dir():
-            with contextlib.suppress(OSError, ValueError):
-                for pid in (folder / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        os.kill(int(pid), 9)
-            if controller == "freezer":
-                with contextlib.suppress(OSError):
-                    (folder / "freezer.state").write_text("THAWED")
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+    """The sandbox's control group: every process in it killed (it may have been left frozen), then
+    removed once empty (a group still holding a dying process cannot be)."""
+    group = Cgroup.existing(token)
+    if group is not None:
+        group.remove()
 
 
 def _start_time(pid: int) -> int | None:
