@@ -3,14 +3,13 @@ model route, graded in a fresh verifier container."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from coder_eval.trajectory import PhaseEvent, ToolResult
 
-from .test_cli_agents import AGENTS, EDIT_AND_RUN, EDIT_CRITERIA, MODELS, SLEEP, criteria, run, survivors
+from .test_cli_agents import AGENTS, EDIT_AND_RUN, EDIT_CRITERIA, SLEEP, criteria, run, survivors, task_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
@@ -21,32 +20,11 @@ WHERE = """
 
 def docker_task(folder: Path, kind: str, turns: str, criteria: str, extra: str = "") -> Path:
     """A scripted task for agent ``kind`` in a docker sandbox with ``network: model``."""
-    model = MODELS.get(kind, "claude-sonnet-4-5")
     mode = ", permission_mode: bypassPermissions" if kind == "claude-code" else ""  # its default asks
-    body = f"""
-    task_id: docker-{kind}
-    initial_prompt: Fix calc.add and note what you did in notes.txt.
-    agent: {{kind: {kind}, model: scripted{mode}}}
-    sandbox:
-      driver: docker
-      network: model
-      template_sources:
-        - starter_files:
-            - {{path: calc.py, content: "def add(a, b):\\n    return a - b  # add\\n"}}
-            - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint(1)\\n", executable: true}}
-      shims:
-        - {{name: greet, target: tools/greet.py}}
-    scripted:
-      model: {model}
-      final_text: All done.
-      turns:
-{textwrap.indent(textwrap.dedent(turns).strip(), " " * 8)}
-    success_criteria:
-{textwrap.indent(textwrap.dedent(criteria).strip(), " " * 6)}
-    """
-    path = folder / "task.yaml"
-    path.write_text(textwrap.dedent(body) + textwrap.dedent(extra), encoding="utf-8")
-    return path
+    sandbox = "  driver: docker\n  network: model\n"
+    return task_file(
+        folder, kind, turns, criteria, extra, task_id="docker", agent_options=mode, sandbox_options=sandbox
+    )
 
 
 @pytest.mark.parametrize("kind", [pytest.param("claude-code"), *AGENTS])

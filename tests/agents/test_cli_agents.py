@@ -76,15 +76,27 @@ SKILL_TURNS = """
 """
 
 
-def task_file(folder: Path, kind: str, turns: str, criteria: str, extra: str = "") -> Path:
-    """A scripted task for agent ``kind``: ``calc.py`` with a bug, ``turns`` and ``criteria`` as YAML."""
+def task_file(
+    folder: Path,
+    kind: str,
+    turns: str,
+    criteria: str,
+    extra: str = "",
+    *,
+    task_id: str = "scripted",
+    agent_options: str = "",
+    sandbox_options: str = "",
+) -> Path:
+    """A scripted task for agent ``kind``: ``calc.py`` with a bug, ``turns`` and ``criteria`` as YAML;
+    ``agent_options`` (``", permission_mode: ..."``) and ``sandbox_options`` (YAML lines, two spaces
+    in) add to its agent and sandbox blocks."""
     body = textwrap.dedent(
         """
-        task_id: scripted-{kind}
+        task_id: {task_id}-{kind}
         initial_prompt: Fix calc.add and note what you did in notes.txt.
-        agent: {{kind: {kind}, model: scripted}}
+        agent: {{kind: {kind}, model: scripted{agent_options}}}
         sandbox:
-          template_sources:
+        {sandbox_options}  template_sources:
             - starter_files:
                 - {{path: calc.py, content: "def add(a, b):\\n    return a - b  # add\\n"}}
                 - {{path: tools/greet.py, content: "#!/usr/bin/env python3\\nprint(1)\\n", executable: true}}
@@ -99,8 +111,11 @@ def task_file(folder: Path, kind: str, turns: str, criteria: str, extra: str = "
         {criteria}
         """
     ).format(
+        task_id=task_id,
         kind=kind,
-        model=MODELS[kind],
+        agent_options=agent_options,
+        sandbox_options=sandbox_options,
+        model=MODELS.get(kind, "claude-sonnet-4-5"),
         turns=textwrap.indent(textwrap.dedent(turns).strip(), "    "),
         criteria=textwrap.indent(textwrap.dedent(criteria).strip(), "  "),
     )
