@@ -99,3 +99,41 @@ def tcp_server(host: str, answer: Callable[[bytes], bytes | None]) -> Iterator[i
         yield server.getsockname()[1]
     finally:
         server.close()
+
+
+MODEL_ROUTE_PROBE = (
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2)\n"
+    "s.sendall(b'ping'); print(s.recv(100).decode())\n"
+    "try:\n"
+    "    socket.create_connection(('127.0.0.1', int(sys.argv[2])), 1)\n"
+    "    print('other reached')\n"
+    "except OSError:\n"
+    "    print('other refused')"
+)
+
+
+def through_model_route(sandbox: Any, model_port: int, env_names: list[str] | None = None) -> tuple[str, int]:
+    """With the model proxy of a ``network: model`` sandbox serving ``model_port``, a program inside
+    (started as an agent's CLI is) calls the model, then another server on the host's 127.0.0.1:
+    its output and exit code (``"pong:ping\\nother refused\\n", 0`` when only the model is reached)."""
+    from coder_eval.sandbox.network import ModelProxy
+    from coder_eval.sandbox.process import run_in_group
+
+    other = socket.create_server(("127.0.0.1", 0))
+    proxy = ModelProxy(("127.0.0.1", model_port))
+
+    async def scenario() -> tuple[str, int]:
+        await proxy.start(sandbox.host_socket("model"))
+        try:
+            args = [str(model_port), str(other.getsockname()[1])]
+            argv = sandbox.wrap(["python", "-c", MODEL_ROUTE_PROBE, *args], env_names=env_names or [])
+            result = await run_in_group(argv, cwd=Path("/"), env=dict(sandbox.env), timeout=30)
+            return result.stdout, result.exit_code
+        finally:
+            await proxy.stop()
+
+    try:
+        return run(scenario())
+    finally:
+        other.close()

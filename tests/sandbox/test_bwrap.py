@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -15,11 +14,9 @@ import pytest
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox import BwrapSandbox, BwrapSpec, Provision
 from coder_eval.sandbox.cgroups import Cgroup
-from coder_eval.sandbox.network import ModelProxy
-from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.spec import Limits
 
-from .builders import needs_bwrap, run, tcp_server
+from .builders import needs_bwrap, run, tcp_server, through_model_route
 from .conftest import MakeSandbox
 
 pytestmark = needs_bwrap
@@ -119,31 +116,9 @@ def test_network_host_reaches_the_host(make_sandbox: MakeSandbox, echo_server: i
 def test_network_model_reaches_the_model_endpoint_and_nothing_else(
     make_sandbox: MakeSandbox, echo_server: int
 ) -> None:
-    other = socket.create_server(("127.0.0.1", 0))
-    try:
-        sandbox = make_sandbox("bwrap", provision=Provision(network="model", model_port=echo_server))
-        proxy = ModelProxy(("127.0.0.1", echo_server))
+    sandbox = make_sandbox("bwrap", provision=Provision(network="model", model_port=echo_server))
 
-        async def scenario() -> tuple[str, int]:
-            await proxy.start(sandbox.host_socket("model"))
-            try:
-                other_port = other.getsockname()[1]
-                script = (
-                    f"{CONNECT}\ntry:\n    socket.create_connection(('127.0.0.1', {other_port}), 1)\n"
-                    "    print('other reached')\nexcept OSError:\n    print('other refused')"
-                )
-                argv = sandbox.wrap(["python", "-c", script, str(echo_server)])
-                result = await run_in_group(
-                    argv, cwd=Path(sandbox.workdir), env=dict(sandbox.env), timeout=20
-                )
-                return result.stdout, result.exit_code
-            finally:
-                await proxy.stop()
-
-        out, code = run(scenario())
-    finally:
-        other.close()
-    assert (out, code) == ("pong:ping\nother refused\n", 0)
+    assert through_model_route(sandbox, echo_server) == ("pong:ping\nother refused\n", 0)
 
 
 def test_memory_limit_kills_a_greedy_process(make_sandbox: MakeSandbox) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -23,12 +22,10 @@ from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, Sand
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.images import build_hash
 from coder_eval.sandbox.leftovers import OWNER_FILE, reap_dead
-from coder_eval.sandbox.network import ModelProxy
-from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.spec import Limits, StarterFile, StarterFiles
 from coder_eval.task import load_tasks
 
-from .builders import host_folder, run, tcp_server
+from .builders import host_folder, run, tcp_server, through_model_route
 from .conftest import MakeSandbox
 
 pytestmark = pytest.mark.docker
@@ -132,31 +129,9 @@ def _gateway() -> str:
 def test_network_model_reaches_the_model_endpoint_and_nothing_else(
     make_sandbox: MakeSandbox, echo_server: int
 ) -> None:
-    other = socket.create_server(("127.0.0.1", 0))
-    try:
-        sandbox = make_sandbox("docker", provision=Provision(network="model", model_port=echo_server))
-        proxy = ModelProxy(("127.0.0.1", echo_server))
+    sandbox = make_sandbox("docker", provision=Provision(network="model", model_port=echo_server))
 
-        async def scenario() -> tuple[str, int]:
-            await proxy.start(sandbox.host_socket("model"))
-            try:
-                port = other.getsockname()[1]
-                script = (
-                    f"{CONNECT}\ntry:\n    socket.create_connection(('127.0.0.1', {port}), 1)\n"
-                    "    print('other reached')\nexcept OSError:\n    print('other refused')"
-                )
-                argv = sandbox.wrap(
-                    ["python", "-c", script, "127.0.0.1", str(echo_server)], env_names=["PATH"]
-                )
-                result = await run_in_group(argv, cwd=Path("/"), env=dict(sandbox.env), timeout=30)
-                return result.stdout, result.exit_code
-            finally:
-                await proxy.stop()
-
-        out, code = run(scenario())
-    finally:
-        other.close()
-    assert (out, code) == ("pong:ping\nother refused\n", 0)
+    assert through_model_route(sandbox, echo_server, env_names=["PATH"]) == ("pong:ping\nother refused\n", 0)
 
 
 def test_memory_limit_kills_a_greedy_process_and_is_reported(make_sandbox: MakeSandbox) -> None:
