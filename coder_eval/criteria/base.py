@@ -29,7 +29,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
-from coder_eval.sandbox.toolchain import PytestReport
+from coder_eval.sandbox.verdicts import PytestReport
 from coder_eval.trajectory import CliCall, Event
 
 
@@ -187,6 +187,11 @@ class CriterionSpec(BaseModel):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         """Grade the finished episode."""
         raise NotImplementedError
+
+    def tests_command(self) -> str | None:
+        """The pytest command whose tests this criterion grades: run with ``--collect-only`` in the
+        pristine workspace before the agent, its ids become ``prepared`` (``expected_tests.py``)."""
+        return None
 
 
 def pass_threshold_field(default: float) -> Any:
