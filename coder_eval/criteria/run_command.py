@@ -31,6 +31,7 @@ from pydantic import Field, model_validator
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict, check_regex, fraction
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.criteria.hidden_tests import runs_pytest
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.sandbox.base import WorkspaceFileError
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -82,17 +83,22 @@ class RunCommand(OriginalCriterion):
                 details["tests"] = {
                     k: v for k, v in tests.details.items() if k not in ("output", "exit_code")
                 }
-        if self.stdout_equals is not None:
-            checks["stdout_equals"] = result.stdout.strip() == self.stdout_equals.strip()
-        if self.expected_stdout is not None:
-            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
-                result.stdout, self.expected_stdout, self.stdout_match
-            )
-        checks.update({f"contains {s!r}": s in result.stdout for s in self.stdout_contains})
-        if self.stdout_regex is not None:
-            checks["stdout_regex"] = re.search(self.stdout_regex, result.stdout, re.MULTILINE) is not None
+        checks.update(await bounded(self._output_checks, result.stdout))
         details["failed"] = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details=details)
+
+    def _output_checks(self, stdout: str) -> dict[str, bool]:
+        checks: dict[str, bool] = {}
+        if self.stdout_equals is not None:
+            checks["stdout_equals"] = stdout.strip() == self.stdout_equals.strip()
+        if self.expected_stdout is not None:
+            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
+                stdout, self.expected_stdout, self.stdout_match
+            )
+        checks.update({f"contains {s!r}": s in stdout for s in self.stdout_contains})
+        if self.stdout_regex is not None:
+            checks["stdout_regex"] = search(self.stdout_regex, stdout, re.MULTILINE) is not None
+        return checks
 
     def tests_command(self) -> str | None:
         """A command that runs pytest is graded as pytest runs are (``hidden_tests.runs_pytest``):
@@ -115,4 +121,4 @@ def _stdout_matches(stdout: str, expected: str, how: str) -> bool:
         return stdout.strip() == expected.strip()
     if how == "contains":
         return expected in stdout
-    return re.search(expected, stdout, re.MULTILINE) is not None
+    return search(expected, stdout, re.MULTILINE) is not None
