@@ -12,7 +12,9 @@ from tests.criteria.builders import criterion, evaluate, load_error
 
 def after_pytest(passed: int, failed: int, sessions: bool = True) -> tuple[GradingContext, FakeSandbox]:
     fake = FakeSandbox(on_exec=lambda argv, cwd: ExecResult(1 if failed else 0, "", "", 0.0))
-    tests = {f"tests/test_a.py::test_{i}": "passed" if i < passed else "failed" for i in range(passed + failed)}
+    tests = {
+        f"tests/test_a.py::test_{i}": "passed" if i < passed else "failed" for i in range(passed + failed)
+    }
     report = PytestReport(
         exitstatus=1 if failed else 0,
         collected=passed + failed,
