@@ -14,6 +14,7 @@ The agent chooses the text, so a pattern with catastrophic backtracking (``(a|aa
 when the task loads), whose matching functions take a timeout and release the GIL: the matching of
 one criterion runs in a worker thread (``bounded``), so the event loop, the other episodes and the
 signal handlers (SIGTERM, SIGINT) go on, and all of a criterion's matches share ``MATCH_SECONDS``.
+The thread is a daemon, so a cancelled run never waits for a match to finish.
 A match that runs out of time raises :class:`PatternTimeout`, which grading records as that
 criterion's failure (the agent's text did it), never a grader error. A worker process killed at a
 deadline would also bound any Python code, but costs a process per criterion and a copy of the
@@ -23,7 +24,11 @@ text; a timeout inside the matcher costs nothing until it fires.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
+import signal
+import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -35,7 +40,11 @@ import regex
 from coder_eval.sandbox.base import WorkspaceFileError
 
 MATCH_SECONDS = 5.0
-"""How long one criterion's patterns may take, together, on the agent's text."""
+"""How long one criterion's patterns may take, together, on the agent's text (the matcher counts the
+process's CPU time, so on a loaded machine the wall-clock wait can be longer, never unbounded)."""
+
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+"""Never taken by a matching thread: the main thread wakes at once and handles them."""
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -97,13 +106,34 @@ def check_pattern(pattern: str) -> None:
 
 
 async def bounded(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run ``fn`` (which matches patterns with :func:`search`) in a worker thread, with a fresh
-    ``MATCH_SECONDS`` for all its matches."""
-    token = _budget.set(_Budget(MATCH_SECONDS))
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    finally:
-        _budget.reset(token)
+    """Run ``fn`` (which matches patterns with :func:`search`) in a worker thread of its own, with a
+    fresh ``MATCH_SECONDS`` for all its matches. The thread is a daemon: a run that is cancelled
+    (SIGTERM, SIGINT) stops waiting for it at once, and the process can exit while it finishes."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+    context.run(_budget.set, _Budget(MATCH_SECONDS))
+
+    def work() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # delivered to the main thread instead
+        try:
+            outcome: tuple[T | None, BaseException | None] = (context.run(fn, *args, **kwargs), None)
+        except BaseException as exc:  # handed to the awaiting coroutine, raised there
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(_settle, done, *outcome)
+
+    threading.Thread(target=work, name="coder_eval-match", daemon=True).start()
+    return await done
+
+
+def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if done.done():  # cancelled while the thread ran
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)
 
 
 def _timeout(pattern: str) -> PatternTimeout:
