@@ -12,6 +12,8 @@ what an agent's own CLI reports is mapped by the agent itself.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -67,13 +69,48 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
     return _apply_budgets(task, outcome.result)
 
 
-def out_of_memory(result: AgentResult, task: TaskSpec) -> AgentResult:
-    """The memory limit killed one of the agent's processes: its failure, never a harness fault."""
-    limit = task.sandbox.limits.max_memory_mb
+RLIMIT_SIGNS = {
+    "cpu time": re.compile(r"\bexited (?:152|-24)\b|CPU time limit exceeded"),
+    "file size": re.compile(r"\bexited (?:153|-25)\b|File size limit exceeded"),
+    "processes": re.compile(r"Resource temporarily unavailable|BlockingIOError|EAGAIN"),
+}
+"""How a crash caused by a limit enforced by an rlimit shows (no counter records it): the signal
+(SIGXCPU, SIGXFSZ) as the exit status of a process or of the shell that ran it, or the error a
+refused fork gives."""
+
+
+def limits_hit(result: AgentResult, task: TaskSpec, counted: Sequence[str]) -> list[str]:
+    """The sandbox limits the agent ran into: those its control group counted (``memory``,
+    ``processes``), and, when the agent crashed, those whose rlimit its error shows (a limit the
+    task set: ``cpu time`` for ``max_cpu_seconds``, ``file size`` for ``max_disk_mb``,
+    ``processes`` for ``max_pids``)."""
+    limits = task.sandbox.limits
+    hits = list(counted)
+    if result.invalid and result.status == "agent_error":
+        configured = {
+            "cpu time": limits.max_cpu_seconds,
+            "file size": limits.max_disk_mb,
+            "processes": limits.max_pids,
+        }
+        error = result.error or ""
+        hits += [
+            n for n, sign in RLIMIT_SIGNS.items() if configured[n] and sign.search(error) and n not in hits
+        ]
+    return hits
+
+
+def at_limit(result: AgentResult, task: TaskSpec, hits: Sequence[str]) -> AgentResult:
+    """A limit of the sandbox stopped or refused one of the agent's processes: the agent's failure
+    (status ``resource_limit``, outcome ``fail``), never a harness fault."""
+    limits = task.sandbox.limits
+    said = {
+        "memory": f"a process was killed at the memory limit ({limits.max_memory_mb} MB)",
+        "processes": f"a new process was refused at the process limit ({limits.max_pids})",
+        "cpu time": f"a process was killed at the CPU-time limit ({limits.max_cpu_seconds} s)",
+        "file size": f"a process was stopped writing past the file-size limit ({limits.max_disk_mb} MB)",
+    }
     result.status, result.invalid = "resource_limit", False
-    result.error = f"a process was killed at the memory limit ({limit} MB)" + (
-        f"; {result.error}" if result.error else ""
-    )
+    result.error = "; ".join([*(said[h] for h in hits), *([result.error] if result.error else [])])
     return result
 
 

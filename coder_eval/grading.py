@@ -120,7 +120,7 @@ def episode_outcome(
     if broken:
         reason = f"gating criterion {broken[0].criterion_id!r} failed: {broken[0].error}"
         return "invalid", "grader_error", reason
-    if result.status in ("timeout", "budget_exceeded"):
+    if result.status in ("timeout", "budget_exceeded", "resource_limit"):  # the agent's failure
         return "fail", result.status, result.error
     passed = all(r.passed for r in results if r.gating)
     return ("pass" if passed else "fail"), result.status, result.error

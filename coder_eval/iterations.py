@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder_eval.agents.base import AgentReply, EventSink
-from coder_eval.criteria import CriterionSpec, GradingContext
+from coder_eval.criteria import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.patterns import PatternTimeout
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, Message, ToolCall
 
@@ -101,7 +102,10 @@ def early_stop_check(
         ctx = context(events)
         calls = sum(1 for e in events if isinstance(e, ToolCall) and e.parent_tool_use_id is None)
         for item in armed:
-            verdict = await item.criterion.evaluate(ctx)
+            try:
+                verdict = await item.criterion.evaluate(ctx)
+            except PatternTimeout:  # the agent's text outran the pattern: not passed, as in grading
+                verdict = Verdict(score=0.0, passed=False)
             passed = (
                 verdict.passed
                 if verdict.passed is not None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from coder_eval import __version__
-from coder_eval.agent_phase import Turn, out_of_memory, run_agent
+from coder_eval.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.agents import AgentResult
 from coder_eval.errors import CoderEvalError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
@@ -173,8 +173,9 @@ async def _phases(
     notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
-    if stage.sandbox.oom_killed():
-        result = out_of_memory(result, plan.task)
+    hits = limits_hit(result, plan.task, stage.sandbox.limits_hit())
+    if hits:
+        result = at_limit(result, plan.task, hits)
     snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
     kept = None
     if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded

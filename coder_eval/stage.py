@@ -6,7 +6,7 @@ Example::
         stage = await open_stage(plan.task, provider, sink, stack)
         stage.sandbox        # the agent's sandbox, seeded, pre_run done
         stage.endpoint       # the scripted model server, when the model is 'scripted'
-        stage.prepared       # each criterion's state from before the agent ran (hashes ...)
+        stage.prepared       # each criterion's state from before the agent ran (hashes, expected tests ...)
         stage.pytest_config  # the task's pytest configuration as it was before the agent ran
 
 Around the sandbox: the recorder that answers and records recorded-CLI calls (written to the
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from coder_eval.agents import ModelEndpoint, make_agent
 from coder_eval.agents.base import agent_host_paths
 from coder_eval.errors import CoderEvalError, SandboxError
+from coder_eval.pristine import with_expected_tests
 from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.envs import sandbox_envs
@@ -121,6 +122,7 @@ async def open_stage(
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     if not reads_only(task):  # a verifier that runs nothing reads no pytest configuration
         stage.pytest_config = await capture_pytest_config(stage.sandbox)
+        stage.prepared = await with_expected_tests(task, stage.sandbox, stage.prepared, stage.pytest_config)
     return stage
 
 

@@ -34,7 +34,8 @@ from coder_eval.sandbox import DriverSandbox, Mount, Provision, make_sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.snapshot import Dropped
 from coder_eval.sandbox.snapshot_view import MAX_BYTES, SnapshotView
-from coder_eval.sandbox.toolchain import VERDICTS_VARIABLE, PytestReport, read_reports
+from coder_eval.sandbox.toolchain import VERDICTS_VARIABLE
+from coder_eval.sandbox.verdicts import MAX_REPORT_BYTES, PytestReport, read_reports
 from coder_eval.task import TaskSpec
 
 
@@ -53,7 +54,7 @@ class Verifier:
     async def pytest_reports(self) -> list[PytestReport]:
         """Every pytest session's counts since the last :meth:`clear_reports` (oldest first)."""
         names = [name for name in await self._report_names() if name not in self.seen]
-        return read_reports([await self.sandbox.read_file(name) for name in names])
+        return read_reports([await self.sandbox.read_file(name, limit=MAX_REPORT_BYTES) for name in names])
 
     async def clear_reports(self) -> None:
         """Forget earlier sessions' reports (each criterion counts only its own)."""
@@ -104,7 +105,7 @@ def verifier_provision(
         node_modules=envs[1],
         hidden=(Path(hidden.path), hidden.mount_point) if hidden is not None else None,
         pytest_config=pytest_config,
-        confcutdir=hidden.mount_point if hidden is not None else None,
+        confcutdir=hidden.mount_point if hidden is not None else ".",
     )
 
 

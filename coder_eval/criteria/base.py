@@ -27,9 +27,10 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from coder_eval.criteria.patterns import check_pattern
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
-from coder_eval.sandbox.toolchain import PytestReport
+from coder_eval.sandbox.verdicts import PytestReport
 from coder_eval.trajectory import CliCall, Event
 
 
@@ -39,6 +40,7 @@ def check_regex(pattern: str) -> str:
         re.compile(pattern)
     except re.error as exc:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from exc
+    check_pattern(pattern)
     return pattern
 
 
@@ -188,6 +190,11 @@ class CriterionSpec(BaseModel):
         """Grade the finished episode."""
         raise NotImplementedError
 
+    def tests_command(self) -> str | None:
+        """The pytest command whose tests this criterion grades: run with ``--collect-only`` in the
+        pristine workspace before the agent, its ids become ``prepared`` (``expected_tests.py``)."""
+        return None
+
 
 def pass_threshold_field(default: float) -> Any:
     """The ``pass_threshold`` field with a kind's own default."""
@@ -217,16 +224,42 @@ async def read_text(sandbox: Sandbox, path: str, limit: int = 5_000_000) -> str:
     return (await sandbox.read_file(path, limit=limit)).decode("utf-8", errors="replace")
 
 
+MAX_TEXT_BYTES = 5_000_000
+"""The most a check reads of the agent's files, all matched files together."""
+
+
+async def read_texts(sandbox: Sandbox, paths: Sequence[str], limit: int = MAX_TEXT_BYTES) -> list[str]:
+    """Workspace files as text, whole (undecodable bytes replaced). ``WorkspaceFileError`` when
+    together they are larger than ``limit``: a check that read only part of them could miss what
+    must not be there, so files too large to check are the agent's failure.
+
+    Example: ``await read_texts(sandbox, ["out.txt"])`` -> ``["forty-two\n"]``.
+    """
+    texts, left = [], limit
+    for path in paths:
+        data = await sandbox.read_file(path, limit=left + 1)
+        if len(data) > left:
+            raise WorkspaceFileError(
+                f"{path!r} takes the files checked past {limit} bytes: too large to check"
+            )
+        left -= len(data)
+        texts.append(data.decode("utf-8", errors="replace"))
+    return texts
+
+
 def parse_json(text: str, name: str) -> Any:
     """A workspace file's JSON; ``WorkspaceFileError`` (the agent's failure) when it is not JSON or
     is nested too deep to parse.
 
-    Example: ``parse_json("[" * 200_000, "out.json")`` raises ``WorkspaceFileError``.
+    Example: ``parse_json("[" * 200_000, "out.json")`` raises ``WorkspaceFileError``; so does a
+    number of 5,000 digits (past Python's int-string limit). ``1e999`` reads as infinity.
     """
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise WorkspaceFileError(f"{name} is not JSON: {exc.msg} (line {exc.lineno})") from exc
+    except ValueError as exc:  # an integer past Python's int-string limit
+        raise WorkspaceFileError(f"{name} cannot be read as JSON: {str(exc)[:200]}") from exc
     except RecursionError as exc:
         raise WorkspaceFileError(f"{name} is nested too deep to read as JSON") from exc
 

@@ -29,7 +29,6 @@ Example::
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal, NamedTuple
 
 import jmespath
@@ -43,8 +42,9 @@ from coder_eval.criteria.base import (
     Regex,
     Verdict,
     parse_json,
-    read_text,
+    read_texts,
 )
+from coder_eval.criteria.patterns import PatternTimeout, bounded, search
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 
 NONE_LABEL = "none"
@@ -104,7 +104,9 @@ class ClassificationMatch(OriginalCriterion):
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         try:
-            reading = self._read(await read_text(ctx.sandbox, self.path))
+            reading = await bounded(self._read, (await read_texts(ctx.sandbox, [self.path]))[0])
+        except PatternTimeout as exc:
+            reading = Reading(None, str(exc))
         except WorkspaceFileError:
             reading = Reading(None, f"{self.path} does not exist")
         observed = self._norm(reading.label)[:LABEL_LIMIT]
@@ -137,7 +139,7 @@ class ClassificationMatch(OriginalCriterion):
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         if self.pattern is None:
             return Reading(text)
-        found = re.search(self.pattern, text)
+        found = search(self.pattern, text)
         if found is None:
             return Reading(None, f"pattern {self.pattern!r} does not match: {text[:LABEL_LIMIT]!r}")
         if "label" in found.re.groupindex:

@@ -32,7 +32,6 @@ Example::
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import DETAIL_LIMIT
 from coder_eval.errors import GraderError
 from coder_eval.trajectory import CliCall
@@ -102,7 +102,7 @@ class FlagCheck(BaseModel):
         if self.contains is not None:
             return self.contains in value
         if self.matches_regex is not None:
-            return re.search(self.matches_regex, value) is not None
+            return search(self.matches_regex, value) is not None
         return value in (self.any_of or [])
 
 
@@ -184,7 +184,9 @@ class CliCalled(CriterionSpec):
         if not names:
             wanted = f"named {self.tool!r}" if self.tool else f"logging to {self.log!r}"
             raise GraderError(f"no recorded CLI {wanted}; declared: {', '.join(ctx.recorders) or 'none'}")
-        calls = ctx.cli_calls(names)
+        return await bounded(self._verdict_on, ctx.cli_calls(names))
+
+    def _verdict_on(self, calls: list[CliCall]) -> Verdict:
         matching = [c for c in calls if self._matches(c)]
         count = len(matching)
         ok = count >= self.min_count and (self.max_count is None or count <= self.max_count)

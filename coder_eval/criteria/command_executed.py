@@ -28,13 +28,13 @@ Example::
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, StopEarlyField, Verdict
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
 
@@ -51,7 +51,7 @@ def normalised(command: str) -> str:
 
 
 def _search(pattern: str, command: str) -> bool:
-    return re.search(pattern, command) is not None or re.search(pattern, normalised(command)) is not None
+    return search(pattern, command) is not None or search(pattern, normalised(command)) is not None
 
 
 class CommandExecuted(OriginalCriterion):
@@ -94,7 +94,10 @@ class CommandExecuted(OriginalCriterion):
         return self.exclude is None or not _search(self.exclude, step.command)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        steps = [s for s in tool_steps(ctx.events) if s.name == canonical_name(self.tool)]
+        return await bounded(self._verdict_on, tool_steps(ctx.events))
+
+    def _verdict_on(self, all_steps: list[ToolStep]) -> Verdict:
+        steps = [s for s in all_steps if s.name == canonical_name(self.tool)]
         matching = [s for s in steps if self._matches(s)]
         counted = [s for s in matching if s.succeeded or not self.require_success]
         count = len(counted)

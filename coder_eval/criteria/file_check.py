@@ -33,9 +33,10 @@ from coder_eval.criteria.base import (
     Verdict,
     fraction,
     matching_files,
-    read_text,
+    read_texts,
 )
 from coder_eval.criteria.flags import Flags, flag_value
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
 
 
@@ -49,7 +50,7 @@ class PatternCheck(BaseModel):
 
     def holds(self, text: str, case_sensitive: bool) -> bool:
         flags = flag_value(self.flags) | (0 if case_sensitive else re.IGNORECASE)
-        return (re.search(self.pattern, text, flags) is not None) == self.must_match
+        return (search(self.pattern, text, flags) is not None) == self.must_match
 
 
 class FileContains(OriginalCriterion):
@@ -73,7 +74,7 @@ class FileContains(OriginalCriterion):
         files = await matching_files(ctx.sandbox, self.path)
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
-        checks = self._checks("\n".join([await read_text(ctx.sandbox, p) for p in files]))
+        checks = await bounded(self._checks, "\n".join(await read_texts(ctx.sandbox, files)))
         failed = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details={"files": len(files), "failed": failed})
 
@@ -93,7 +94,7 @@ class FileCheck(FileContains):
                 checks[name] = p.holds(text, self.case_sensitive)
             else:
                 flags = re.MULTILINE | (0 if self.case_sensitive else re.IGNORECASE)
-                checks[f"patterns[{i}] {p!r}"] = re.search(p, text, flags) is not None
+                checks[f"patterns[{i}] {p!r}"] = search(p, text, flags) is not None
         return checks
 
 
@@ -115,6 +116,7 @@ class FileMatchesRegex(OriginalCriterion):
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
         flags = re.MULTILINE if self.flags is None else flag_value(self.flags)
-        hits = [p for p in files if re.search(self.pattern, await read_text(ctx.sandbox, p), flags)]
+        texts = dict(zip(files, await read_texts(ctx.sandbox, files), strict=True))
+        hits = await bounded(lambda: [p for p, text in texts.items() if search(self.pattern, text, flags)])
         ok = bool(hits) == self.must_match
         return Verdict(score=1.0 if ok else 0.0, details={"matched_in": hits})

@@ -4,6 +4,13 @@ The sha256 of every file matching ``paths`` is taken before the agent starts and
 an edit, a deletion, a rename, or a new file matching the globs fails the check. Links are never
 followed: a protected file replaced by a link is a change, a new link an addition.
 
+A protected Python source can also be bypassed without touching it, by a file Python imports in its
+place: a package folder of the same name (``calc/core/__init__.py`` beside ``calc/core.py``) or an
+extension module (``calc/core.cpython-311-x86_64-linux-gnu.so``). Such a file is an addition too,
+whatever ``ignore`` says. The default ``ignore`` (Python's bytecode caches) hides nothing that can
+shadow a source: the verifier never restores ``__pycache__``, ``*.pyc`` or ``.pytest_cache`` from
+the agent's workspace, so no bytecode the agent wrote is ever loaded.
+
 Example::
 
     - type: file_unchanged
@@ -13,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
@@ -38,7 +46,36 @@ async def fingerprint(sandbox: Sandbox, patterns: list[str], ignore: list[str]) 
                 hashes[path] = "link"
             else:
                 hashes[path] = hashlib.sha256(await sandbox.read_file(path)).hexdigest()
-    return hashes
+    return {**hashes, **await shadows(sandbox, hashes)}
+
+
+SHADOW_GLOBS = ("**/__init__.py", "**/*.so", "**/*.pyd")
+"""Files Python imports before a ``name.py`` beside them: a package ``name/``, an extension module."""
+
+
+async def shadows(sandbox: Sandbox, protected: Iterable[str]) -> dict[str, str]:
+    """The files that would be imported instead of a protected Python source, each as
+    ``shadows <source>``.
+
+    Example: with ``calc/core.py`` protected, ``calc/core/__init__.py`` -> ``shadows calc/core.py``.
+    """
+    sources = {path[: -len(".py")] for path in protected if path.endswith(".py")}
+    found: dict[str, str] = {}
+    for pattern in SHADOW_GLOBS if sources else ():
+        for path in await sandbox.glob(pattern, include_links=True):
+            module = _module_of(path)
+            if module in sources and path != f"{module}.py":
+                found[path] = f"shadows {module}.py"
+    return found
+
+
+def _module_of(path: str) -> str:
+    """``a/b/__init__.py`` -> ``a/b``; ``a/b.cpython-311-x86_64-linux-gnu.so`` -> ``a/b``."""
+    folder, _, name = path.rpartition("/")
+    if name == "__init__.py":
+        return folder
+    stem = name.split(".", 1)[0]
+    return f"{folder}/{stem}" if folder else stem
 
 
 class FileUnchanged(CriterionSpec):
@@ -46,7 +83,7 @@ class FileUnchanged(CriterionSpec):
     paths: list[SandboxPath] = Field(min_length=1, description="Globs of protected files.")
     ignore: list[str] = Field(
         default_factory=lambda: ["__pycache__/*", "*.pyc"],
-        description="Globs of files that may change (default: Python bytecode caches).",
+        description="Globs of files that may change (default: Python bytecode caches, never restored).",
     )
 
     async def prepare(self, sandbox: Sandbox) -> Any:

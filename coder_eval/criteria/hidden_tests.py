@@ -4,13 +4,15 @@ The task's ``hidden_tests.path`` is at its ``mount_point`` in the verifier (what
 there is replaced), and ``command`` runs from the workspace root with the verifier's trusted toolchain.
 
 When the command runs pytest, the verdict is what pytest itself counted, read from the report the
-verifier's plugin writes outside the workspace at the end of the session: the criterion passes when
-the command exits 0, a session finished, at least one test was collected, and every collected test
-passed (tests the author skipped with a marker at set-up do not count; a skip or an ``xfail`` raised
-while a test ran counts as not passed). The score is the passed share. Printed output is never parsed
-for pytest runs, so code that exits early (``os._exit(0)``) or a program printing ``4 passed`` passes
-nothing. A command that runs no pytest is judged on its exit code (and, when its output ends with
-``N passed, M failed``, scored on that line).
+verifier's plugin writes outside the workspace at the end of the session, test id by test id: the
+ids the same command collected before the agent ran (the pristine workspace with the hidden tests in
+place, ``expected_tests.py``) must each pass. A missing id (a module-level skip, a collection error)
+counts as not passed, and so does a skip or an ``xfail`` raised by a fixture, the code under test or
+the test itself; only a skip by a ``skip``/``skipif`` marker the test carried before the agent ran is
+left out. The score is the passed share. Printed output is never parsed for pytest runs, so code
+that exits early (``os._exit(0)``) or a program printing ``4 passed`` passes nothing. A command that
+runs no pytest is judged on its exit code (and, when its output ends with ``N passed, M failed``,
+scored on that line).
 
 Example::
 
@@ -24,14 +26,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.errors import GraderError
-from coder_eval.sandbox.base import ExecResult
-from coder_eval.sandbox.toolchain import PytestReport
+from coder_eval.sandbox.base import ExecResult, WorkspaceFileError
 
 COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
 PYTEST_WORD = re.compile(r"\bpytest\b|\bpy\.test\b")
@@ -53,30 +55,6 @@ def passed_fraction(output: str) -> float | None:
             total = sum(tally.values())
             return tally["passed"] / total if total else None
     return None
-
-
-def pytest_verdict(result: ExecResult, reports: list[PytestReport]) -> Verdict:
-    """The verdict of a command that ran pytest, from pytest's own counts."""
-    details: dict[str, Any] = {
-        "exit_code": result.exit_code,
-        "timed_out": result.timed_out,
-        "output": result.output[-3000:],
-        "sessions": len(reports),
-    }
-    if not reports:
-        details["error"] = "pytest never finished its session (killed, timed out, or the code exited it)"
-        return Verdict(score=0.0, passed=False, details=details)
-    graded = sum(r.graded for r in reports)
-    passed = sum(r.passed for r in reports)
-    counts: dict[str, int] = {}
-    for report in reports:
-        for key, value in report.counts.items():
-            counts[key] = counts.get(key, 0) + value
-    details.update(collected=sum(r.collected for r in reports), graded=graded, counts=counts)
-    ok = result.exit_code == 0 and not result.timed_out and graded > 0 and passed == graded
-    if graded == 0:
-        details["error"] = "no test was collected"
-    return Verdict(score=passed / graded if graded else 0.0, passed=ok, details=details)
 
 
 def missing_tool(command: str, result: ExecResult) -> str | None:
@@ -101,8 +79,14 @@ def missing_tool(command: str, result: ExecResult) -> str | None:
 
 
 async def run_tests(ctx: GradingContext, command: str, timeout: float) -> Verdict:
-    """Run ``command`` in the verifier and judge it (pytest's counts when it ran pytest)."""
-    result = await ctx.sandbox.exec(command, timeout=timeout)
+    """Run ``command`` in the verifier and judge it: by the expected test ids when it ran pytest
+    (``expected_tests.py``; ``ctx.prepared`` holds them), else by its exit code."""
+    expected = ctx.prepared if isinstance(ctx.prepared, ExpectedTests) else None
+    try:
+        env = await pytest_env(ctx.sandbox, expected)
+    except WorkspaceFileError as exc:
+        return Verdict(score=0.0, passed=False, details={"error": str(exc)})
+    result = await ctx.sandbox.exec(command, timeout=timeout, env=env or None)
     reports = await ctx.pytest_reports()
     missing = missing_tool(command, result)
     if missing is not None and not reports:
@@ -110,11 +94,44 @@ async def run_tests(ctx: GradingContext, command: str, timeout: float) -> Verdic
             f"the grader's tool {missing!r} is not available in the verifier: {result.stderr.strip()[-300:]}"
         )
     if reports or PYTEST_WORD.search(command):
-        return pytest_verdict(result, reports)
+        return graded_verdict(result, reports, expected)
     share = passed_fraction(result.output)
     ok = result.exit_code == 0 and not result.timed_out
     details = {"exit_code": result.exit_code, "timed_out": result.timed_out, "output": result.output[-3000:]}
     return Verdict(score=share if share is not None else float(ok), passed=ok, details=details)
+
+
+WRAPPERS = frozenset({"env", "exec", "command", "time", "nice", "nohup", "timeout", "xvfb-run"})
+"""Programs that run the command after them (``timeout 60 pytest``)."""
+RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye"})
+"""Project tools whose ``run`` subcommand runs the command after it (``uv run pytest``)."""
+
+
+def runs_pytest(command: str) -> bool:
+    """Whether the shell ``command`` starts pytest: ``pytest`` / ``py.test`` at a command position
+    (after ``&&``, ``;``, ``|``, assignments, ``timeout 60``, ``uv run``), or ``-m pytest``.
+
+    Example: ``runs_pytest("cd app && python -m pytest -q")`` -> True; ``runs_pytest("pip show
+    pytest")`` -> False.
+    """
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return False
+    start = True
+    for before, word in zip(["", *words], words, strict=False):
+        if word in ("pytest", "py.test") and before == "-m":
+            return True
+        if start and word.rsplit("/", 1)[-1] in ("pytest", "py.test"):
+            return True
+        start = (
+            all(c in ";&|()" for c in word)
+            or (start and ("=" in word or word in WRAPPERS or word in RUNNERS or word.isdigit()))
+            or (before in RUNNERS and word == "run")
+        )
+    return False
 
 
 class HiddenTestsCriterion(CriterionSpec):
@@ -127,3 +144,6 @@ class HiddenTestsCriterion(CriterionSpec):
         if ctx.hidden.hidden_tests is None:
             raise GraderError("hidden_tests criterion, but the task has no 'hidden_tests' block")
         return await run_tests(ctx, self.command, self.timeout)
+
+    def tests_command(self) -> str | None:
+        return self.command if PYTEST_WORD.search(self.command) else None

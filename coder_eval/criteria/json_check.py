@@ -20,7 +20,6 @@ loads to the same assertion. The score is the share of checks (schema, each asse
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -37,8 +36,9 @@ from coder_eval.criteria.base import (
     check_regex,
     fraction,
     parse_json,
-    read_text,
+    read_texts,
 )
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 
@@ -136,7 +136,7 @@ def compare(operator: Operator, value: Any, expected: Any) -> bool:
         wanted = _json_type(expected)
         return isinstance(value, JSON_TYPES[wanted]) and not (wanted != "boolean" and isinstance(value, bool))
     if operator == "regex":
-        return value is not None and re.search(str(expected), _as_text(value)) is not None
+        return value is not None and search(str(expected), _as_text(value)) is not None
     if operator == "exists":
         return (value is not None) == (True if expected is None else bool(expected))
     if not _is_number(value):
@@ -227,9 +227,12 @@ class JsonCheck(OriginalCriterion):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         schema = self.schema_document(ctx.task_dir)
         try:
-            document = parse_json(await read_text(ctx.sandbox, self.path), self.path)
+            document = parse_json((await read_texts(ctx.sandbox, [self.path]))[0], self.path)
         except WorkspaceFileError as exc:
             return Verdict(score=0.0, details={"error": str(exc)})
+        return await bounded(self._verdict_on, document, schema)
+
+    def _verdict_on(self, document: Any, schema: dict[str, Any] | None) -> Verdict:
         checks: dict[str, bool] = {}
         errors: list[str] = []
         if schema is not None:

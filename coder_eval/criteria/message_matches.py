@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import assistant_texts, final_text
 
 EXCERPT = 300
@@ -68,10 +70,12 @@ class MessageMatches(CriterionSpec):
             texts = [final_text(ctx.events, ctx.final_message)]
         else:
             texts = assistant_texts(ctx.events)
-        compiled = re.compile(self.pattern, self.flags.value())
+        return await bounded(self._verdict_on, texts)
+
+    def _verdict_on(self, texts: list[str]) -> Verdict:
         details: dict[str, Any] = {"scope": self.scope, "searched_chars": sum(len(t) for t in texts)}
         for number, text in enumerate(texts):
-            found = compiled.search(text)
+            found = search(self.pattern, text, self.flags.value())
             if found:
                 details["match"] = found.group(0)[:EXCERPT]
                 details["context"] = _around(text, found)
@@ -84,7 +88,7 @@ class MessageMatches(CriterionSpec):
         return Verdict(score=1.0 if ok else 0.0, details=details)
 
 
-def _around(text: str, found: re.Match[str]) -> str:
+def _around(text: str, found: regex.Match[str]) -> str:
     margin = EXCERPT // 2
     start, end = max(0, found.start() - margin), min(len(text), found.end() + margin)
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

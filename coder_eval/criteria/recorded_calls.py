@@ -19,7 +19,6 @@ Example::
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from typing import Any, Literal
 
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
+from coder_eval.criteria.patterns import bounded, search
 from coder_eval.errors import GraderError
 from coder_eval.trajectory import CliCall
 
@@ -40,7 +40,7 @@ class CallPattern(BaseModel):
     stdout_json: list[Assertion] = Field(default_factory=list, description="Assertions on JSON stdout.")
 
     def matches(self, call: CliCall) -> bool:
-        if not re.search(self.args_regex, shlex.join(call.argv[1:])):
+        if not search(self.args_regex, shlex.join(call.argv[1:])):
             return False
         if self.exit_code is not None and call.exit_code != self.exit_code:
             return False
@@ -48,7 +48,7 @@ class CallPattern(BaseModel):
             return True
         try:
             document: Any = json.loads(call.stdout)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, an integer past the int-string limit, too deep
             return False
         return all(a.holds(document) for a in self.stdout_json)
 
@@ -65,7 +65,9 @@ class RecordedCalls(CriterionSpec):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if self.shim not in ctx.recorders:
             raise GraderError(f"no shim named {self.shim!r}; declared: {', '.join(ctx.recorders) or 'none'}")
-        calls = ctx.cli_calls([self.shim])
+        return await bounded(self._verdict_on, ctx.cli_calls([self.shim]))
+
+    def _verdict_on(self, calls: list[CliCall]) -> Verdict:
         checks: dict[str, bool] = {}
         cursor = 0
         for i, pattern in enumerate(self.expect):

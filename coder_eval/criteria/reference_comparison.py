@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import ast
+import asyncio
 import difflib
 import io
 import re
@@ -34,7 +35,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, read_text
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, read_texts
 from coder_eval.criteria.judge_context import trusted_file
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
@@ -43,6 +44,9 @@ Method = Literal["ast", "token", "complexity"]
 SKIPPED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
 SKIPPED_TOKENS |= {tokenize.ENCODING, tokenize.ENDMARKER}
 WORDS = re.compile(r"\w+|[^\w\s]")
+MAX_COMPARED_BYTES = 256_000
+"""A larger agent file is too big to compare (the sequence matcher's time grows with the product of
+the two lengths): the check fails. It runs off the event loop."""
 BRANCHES: tuple[type[ast.AST], ...] = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.ExceptHandler)
 BRANCHES += (ast.With, ast.AsyncWith, ast.Assert, ast.comprehension, ast.match_case)
 
@@ -112,8 +116,8 @@ class ReferenceComparison(OriginalCriterion):
             except SyntaxError as exc:
                 raise GraderError(f"reference {self.reference_file!r} is not Python: {exc}") from exc
         try:
-            agent = await read_text(ctx.sandbox, self.agent_file)
-            score, compared = similarity(self.comparison_method, agent, reference)
+            (agent,) = await read_texts(ctx.sandbox, [self.agent_file], limit=MAX_COMPARED_BYTES)
+            score, compared = await asyncio.to_thread(similarity, self.comparison_method, agent, reference)
         except WorkspaceFileError as exc:
             return Verdict(score=0.0, details={"error": str(exc)})
         except SyntaxError as exc:

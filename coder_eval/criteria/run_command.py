@@ -12,18 +12,27 @@ Example::
       expected_stdout: "app 1.2"
       stdout_match: exact                 # or contains, regex
 
-With ``score_from_stdout: true`` the last number printed (clipped to [0, 1]) is the score. The score
+With ``score_from_stdout: true`` the last number printed (clipped to [0, 1]) is the score. A command
+that runs pytest (``pytest``, ``python -m pytest`` at a command position) is run the way
+``hidden_tests`` runs it: its ``expected_exit_code: 0`` holds only when pytest finished its session
+and every test it collected before the agent ran passed, so code that exits early or a
+``conftest.py`` the agent added cannot make it hold. The score
 is the share of the given checks that hold; the criterion passes at ``pass_threshold`` (0.9).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict, check_regex, fraction
+from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
+from coder_eval.criteria.hidden_tests import runs_pytest
+from coder_eval.criteria.patterns import bounded, search
+from coder_eval.sandbox.base import WorkspaceFileError
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
@@ -50,8 +59,13 @@ class RunCommand(OriginalCriterion):
         return self
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
-        details = {
+        expected = ctx.prepared if isinstance(ctx.prepared, ExpectedTests) else None
+        try:
+            env = await pytest_env(ctx.sandbox, expected) if self.tests_command() else {}
+        except WorkspaceFileError as exc:
+            return Verdict(score=0.0, details={"error": str(exc)})
+        result = await ctx.sandbox.exec(self.command, timeout=self.timeout, env=env or None)
+        details: dict[str, Any] = {
             "exit_code": result.exit_code,
             "timed_out": result.timed_out,
             "output": result.output[-2000:],
@@ -59,24 +73,47 @@ class RunCommand(OriginalCriterion):
         if result.timed_out:
             return Verdict(score=0.0, details=details)
         if self.score_from_stdout:
-            numbers = NUMBER.findall(result.stdout)
-            if not numbers:
-                return Verdict(score=0.0, details={**details, "error": "no number on stdout"})
-            return Verdict(score=min(1.0, max(0.0, float(numbers[-1]))), details=details)
+            return _score_from(result.stdout, details)
         checks: dict[str, bool] = {}
         if self.expected_exit_code is not None:
             checks["exit_code"] = result.exit_code == self.expected_exit_code
-        if self.stdout_equals is not None:
-            checks["stdout_equals"] = result.stdout.strip() == self.stdout_equals.strip()
-        if self.expected_stdout is not None:
-            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
-                result.stdout, self.expected_stdout, self.stdout_match
-            )
-        checks.update({f"contains {s!r}": s in result.stdout for s in self.stdout_contains})
-        if self.stdout_regex is not None:
-            checks["stdout_regex"] = re.search(self.stdout_regex, result.stdout, re.MULTILINE) is not None
+            if self.tests_command() and self.expected_exit_code == 0:
+                tests = graded_verdict(result, await ctx.pytest_reports(), expected)
+                checks["exit_code"] = checks["exit_code"] and bool(tests.passed)
+                details["tests"] = {
+                    k: v for k, v in tests.details.items() if k not in ("output", "exit_code")
+                }
+        checks.update(await bounded(self._output_checks, result.stdout))
         details["failed"] = [name for name, ok in checks.items() if not ok]
         return Verdict(score=fraction(checks), details=details)
+
+    def _output_checks(self, stdout: str) -> dict[str, bool]:
+        checks: dict[str, bool] = {}
+        if self.stdout_equals is not None:
+            checks["stdout_equals"] = stdout.strip() == self.stdout_equals.strip()
+        if self.expected_stdout is not None:
+            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
+                stdout, self.expected_stdout, self.stdout_match
+            )
+        checks.update({f"contains {s!r}": s in stdout for s in self.stdout_contains})
+        if self.stdout_regex is not None:
+            checks["stdout_regex"] = search(self.stdout_regex, stdout, re.MULTILINE) is not None
+        return checks
+
+    def tests_command(self) -> str | None:
+        """A command that runs pytest is graded as pytest runs are (``hidden_tests.runs_pytest``):
+        its exit code counts only when every expected test passed."""
+        return self.command if runs_pytest(self.command) else None
+
+
+def _score_from(stdout: str, details: dict[str, Any]) -> Verdict:
+    """The last number printed, clipped to [0, 1]; a non-finite one (``1e999``, an overflow) is none."""
+    numbers = NUMBER.findall(stdout)
+    value = float(numbers[-1]) if numbers else math.nan
+    if not math.isfinite(value):
+        error = "no number on stdout" if not numbers else f"{numbers[-1][:40]!r} is not a finite number"
+        return Verdict(score=0.0, details={**details, "error": error})
+    return Verdict(score=min(1.0, max(0.0, value)), details=details)
 
 
 def _stdout_matches(stdout: str, expected: str, how: str) -> bool:
@@ -84,4 +121,4 @@ def _stdout_matches(stdout: str, expected: str, how: str) -> bool:
         return stdout.strip() == expected.strip()
     if how == "contains":
         return expected in stdout
-    return re.search(expected, stdout, re.MULTILINE) is not None
+    return search(expected, stdout, re.MULTILINE) is not None

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
+from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import ToolStep, matches_tool, tool_steps
 
 
@@ -55,7 +56,9 @@ class ToolOrder(CriterionSpec):
     then: ToolPattern = Field(description="The call that must come after it.")
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        steps = tool_steps(ctx.events)
+        return await bounded(self._verdict_on, tool_steps(ctx.events))
+
+    def _verdict_on(self, steps: list[ToolStep]) -> Verdict:
         first, then = self.first.first_in(steps), self.then.first_in(steps)
         details: dict[str, Any] = {
             "first": first.describe() if first else None,

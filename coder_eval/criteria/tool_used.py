@@ -25,7 +25,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
-from coder_eval.criteria.transcript import DETAIL_LIMIT, matches_tool, tool_steps
+from coder_eval.criteria.patterns import bounded
+from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, matches_tool, tool_steps
 
 
 class ToolUsed(CriterionSpec):
@@ -45,7 +46,9 @@ class ToolUsed(CriterionSpec):
         return self
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        steps = tool_steps(ctx.events)
+        return await bounded(self._verdict_on, tool_steps(ctx.events))
+
+    def _verdict_on(self, steps: list[ToolStep]) -> Verdict:
         calls = [s for s in steps if matches_tool(s, self.tool, self.input_pattern)]
         count = len(calls)
         ok = count >= self.min and (self.max is None or count <= self.max)

@@ -17,11 +17,11 @@ Example::
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from coder_eval.criteria.patterns import search
 from coder_eval.tools import canonical_input, canonical_name
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult
 
@@ -71,7 +71,7 @@ def matches_tool(step: ToolStep, tool: str, input_pattern: str | None = None) ->
     (``re.search``)."""
     if step.name != canonical_name(tool):
         return False
-    return input_pattern is None or re.search(input_pattern, step.input_text) is not None
+    return input_pattern is None or search(input_pattern, step.input_text) is not None
 
 
 def tool_steps(events: Sequence[Event]) -> list[ToolStep]:

@@ -14,6 +14,7 @@ and the task's pytest configuration are what the runner took before the agent ra
 from __future__ import annotations
 
 from coder_eval.errors import CoderEvalError
+from coder_eval.pristine import with_expected_tests
 from coder_eval.runner import BeforeAgent
 from coder_eval.sandbox import Provision, make_sandbox
 from coder_eval.stage import capture_pytest_config, close_quietly
@@ -43,6 +44,7 @@ async def before_agent(task: TaskSpec, agent_paths: dict[str, str], leftovers: l
                 )
         prepared = [await criterion.prepare(sandbox) for criterion in task.success_criteria]
         config = await capture_pytest_config(sandbox)
+        prepared = await with_expected_tests(task, sandbox, prepared, config)
     finally:
         await close_quietly(sandbox, leftovers)
     return BeforeAgent(prepared, config, agent_paths, leftovers)

@@ -143,6 +143,11 @@ class DriverSandbox(Sandbox, Protocol):
         """True when the memory limit killed one of the sandbox's processes (after ``stop``)."""
         ...
 
+    def limits_hit(self) -> list[str]:
+        """The limits the sandbox's processes ran into, known after ``stop``: ``memory`` (a process
+        killed at it), ``processes`` (a fork refused at it)."""
+        ...
+
 
 def check_sandbox_path(value: str) -> str:
     """Reject a path that would escape the sandbox: absolute, or containing ``..``.

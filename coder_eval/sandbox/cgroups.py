@@ -170,11 +170,43 @@ class Cgroup:
                 )
         return False
 
+    def limits_hit(self) -> list[str]:
+        """The limits a process of the group ran into: ``memory`` (one was killed at it),
+        ``processes`` (a fork or a new thread was refused at it)."""
+        hits = ["memory"] if self.oom_killed() else []
+        pids = [f for f in self.folders if self.unified or f.parent.parent.name == "pids"]
+        if any(refused(f / "pids.events") for f in pids):
+            hits.append("processes")
+        return hits
+
     def remove(self) -> None:
         self.kill()
         for folder in self.folders:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def refused(events: Path) -> bool:
+    """Whether a ``pids.events`` file counts a fork refused at the limit (``max 3``)."""
+    with contextlib.suppress(OSError):
+        for line in events.read_text().splitlines():
+            name, _, count = line.partition(" ")
+            if name == "max" and count.strip() not in ("", "0"):
+                return True
+    return False
+
+
+def container_forks_refused(pid: int) -> bool:
+    """Whether the control group of host process ``pid`` (a container's first process) refused a
+    fork at its pids limit: its ``pids`` line of ``/proc/<pid>/cgroup`` (v1), or its v2 group."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "" or "pids" in controllers.split(","):
+                base = ROOT if controllers == "" else ROOT / "pids"
+                if refused(base / path.lstrip("/") / "pids.events"):
+                    return True
+    return False
 
 
 def v1_controllers(limits: Limits) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from typing import IO, ClassVar, Self
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex, split_glob
 from coder_eval.sandbox.bwrap import interpreter_folders
+from coder_eval.sandbox.cgroups import container_forks_refused
 from coder_eval.sandbox.container import Bind, EmptyFolder, create_args
 from coder_eval.sandbox.docker_spec import DockerSpec
 from coder_eval.sandbox.engine import Call, cli, client_env, copy_out, docker, engine_problem, must
@@ -68,7 +69,7 @@ class DockerSandbox:
         self.name = f"coder_eval-{self.token[:16]}"
         self.dropped: list[Dropped] = []
         self.python = str(interpreter_bin() / "python")
-        self._created = self._running = self._oom = self._closed = False
+        self._created = self._running = self._oom = self._closed = self._pids_refused = False
         self._runs: set[str] = set()
 
     @classmethod
@@ -249,6 +250,8 @@ class DockerSandbox:
         starts it again (the workspace is kept)."""
         if not self._running:
             return
+        if self.provision.limits.max_pids is not None:
+            self._pids_refused = self._pids_refused or await self._forks_refused()
         await must("stop", "--time", "0", self.name)
         self._running = False
         state = await docker("inspect", "--format", "{{.State.OOMKilled}}", self.name)
@@ -257,6 +260,18 @@ class DockerSandbox:
     def oom_killed(self) -> bool:
         """True when the memory limit killed a process in the container (known once it was stopped)."""
         return self._oom
+
+    def limits_hit(self) -> list[str]:
+        """``memory`` when a process was killed at the memory limit, ``processes`` when a fork was
+        refused at the pids limit (read from the container's control group before it stops)."""
+        return [name for name, hit in (("memory", self._oom), ("processes", self._pids_refused)) if hit]
+
+    async def _forks_refused(self) -> bool:
+        """The container's ``pids.events``, read on the host through its first process's control
+        group (a local engine; with a remote one nothing is known)."""
+        state = await docker("inspect", "--format", "{{.State.Pid}}", self.name)
+        pid = state.out.strip().decode() if state.code == 0 else ""
+        return pid.isdigit() and await asyncio.to_thread(container_forks_refused, int(pid))
 
     def host_socket(self, name: str) -> Path:
         """Host path of a harness socket that commands inside reach at ``/coder_eval/run/<name>.sock``."""

@@ -218,6 +218,10 @@ class HostSandbox:
         """True when the memory limit killed one of the sandbox's processes (known with a cgroup)."""
         return self.cgroup is not None and self.cgroup.oom_killed()
 
+    def limits_hit(self) -> list[str]:
+        """The limits the sandbox's processes ran into (``memory``, ``processes``; known with a cgroup)."""
+        return self.cgroup.limits_hit() if self.cgroup is not None else []
+
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:

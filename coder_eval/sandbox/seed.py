@@ -13,6 +13,7 @@ Source paths (``TemplateDir.path``, ``StarterFile.source``) are absolute: the ta
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import subprocess
@@ -43,11 +44,41 @@ def seed_workspace(work: Path, provision: Provision) -> tuple[list[Dropped], lis
     """Fill ``work`` as ``provision`` says: the snapshot, the hidden tests over it, the templates;
     returns what the snapshot dropped and the mock PATH folders (host paths, files made executable)."""
     dropped = extract_tar(provision.snapshot, work) if provision.snapshot is not None else []
+    if provision.role == "verifier":
+        drop_caches(work)
     if provision.hidden is not None:
         replace_with(work, provision.hidden[1], provision.hidden[0])
     for source in provision.sources:
         apply_template(source, work)
     return dropped, prepare_mock_dirs(provision.path_dirs, work)
+
+
+CACHE_FOLDERS = frozenset({"__pycache__", ".pytest_cache"})
+"""Folders of caches the verifier never restores (nor anything in them)."""
+CACHE_SUFFIXES = (".pyc", ".pyo")
+
+
+def drop_caches(work: Path) -> None:
+    """Remove every bytecode cache and pytest cache from a restored workspace: the verifier's Python
+    and pytest must never load bytecode the agent wrote (a ``.pyc`` whose header matches an unchanged
+    source, or pytest's assertion-rewrite cache, whose source hash the agent can compute)."""
+    for parent, dirnames, filenames in os.walk(work):
+        folder = Path(parent)
+        for name in [d for d in dirnames if d in CACHE_FOLDERS]:
+            dirnames.remove(name)
+            _remove(folder / name)
+        for name in filenames:
+            if name.endswith(CACHE_SUFFIXES) or name in CACHE_FOLDERS:
+                _remove(folder / name)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder, in a folder the agent may have made read-only."""
+    path.parent.chmod(path.parent.lstat().st_mode | stat.S_IWUSR | stat.S_IXUSR)
+    if path.is_dir() and not path.is_symlink():
+        remove_tree(path)
+    else:
+        path.unlink()
 
 
 def install_recorders(folder: Path, recorders: Iterable[CliRecorder], socket: str, work: Path) -> None:

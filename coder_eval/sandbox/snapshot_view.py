@@ -125,6 +125,9 @@ class SnapshotView:
     def oom_killed(self) -> bool:
         return False
 
+    def limits_hit(self) -> list[str]:
+        return []
+
     async def stop(self) -> None:
         return None
 

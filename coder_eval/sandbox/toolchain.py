@@ -34,11 +34,11 @@ pytest's own objects from the inside could still forge results (see docs/securit
 
 from __future__ import annotations
 
-import json
 import sysconfig
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+
+from coder_eval.sandbox.verdicts import PYTEST_PLUGIN
 
 PLUGIN = "coder_eval_pytest"
 VERDICTS_VARIABLE = "CODER_EVAL_VERDICTS"
@@ -61,54 +61,6 @@ if _main and _main not in ("-c", "-m") and os.path.isfile(_main):
     _append(os.path.dirname(os.path.abspath(_main)))
 _append(os.getcwd())
 """
-
-PYTEST_PLUGIN = r'''
-"""coder_eval's verdict plugin: what pytest counted, written outside the workspace at session end."""
-import json, os, time
-
-_state = {"tests": {}, "deselected": 0, "collected": 0}
-
-
-def pytest_deselected(items):
-    _state["deselected"] += len(items)
-
-
-def pytest_collection_finish(session):
-    _state["collected"] = len(session.items)
-
-
-def pytest_runtest_logreport(report):
-    test = _state["tests"].setdefault(report.nodeid, {"outcome": "passed"})
-    wasxfail = hasattr(report, "wasxfail")
-    if report.when == "setup" and report.skipped and not wasxfail:
-        test["outcome"] = "skipped_setup"
-    elif report.failed:
-        test["outcome"] = "failed" if report.when == "call" else "error"
-    elif report.when == "call" and report.skipped:
-        test["outcome"] = "xfailed" if wasxfail else "skipped_call"
-    elif report.when == "call" and report.passed and test["outcome"] == "passed":
-        test["outcome"] = "passed"
-    if report.when == "call":
-        test["ran"] = True
-
-
-def pytest_sessionfinish(session, exitstatus):
-    folder = os.environ.get("CODER_EVAL_VERDICTS")
-    if not folder:
-        return
-    tests = _state["tests"]
-    counts = {}
-    for test in tests.values():
-        outcome = test["outcome"] if test.get("ran") or test["outcome"] != "passed" else "not_run"
-        counts[outcome] = counts.get(outcome, 0) + 1
-    report = {"exitstatus": int(exitstatus), "collected": _state["collected"],
-              "deselected": _state["deselected"], "counts": counts, "finished": True}
-    name = f"pytest-{os.getpid()}-{time.monotonic_ns()}.json"
-    tmp = os.path.join(folder, "." + name)
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
-    os.replace(tmp, os.path.join(folder, name))
-'''
 
 
 def install_toolchain(folder: Path) -> None:
@@ -175,41 +127,3 @@ def pytest_config(files: dict[str, bytes]) -> tuple[str, bytes] | None:
         if data is not None and markers[name] in data:
             return name, data
     return None
-
-
-@dataclass(frozen=True)
-class PytestReport:
-    """What one pytest session counted, as the verdict plugin wrote it."""
-
-    exitstatus: int
-    collected: int
-    deselected: int
-    counts: dict[str, int]
-
-    @property
-    def passed(self) -> int:
-        return self.counts.get("passed", 0)
-
-    @property
-    def graded(self) -> int:
-        """Tests that count: collected, less those the test author skipped at set-up (markers)."""
-        return self.collected - self.counts.get("skipped_setup", 0)
-
-
-def read_reports(documents: Iterable[bytes]) -> list[PytestReport]:
-    """Parse the plugin's report files; an unreadable one is skipped (it proves nothing)."""
-    reports = []
-    for document in documents:
-        try:
-            data = json.loads(document)
-            reports.append(
-                PytestReport(
-                    exitstatus=int(data["exitstatus"]),
-                    collected=int(data["collected"]),
-                    deselected=int(data["deselected"]),
-                    counts={str(k): int(v) for k, v in dict(data["counts"]).items()},
-                )
-            )
-        except (ValueError, KeyError, TypeError):
-            continue
-    return reports

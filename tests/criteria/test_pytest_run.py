@@ -6,14 +6,23 @@ from pathlib import Path
 
 from coder_eval.criteria import GradingContext
 from coder_eval.sandbox import ExecResult, FakeSandbox
-from coder_eval.sandbox.toolchain import PytestReport
+from coder_eval.sandbox.verdicts import PytestReport
 from tests.criteria.builders import criterion, evaluate, load_error
 
 
 def after_pytest(passed: int, failed: int, sessions: bool = True) -> tuple[GradingContext, FakeSandbox]:
     fake = FakeSandbox(on_exec=lambda argv, cwd: ExecResult(1 if failed else 0, "", "", 0.0))
-    report = PytestReport(exitstatus=1 if failed else 0, collected=passed + failed, deselected=0, counts={})
-    report.counts.update(passed=passed, failed=failed)
+    tests = {
+        f"tests/test_a.py::test_{i}": "passed" if i < passed else "failed" for i in range(passed + failed)
+    }
+    report = PytestReport(
+        exitstatus=1 if failed else 0,
+        collected=passed + failed,
+        deselected=0,
+        counts={"passed": passed, "failed": failed},
+        tests=tests,
+        ids=tuple(tests),
+    )
 
     async def reports() -> list[PytestReport]:
         return [report] if sessions else []

@@ -24,6 +24,7 @@ from coder_eval.sandbox import (
 from coder_eval.sandbox import make_sandbox as make_any
 from coder_eval.sandbox.process import TIMEOUT_EXIT_CODE
 from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.spec import Limits
 
 from .builders import BWRAP_PROBLEM, DRIVER_NAMES, alive, host_folder, run, wait_alive
 from .conftest import MakeSandbox
@@ -233,3 +234,15 @@ def test_python_on_path_is_the_running_interpreter(make_sandbox: MakeSandbox, dr
     out = run(sandbox.exec("python -c 'import sys; print(sys.prefix)'")).stdout
 
     assert out.strip() == sys.prefix
+
+
+def test_a_fork_refused_at_the_process_limit_is_counted(make_sandbox: MakeSandbox, driver: str) -> None:
+    sandbox = make_sandbox(driver, limits=Limits(max_pids=16))
+    flood = "import os, time\nfor _ in range(64):\n    if os.fork() == 0:\n        time.sleep(3); os._exit(0)"
+
+    result = run(sandbox.exec(["python", "-c", flood]))
+    run(sandbox.stop())
+
+    assert result.exit_code != 0 and "BlockingIOError" in result.stderr
+    if getattr(sandbox, "cgroup", True) is not None:  # counted by the sandbox's (or container's) group
+        assert sandbox.limits_hit() == ["processes"]
