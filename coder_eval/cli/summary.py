@@ -41,7 +41,7 @@ def print_totals(run: RunDir, resumed: int | None = None) -> RunSummary:
     summary = summarize_run(run)
     counts = summary.outcomes
     kept = f"  (kept {resumed} finished)" if resumed is not None else ""
-    line = f"run: {shown_path(run.path)}  pass {counts['pass']}  fail {counts['fail']}  invalid {counts['invalid']}"
+    line = f"run: {shown_path(run.path)}  " + "  ".join(f"{k} {n}" for k, n in counts.items())
     out.print(line + kept, highlight=False, soft_wrap=True)
     if summary.finished:
         out.print(totals_table(summary.variants))
