@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,9 +37,11 @@ def minimal_task(folder: Path, task_id: str = "t1", extra: str = "") -> Path:
     return write_task(folder, MINIMAL.format(task_id=task_id) + textwrap.dedent(extra), f"{task_id}.yaml")
 
 
-def coder_eval(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the ``coder-eval`` CLI in a subprocess, as a user would."""
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+def coder_eval(
+    *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``coder-eval`` CLI in a subprocess, as a user would (``env``: instead of this one's)."""
+    env = {**(os.environ if env is None else env), "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "coder_eval", *args],
         cwd=cwd,

@@ -8,7 +8,7 @@ Example (what ``run`` prints after its episodes)::
     variant     pass  fail  invalid  cost      tokens    time/episode
     baseline       4     3        1  $0.4210   120,345   3.1 s
     with_skill     5     3        0  $0.3901   101,220   2.8 s
-    not passed: 7 of 16 episodes (the reason: coder-eval show runs/20260101-120000-ab12 EPISODE)
+    not passed: 7 of 16 episodes (each in full: coder-eval show runs/20260101-120000-ab12 EPISODE)
       invalid  calc--baseline--r1: infra_error: model API error 401: invalid x-api-key
       fail     calc--baseline--r0 (+2 like it): hidden-tests (the hidden unit tests pass): exit 1: ...
 
@@ -79,7 +79,7 @@ def print_not_passed(run: RunDir, summary: RunSummary) -> None:
         return
     hint = f"coder-eval show {shown_path(run.path)} EPISODE"
     out.print(
-        f"not passed: {len(summary.not_passed)} of {summary.finished} episodes (the whole story: {hint})",
+        f"not passed: {len(summary.not_passed)} of {summary.finished} episodes (each in full: {hint})",
         highlight=False,
         soft_wrap=True,
     )
