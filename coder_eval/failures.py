@@ -110,7 +110,9 @@ def _is_long(value: Any) -> bool:
 
 def _value(value: Any) -> str:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        shown = value[:LIST_ITEMS] + ([f"… ({len(value) - LIST_ITEMS} more)"] if len(value) > LIST_ITEMS else [])
+        shown = value[:LIST_ITEMS] + (
+            [f"… ({len(value) - LIST_ITEMS} more)"] if len(value) > LIST_ITEMS else []
+        )
         return "\n".join(shown)
     if isinstance(value, str):
         lines = value.rstrip("\n").splitlines() or [""]

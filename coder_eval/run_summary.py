@@ -3,7 +3,7 @@
 Example::
 
     summary = summarize_run(RunDir.open(Path("runs/latest")))
-    [(v.variant_id, v.outcomes["pass"], v.cost_usd) for v in summary.variants]   # [('baseline', 7, 0.42), ...]
+    [(v.variant_id, v.outcomes["pass"]) for v in summary.variants]   # [('baseline', 7), ...]
     summary.not_passed[0].reason     # 'hidden-tests (the hidden unit tests pass): exit 1: 2 failed, 2 passed'
     summary.measured                 # False when every finished episode is invalid (nothing was measured)
 

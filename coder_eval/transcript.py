@@ -103,7 +103,9 @@ def _criterion(event: CriterionResult) -> list[str]:
     verdict = "error" if event.error else ("pass" if event.passed else "fail")
     labels = ""
     if event.expected_label is not None:
-        labels = f", observed {_flat(repr(event.observed_label))}, expected {_flat(repr(event.expected_label))}"
+        labels = (
+            f", observed {_flat(repr(event.observed_label))}, expected {_flat(repr(event.expected_label))}"
+        )
     gating = "" if event.gating else ", informational"
     kind = f"{_flat(event.kind)}{gating}"
     head = f"criterion {_flat(event.criterion_id)} ({kind}): {verdict}, score {event.score:.2f}{labels}"

@@ -65,7 +65,8 @@ def transcript_page(path: Path) -> str:
     """
     lines = transcript_text(path).split("\n")
     body = "\n".join(
-        f'<div class="line {kind}">{html.escape(line)}</div>' for line, kind in zip(lines[1:], _classes(lines[1:]))
+        f'<div class="line {kind}">{html.escape(line)}</div>'
+        for line, kind in zip(lines[1:], _classes(lines[1:]), strict=True)
     )
     title = html.escape(lines[0].lstrip("# ") if lines else path.stem)
     return (

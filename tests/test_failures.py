@@ -22,7 +22,11 @@ def verdict(details: dict[str, Any] | None = None, **fields: Any) -> CriterionRe
     [
         ({}, {"error": "the grader's tool 'pytest' is not available"}, "grader error: the grader's tool"),
         ({"error": "'report.json' is not a file in the sandbox"}, {}, "'report.json' is not a file"),
-        ({"failed": ["expect[0] '^deploy'", "expect[1] '^status'"]}, {}, "failed: expect[0] '^deploy'; expect[1]"),
+        (
+            {"failed": ["expect[0] '^deploy'", "expect[1] '^status'"]},
+            {},
+            "failed: expect[0] '^deploy'; expect[1]",
+        ),
         (
             {"exit_code": 1, "output": PYTEST_OUTPUT, "counts": {"failed": 2, "passed": 2}},
             {},
@@ -30,12 +34,22 @@ def verdict(details: dict[str, Any] | None = None, **fields: Any) -> CriterionRe
         ),
         ({"exit_code": 3, "output": "checking\nno such file: x.csv\n"}, {}, "exit 3: no such file: x.csv"),
         ({"exit_code": 0, "timed_out": True, "output": ""}, {}, "timed out"),
-        ({}, {"kind": "classification_match", "observed_label": "xlsx", "expected_label": "pdf"}, "observed 'xlsx', expected 'pdf'"),
-        ({"pass_votes": 0, "min_pass_votes": 2, "votes": [{}]}, {"kind": "llm_judge"}, "0 passing votes, 2 needed"),
+        (
+            {},
+            {"kind": "classification_match", "observed_label": "xlsx", "expected_label": "pdf"},
+            "observed 'xlsx', expected 'pdf'",
+        ),
+        (
+            {"pass_votes": 0, "min_pass_votes": 2, "votes": [{}]},
+            {"kind": "llm_judge"},
+            "0 passing votes, 2 needed",
+        ),
         ({"matched": []}, {"kind": "file_exists"}, "score 0.00 (matched [])"),
     ],
 )
-def test_the_reason_is_what_the_grader_recorded(details: dict[str, Any], fields: dict[str, Any], reason: str) -> None:
+def test_the_reason_is_what_the_grader_recorded(
+    details: dict[str, Any], fields: dict[str, Any], reason: str
+) -> None:
     assert criterion_reason(verdict(details, **fields)).startswith(reason)
 
 

@@ -44,7 +44,10 @@ def test_a_criterion_that_failed_says_what_it_checks_and_what_it_recorded(tmp_pa
     assert coder_eval("run", "tasks", "--no-report", cwd=tmp_path).returncode == 0
     lines = coder_eval("show", "runs/latest", "why--default--r0", cwd=tmp_path).stdout.splitlines()
     greeting = lines.index("criterion greeting (file_contains): fail, score 0.00")
-    assert lines[greeting + 1 : greeting + 3] == ["    checks: ok.txt says ok", "    error: no file matches 'ok.txt'"]
+    assert lines[greeting + 1 : greeting + 3] == [
+        "    checks: ok.txt says ok",
+        "    error: no file matches 'ok.txt'",
+    ]
     tests = lines.index("criterion tests (run_command): fail, score 0.00")
     evidence = lines[tests + 1 : lines.index("criterion ran (run_command): pass, score 1.00")]
     assert evidence[:3] == ["    exit_code: 1", "    timed_out: false", "    failed: exit_code"]

@@ -148,7 +148,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
-        console.print(f"[red]error:[/red] {escape(inert(str(exc)))}", markup=True, highlight=False, soft_wrap=True)
+        console.print(
+            f"[red]error:[/red] {escape(inert(str(exc)))}", markup=True, highlight=False, soft_wrap=True
+        )
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
     except KeyboardInterrupt:
         sys.exit(_interrupted())

@@ -15,9 +15,8 @@ from typing import Annotated, NamedTuple, cast
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from coder_eval.cli.app import app, console, out, warn
+from coder_eval.cli.app import app, console, warn
 from coder_eval.cli.finish import AfterRun, finish
-from coder_eval.cli.summary import after_run, outcome_code, print_not_passed, print_totals, resume_hint
 from coder_eval.cli.inputs import (
     AgentOpt,
     DefineOpt,
@@ -33,6 +32,7 @@ from coder_eval.cli.inputs import (
     SplitOpt,
     TagsOpt,
 )
+from coder_eval.cli.summary import after_run, outcome_code, print_not_passed, print_totals, resume_hint
 from coder_eval.errors import ExitCode, InputError, did_you_mean
 from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution

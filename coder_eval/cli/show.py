@@ -50,19 +50,25 @@ def show(
         path = trajectory_path(target, episode)
         out.print(transcript_text(path), markup=False, highlight=False, soft_wrap=True)
         return
-    if target.is_dir() and episode is None:
+    if not target.is_file() and episode is None:
         run = RunDir.open(target)
         console.print(f"following the run {shown_path(run.path)}", highlight=False)
         for text in follow_run(run):
             out.print(text, markup=False, highlight=False, soft_wrap=True)
         print_not_passed(run, print_totals(run))
         return
-    path = target if target.is_file() else running_path(target, episode)
+    path, stopped = _followed(target, episode)
     console.print(f"following {path}", highlight=False)
-    opened = None if target.is_file() else RunDir.open(target)
-    stopped = (lambda: opened.read_manifest().status != "running") if opened else (lambda: False)
     for text in follow_transcript(path, stopped):
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], bool]]:
+    """The one trajectory to follow, and what says its run stopped (a file alone: nothing)."""
+    if target.is_file() or episode is None:
+        return target, lambda: False
+    run = RunDir.open(target)
+    return running_path(target, episode), lambda: run.read_manifest().status != "running"
 
 
 def trajectory_path(target: Path, episode: str | None) -> Path:

@@ -58,7 +58,9 @@ def _needs(task: TaskSpec) -> Iterator[Need]:
     for i, criterion in enumerate(task.success_criteria):
         if criterion.model_keys():
             model = getattr(criterion, "model", "?")
-            yield Need(f"criterion {criterion.id or i} ({criterion.type}, model {model})", criterion.model_keys())
+            yield Need(
+                f"criterion {criterion.id or i} ({criterion.type}, model {model})", criterion.model_keys()
+            )
     if task.simulation is not None and task.simulation.model_keys():
         yield Need(f"the simulated user (model {task.simulation.model})", task.simulation.model_keys())
 
@@ -67,7 +69,9 @@ def _warning(need: Need, variants: list[str]) -> str:
     unset = f"{need.keys[0]} is not set" if len(need.keys) == 1 else f"none of {', '.join(need.keys)} is set"
     shown = ", ".join(dict.fromkeys(variants))
     label = "variants" if len(set(variants)) > 1 else "variant"
-    remedy = "set it on the host" if need.without == CANNOT_SET else "set it, or use model: scripted (offline)"
+    remedy = (
+        "set it on the host" if need.without == CANNOT_SET else "set it, or use model: scripted (offline)"
+    )
     return (
         f"{unset}: {need.user} {need.without} in {len(variants)} episode(s) ({label} {shown}); "
         f"those episodes would be invalid: {remedy}"

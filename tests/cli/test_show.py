@@ -120,7 +120,9 @@ def test_follow_on_a_finished_run_prints_each_verdict_then_the_totals(tmp_path: 
     result = coder_eval("show", str(RUN), "--follow", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "csv-report--with_skill--r0: = fail (max_turns), 242.5 s, 5810 tokens, 2 turns, cost $0.0187" in lines
+    assert (
+        "csv-report--with_skill--r0: = fail (max_turns), 242.5 s, 5810 tokens, 2 turns, cost $0.0187" in lines
+    )
     assert sum(": = " in line for line in lines) == 18  # one verdict per episode, and nothing else of them
     assert not any(": [assistant]" in line for line in lines)
     assert f"run: {RUN}  pass 11  fail 7  invalid 0" in lines
@@ -142,7 +144,9 @@ def test_follow_on_a_run_follows_every_episode_until_the_run_stops(tmp_path: Pat
         write_task(tmp_path / "tasks", FLAGGED.format(task_id=task_id, flag=flag), f"{task_id}.yaml")
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "coder_eval"]
-    run = subprocess.Popen([*command, "run", "tasks", "-j", "2", "--run-dir", "run", "--no-report"], cwd=tmp_path, env=env)
+    run = subprocess.Popen(
+        [*command, "run", "tasks", "-j", "2", "--run-dir", "run", "--no-report"], cwd=tmp_path, env=env
+    )
     follower = None
     try:
         while len(list((tmp_path / "run" / "episodes").glob("*.jsonl"))) < 2:
@@ -198,7 +202,10 @@ def test_show_falls_back_to_ascii_under_a_non_utf8_locale(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "PYTHONIOENCODING"))} | locale
     for follow in ([], ["--follow"]):
         result = subprocess.run(
-            [sys.executable, "-m", "coder_eval", "show", str(path), *follow], env=env, capture_output=True, check=False
+            [sys.executable, "-m", "coder_eval", "show", str(path), *follow],
+            env=env,
+            capture_output=True,
+            check=False,
         )
         assert result.returncode == 0, result.stderr
         lines = result.stdout.decode(encoding).splitlines()

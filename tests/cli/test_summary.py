@@ -41,14 +41,18 @@ def row(stdout: str, variant: str) -> list[str]:
 def test_the_end_of_a_run_gives_totals_per_variant_and_why_episodes_did_not_pass(tmp_path: Path) -> None:
     two_tasks(tmp_path)
     write_experiment(tmp_path, AB)
-    result = coder_eval("run", "tasks", "-e", "experiment.yaml", "--run-dir", "run", "--no-report", cwd=tmp_path)
+    result = coder_eval(
+        "run", "tasks", "-e", "experiment.yaml", "--run-dir", "run", "--no-report", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("run: run  pass 2  fail 2  invalid 0")
     assert row(result.stdout, "oracle")[1:4] == ["2", "0", "0"]
     assert row(result.stdout, "nothing")[1:4] == ["0", "2", "0"]
     assert row(result.stdout, "nothing")[-1].endswith(" s")
     assert "not passed: 2 of 4 episodes (each in full: coder-eval show run EPISODE)" in result.stdout
-    assert "  fail     a--nothing--r0 (+1 like it): 0-file_contains: no file matches 'ok.txt'" in result.stdout
+    assert (
+        "  fail     a--nothing--r0 (+1 like it): 0-file_contains: no file matches 'ok.txt'" in result.stdout
+    )
 
 
 def test_a_run_in_which_nothing_was_measured_exits_5_with_the_reasons(tmp_path: Path) -> None:
@@ -79,7 +83,9 @@ def test_a_model_that_refuses_the_key_is_a_run_that_measured_nothing(tmp_path: P
     write_task(tmp_path / "tasks", task)
     result = coder_eval("run", "tasks", "--run-dir", "run", "--no-report", cwd=tmp_path)
     assert result.returncode == 5, result.stdout + result.stderr
-    (line,) = [line for line in result.stdout.splitlines() if line.startswith("  invalid  no-key--default--r0")]
+    (line,) = [
+        line for line in result.stdout.splitlines() if line.startswith("  invalid  no-key--default--r0")
+    ]
     assert "model API error" in line and "401" in line
 
 
@@ -94,10 +100,14 @@ def test_one_measured_episode_is_enough_to_exit_0(tmp_path: Path) -> None:
 def test_require_all_pass_fails_the_run_when_any_episode_did_not_pass(tmp_path: Path) -> None:
     two_tasks(tmp_path)
     write_experiment(tmp_path, AB)
-    strict = coder_eval("run", "tasks", "-e", "experiment.yaml", "--no-report", "--require-all-pass", cwd=tmp_path)
+    strict = coder_eval(
+        "run", "tasks", "-e", "experiment.yaml", "--no-report", "--require-all-pass", cwd=tmp_path
+    )
     assert strict.returncode == 1, strict.stderr
     assert "--require-all-pass: 2 of 4 episodes did not pass" in strict.stderr
-    passing = coder_eval("run", "tasks", "--agent", "oracle", "--no-report", "--require-all-pass", cwd=tmp_path)
+    passing = coder_eval(
+        "run", "tasks", "--agent", "oracle", "--no-report", "--require-all-pass", cwd=tmp_path
+    )
     assert passing.returncode == 0, passing.stderr
 
 
@@ -117,7 +127,9 @@ def test_ctrl_c_says_how_to_resume_and_that_command_finishes_the_run(tmp_path: P
     write_task(tmp_path / "tasks", WAITS_FOR_A_FLAG.format(task_id="second", flag=flag), "second.yaml")
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", "runs/mine", "--no-report"]
-    run = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     first = tmp_path / "runs" / "mine" / "episodes" / "first--default--r0.jsonl"
     try:
         deadline = time.monotonic() + 120

@@ -13,7 +13,14 @@ import jupytext
 import pytest
 import tornado.web
 
-from coder_eval.trajectory import CriterionResult, EpisodeEnd, EpisodeStart, Message, PhaseEvent, TrajectoryWriter
+from coder_eval.trajectory import (
+    CriterionResult,
+    EpisodeEnd,
+    EpisodeStart,
+    Message,
+    PhaseEvent,
+    TrajectoryWriter,
+)
 from coder_eval.viewer import explore_notebook, inside, served_trajectory, transcript_page
 from tests.helpers import REPO, coder_eval
 
@@ -63,7 +70,9 @@ def test_each_line_of_the_page_is_styled_as_the_event_it_belongs_to(tmp_path: Pa
         sink.write(EpisodeStart(run_id="r", episode_id="t--v--r0", task_id="t", seed=1))
         sink.write(Message(role="assistant", content=[{"type": "text", "text": "one\ntwo"}]))
         sink.write(PhaseEvent(name="verify"))
-        sink.write(CriterionResult(criterion_id="c", kind="k", score=0, passed=False, details={"error": "no x"}))
+        sink.write(
+            CriterionResult(criterion_id="c", kind="k", score=0, passed=False, details={"error": "no x"})
+        )
         sink.write(EpisodeEnd(outcome="fail", status="completed", error="it broke\nbadly"))
     classes = re.findall(r'<div class="([^"]*)">', transcript_page(path))
     assert classes[1:] == [

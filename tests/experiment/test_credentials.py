@@ -59,7 +59,9 @@ def test_what_needs_no_key_is_not_warned_about(tmp_path: Path, agent: str) -> No
 
 
 def test_a_set_key_silences_the_warning(tmp_path: Path) -> None:
-    assert warnings(tmp_path, "{kind: claude-code, model: claude-sonnet-4-6}", {"ANTHROPIC_API_KEY": "k"}) == []
+    assert (
+        warnings(tmp_path, "{kind: claude-code, model: claude-sonnet-4-6}", {"ANTHROPIC_API_KEY": "k"}) == []
+    )
     assert warnings(tmp_path, "{kind: codex}", {"ANTHROPIC_API_KEY": "k"}) != []  # the wrong key
 
 

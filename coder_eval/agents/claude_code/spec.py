@@ -64,7 +64,8 @@ class ClaudeCodeSpec(CliAgentSpec):
     def model_keys(self) -> tuple[str, ...]:
         """Also none when ``claude_settings`` authenticates (an ``apiKeyHelper``, or a key in its ``env``)."""
         settings = self.claude_settings if isinstance(self.claude_settings, dict) else {}
-        env = settings.get("env") if isinstance(settings.get("env"), dict) else {}
+        env = settings.get("env")
+        env = env if isinstance(env, dict) else {}
         if "apiKeyHelper" in settings or any(name in env for name in (*self.MODEL_KEYS, *self.AUTH_ENV)):
             return ()
         return super().model_keys()

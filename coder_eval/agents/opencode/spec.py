@@ -11,7 +11,6 @@ from pydantic import Field
 
 from coder_eval.agents.spec import CliAgentSpec, kind_field
 
-
 PROVIDER_KEYS = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
