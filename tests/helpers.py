@@ -37,6 +37,21 @@ def minimal_task(folder: Path, task_id: str = "t1", extra: str = "") -> Path:
     return write_task(folder, MINIMAL.format(task_id=task_id) + textwrap.dedent(extra), f"{task_id}.yaml")
 
 
+WAITS_FOR_A_FLAG = """
+task_id: {task_id}
+initial_prompt: write ok to ok.txt
+agent: {{kind: command, command: "while [ ! -e {flag} ]; do sleep 0.1; done; echo ok > ok.txt"}}
+sandbox: {{driver: tempdir}}
+success_criteria:
+  - {{type: file_contains, path: ok.txt, includes: [ok]}}
+"""
+
+
+def flagged_task(folder: Path, task_id: str, flag: Path) -> Path:
+    """A task whose agent waits until ``flag`` exists on the host, then passes (``tempdir`` sees it)."""
+    return write_task(folder, WAITS_FOR_A_FLAG.format(task_id=task_id, flag=flag), f"{task_id}.yaml")
+
+
 def coder_eval(
     *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import pytest
 from coder_eval.cli.show import follow_transcript
 from coder_eval.errors import InputError
 from coder_eval.trajectory import EpisodeEnd, EpisodeStart, Message, ToolCall, TrajectoryWriter
-from tests.helpers import REPO, coder_eval, minimal_task, write_task
+from tests.helpers import REPO, coder_eval, flagged_task, minimal_task
 
 RUN = REPO / "tests" / "fixtures" / "runs" / "three-way"
 
@@ -128,20 +128,10 @@ def test_follow_on_a_finished_run_prints_each_verdict_then_the_totals(tmp_path: 
     assert f"run: {RUN}  pass 11  fail 7  invalid 0" in lines
 
 
-FLAGGED = """
-task_id: {task_id}
-initial_prompt: write ok to ok.txt
-agent: {{kind: command, command: "while [ ! -e {flag} ]; do sleep 0.1; done; echo ok > ok.txt"}}
-sandbox: {{driver: tempdir}}
-success_criteria:
-  - {{type: file_contains, path: ok.txt, includes: [ok]}}
-"""
-
-
 def test_follow_on_a_run_follows_every_episode_until_the_run_stops(tmp_path: Path) -> None:
     flag = tmp_path / "go"
     for task_id in ("one", "two"):
-        write_task(tmp_path / "tasks", FLAGGED.format(task_id=task_id, flag=flag), f"{task_id}.yaml")
+        flagged_task(tmp_path / "tasks", task_id, flag)
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "coder_eval"]
     run = subprocess.Popen(

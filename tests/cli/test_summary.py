@@ -13,7 +13,7 @@ from pathlib import Path
 
 from coder_eval.trajectory import read_trajectory
 from tests.experiment.builders import two_tasks, write_experiment
-from tests.helpers import coder_eval, minimal_task, write_task
+from tests.helpers import coder_eval, flagged_task, minimal_task, write_task
 
 AB = """
 experiment_id: ab
@@ -111,20 +111,10 @@ def test_require_all_pass_fails_the_run_when_any_episode_did_not_pass(tmp_path: 
     assert passing.returncode == 0, passing.stderr
 
 
-WAITS_FOR_A_FLAG = """
-task_id: {task_id}
-initial_prompt: write ok to ok.txt
-agent: {{kind: command, command: "while [ ! -e {flag} ]; do sleep 0.1; done; echo ok > ok.txt"}}
-sandbox: {{driver: tempdir}}
-success_criteria:
-  - {{type: file_contains, path: ok.txt, includes: [ok]}}
-"""
-
-
 def test_ctrl_c_says_how_to_resume_and_that_command_finishes_the_run(tmp_path: Path) -> None:
     flag = tmp_path / "go"
     minimal_task(tmp_path / "tasks", "first", extra="agent: {kind: oracle}\n")
-    write_task(tmp_path / "tasks", WAITS_FOR_A_FLAG.format(task_id="second", flag=flag), "second.yaml")
+    flagged_task(tmp_path / "tasks", "second", flag)
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", "runs/mine", "--no-report"]
     run = subprocess.Popen(
