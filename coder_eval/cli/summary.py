@@ -1,13 +1,13 @@
 """The end of ``coder-eval run`` on the console: totals per variant, the episodes that did not pass and
 why, the exit code for what was measured, and how to resume after Ctrl-C.
 
-Example (what ``run`` prints after its episodes)::
+Example (what ``run`` prints after its episodes; the table drawn with box characters)::
 
     run: runs/20260101-120000-ab12  pass 9  fail 6  invalid 1
                         episodes by variant
-    variant     pass  fail  invalid  cost      tokens    time/episode
-    baseline       4     3        1  $0.4210   120,345   3.1 s
-    with_skill     5     3        0  $0.3901   101,220   2.8 s
+    variant      pass  fail  invalid     cost   tokens  time/episode
+    baseline        4     3        1  $0.4210  120,345         3.1 s
+    with_skill      5     3        0  $0.3901  101,220         2.8 s
     not passed: 7 of 16 episodes (each in full: coder-eval show runs/20260101-120000-ab12 EPISODE)
       invalid  calc--baseline--r1: infra_error: model API error 401: invalid x-api-key
       fail     calc--baseline--r0 (+2 like it): hidden-tests (the hidden unit tests pass): exit 1: ...
