@@ -30,6 +30,7 @@ class ExitCode(IntEnum):
     INVALID_INPUT = 2
     BUDGET_STOPPED = 3
     REPORT_FAILED = 4
+    NOTHING_MEASURED = 5
     INTERRUPTED = 130
 
 

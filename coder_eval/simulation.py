@@ -104,6 +104,10 @@ class SimulationSpec(BaseModel):
         """Whether the criteria are checked after each agent reply (and not only at the end)."""
         return self.check_criteria == "every_turn" or self.stop_when_criteria_pass
 
+    def model_keys(self) -> tuple[str, ...]:
+        """Host variables the simulator's model authenticates with (either one); ``()`` for scripted."""
+        return () if self.model == SCRIPTED else ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
 
 def agent_problem(agent_kind: str) -> str | None:
     """Why a ``simulation`` block cannot drive ``agent_kind``, or None.
@@ -152,7 +156,7 @@ def open_simulation(
     stack=stack, check=None)``. Raises ``AgentError`` when a real model has no API key.
     """
     if spec.model != SCRIPTED:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        if not any(os.environ.get(name) for name in spec.model_keys()):
             raise AgentError(
                 f"simulation.model {spec.model!r} needs ANTHROPIC_API_KEY in the environment "
                 "(or use model: scripted with a 'scripted' block)"

@@ -379,7 +379,7 @@ def read_trajectory(path: Path) -> Trajectory:
     problems: list[str] = []
     events: list[Event] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")  # U+2028 in a string ends no line
     except OSError as exc:
         raise TrajectoryError(f"{path}: cannot read trajectory: {exc}") from exc
     for number, line in enumerate(lines, start=1):

@@ -42,6 +42,7 @@ h1 { font-size: 1.3em; word-break: break-all; }
 .user { color: #1a4f8b; } .assistant { color: #222; font-weight: 600; } .system { color: #777; }
 .call { color: #6a3d9a; } .result { color: #555; } .criterion { color: #8a5a00; }
 .end { border-top: 1px solid #ccc; padding-top: 0.4em; font-weight: 600; } .problem { color: #b00; }
+.phase { color: #777; } .end.more { border-top: none; padding-top: 0; font-weight: normal; }
 """
 LINE_CLASSES = (
     ("[user", "user"),
@@ -49,6 +50,8 @@ LINE_CLASSES = (
     ("[system", "system"),
     ("  → ", "call"),
     ("  ← ", "result"),
+    ("  ⇢ ", "call"),
+    ("-- ", "phase"),
     ("criterion ", "criterion"),
     ("= ", "end"),
     ("! ", "problem"),
@@ -60,8 +63,11 @@ def transcript_page(path: Path) -> str:
 
     Example: ``transcript_page(Path("runs/latest/episodes/t--a--r0.jsonl")).startswith("<!DOCTYPE html>")``
     """
-    lines = transcript_text(path).splitlines()
-    body = "\n".join(f'<div class="line {_line_class(line)}">{html.escape(line)}</div>' for line in lines[1:])
+    lines = transcript_text(path).split("\n")
+    body = "\n".join(
+        f'<div class="line {kind}">{html.escape(line)}</div>'
+        for line, kind in zip(lines[1:], _classes(lines[1:]), strict=True)
+    )
     title = html.escape(lines[0].lstrip("# ") if lines else path.stem)
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
@@ -69,8 +75,15 @@ def transcript_page(path: Path) -> str:
     )
 
 
-def _line_class(line: str) -> str:
-    return next((name for prefix, name in LINE_CLASSES if line.startswith(prefix)), "")
+def _classes(lines: list[str]) -> list[str]:
+    """Each line's style: by the harness's prefix; a line without one (agent text behind the gutter,
+    a criterion's evidence, an error) continues the line before it."""
+    kinds, kind = [], ""
+    for line in lines:
+        own = next((name for prefix, name in LINE_CLASSES if line.startswith(prefix)), None)
+        kind = own if own is not None else kind
+        kinds.append(kind if own is not None or not kind else f"{kind} more")
+    return kinds
 
 
 def served_trajectory(path_text: str, allowed: Callable[[Path], bool]) -> Path:

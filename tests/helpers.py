@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,9 +37,26 @@ def minimal_task(folder: Path, task_id: str = "t1", extra: str = "") -> Path:
     return write_task(folder, MINIMAL.format(task_id=task_id) + textwrap.dedent(extra), f"{task_id}.yaml")
 
 
-def coder_eval(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the ``coder-eval`` CLI in a subprocess, as a user would."""
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+WAITS_FOR_A_FLAG = """
+task_id: {task_id}
+initial_prompt: write ok to ok.txt
+agent: {{kind: command, command: "while [ ! -e {flag} ]; do sleep 0.1; done; echo ok > ok.txt"}}
+sandbox: {{driver: tempdir}}
+success_criteria:
+  - {{type: file_contains, path: ok.txt, includes: [ok]}}
+"""
+
+
+def flagged_task(folder: Path, task_id: str, flag: Path) -> Path:
+    """A task whose agent waits until ``flag`` exists on the host, then passes (``tempdir`` sees it)."""
+    return write_task(folder, WAITS_FOR_A_FLAG.format(task_id=task_id, flag=flag), f"{task_id}.yaml")
+
+
+def coder_eval(
+    *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the ``coder-eval`` CLI in a subprocess, as a user would (``env``: instead of this one's)."""
+    env = {**(os.environ if env is None else env), "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "coder_eval", *args],
         cwd=cwd,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.analysis.frames import read_events
 from coder_eval.errors import TrajectoryError
 from coder_eval.trajectory import (
     EpisodeEnd,
@@ -49,6 +50,24 @@ def test_truncated_last_line_and_missing_end_are_reported_not_raised(tmp_path: P
     assert not trajectory.complete
     assert len(trajectory.events) == 2
     assert trajectory.problems == ["line 3: unreadable (JSONDecodeError)", "no episode_end (interrupted)"]
+
+
+def test_text_holding_unicode_line_separators_reads_back_whole(tmp_path: Path) -> None:
+    """JSON keeps U+2028, U+2029 and U+0085 raw inside strings; they end no line of the file."""
+    path = tmp_path / "e.jsonl"
+    text = "one\u2028two\u2029three\x85four"
+    with TrajectoryWriter(path) as sink:
+        sink.write(start())
+        sink.write(Message(role="assistant", content=[{"type": "text", "text": text}]))
+        sink.write(EpisodeEnd(outcome="fail", status="completed", error=text))
+    trajectory = read_trajectory(path)
+    assert trajectory.complete and trajectory.problems == []
+    assert trajectory.end is not None and trajectory.end.error == text
+    events, problems = read_events(path)
+    assert problems == [] and events[1]["content"][0]["text"] == text
+    path.write_text(path.read_text(encoding="utf-8") + "{cut", encoding="utf-8")  # the careful reader too
+    events, problems = read_events(path)
+    assert problems == ["line 4 unreadable"] and events[-1]["error"] == text
 
 
 def test_other_schema_version_is_a_clear_error(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
@@ -109,9 +109,19 @@ class AgentSpecBase(BaseModel):
     def scripted(self) -> bool:
         return self.model == "scripted"
 
+    def model_keys(self) -> tuple[str, ...]:
+        """Host variables, any one of which this agent needs to reach its model; ``()`` when it needs
+        none (no model, a scripted one, or ``agent.env`` passing the credentials itself)."""
+        return ()
+
 
 class CliAgentSpec(AgentSpecBase):
     """Fields every CLI agent has (Claude Code, Codex, OpenCode, Gemini CLI)."""
+
+    MODEL_KEYS: ClassVar[tuple[str, ...]] = ()
+    """Host variables the CLI authenticates its real model with (any one is enough)."""
+    AUTH_ENV: ClassVar[tuple[str, ...]] = ()
+    """Further ``agent.env`` names that authenticate it instead (a token, a cloud provider switch)."""
 
     permission_mode: str = Field(default="acceptEdits", description="The CLI's permission mode.")
     allowed_tools: list[str] = Field(default_factory=list, description="Tools allowed without asking.")
@@ -135,6 +145,11 @@ class CliAgentSpec(AgentSpecBase):
         if isinstance(value, list):
             return [{"type": "local", "path": item} if isinstance(item, str) else item for item in value]
         return value
+
+    def model_keys(self) -> tuple[str, ...]:
+        if self.scripted or any(name in self.env for name in (*self.MODEL_KEYS, *self.AUTH_ENV)):
+            return ()
+        return self.MODEL_KEYS
 
     def instructions(self) -> str | None:
         """The text to append to the agent's own prompt (the loader has added ``system_prompt_file``'s)."""

@@ -50,14 +50,14 @@ def read_events(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     try:  # one parse of the whole file as an array; a damaged file falls back to line by line
         raws = json.loads("[" + text.strip().replace("\n", ",") + "]")
     except ValueError:
-        return read_lines(path, text.splitlines())
+        return read_lines(path, text.split("\n"))
     for raw in raws:  # one pass: any odd line sends the whole file to the careful reader
         if (
             type(raw) is not dict
             or raw.get("type") not in EVENT_TYPES
             or raw.get("schema_version") != SCHEMA_VERSION
         ):
-            return read_lines(path, text.splitlines())
+            return read_lines(path, text.split("\n"))
     return raws, []
 
 

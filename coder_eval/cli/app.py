@@ -1,5 +1,8 @@
 """The typer app, its two consoles, and the one place errors become exit codes.
 
+Both consoles write what their stream's encoding can hold: under a non-UTF-8 locale the harness's
+symbols print in ASCII and any other character as an escape (``coder_eval.terminal.ascii_fallback``).
+
 Usage errors (an unknown command or option, a bad value, a missing argument) exit 2 with the usage
 line, a hint and no traceback, whichever click the installed typer uses (typer vendors its own since
 0.2x): the exception classes are taken from the module that defines ``typer.BadParameter``.
@@ -23,6 +26,7 @@ from typer.core import TyperGroup
 
 from coder_eval import __version__
 from coder_eval.errors import CoderEvalError, ExitCode, InputError, ReportError, did_you_mean
+from coder_eval.terminal import ascii_fallback, inert
 
 PROG = "coder-eval"
 console = Console(stderr=True)
@@ -139,10 +143,14 @@ def root(
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the app, mapping errors to exit codes once, here. Bare ``coder-eval`` prints help."""
     args = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        ascii_fallback(stream)
     try:
         code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
+        console.print(
+            f"[red]error:[/red] {escape(inert(str(exc)))}", markup=True, highlight=False, soft_wrap=True
+        )
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
     except KeyboardInterrupt:
         sys.exit(_interrupted())
@@ -162,5 +170,5 @@ def _interrupted() -> int:
 def warn(lines: list[str]) -> None:
     for line in lines:
         console.print(
-            f"[yellow]warning:[/yellow] {escape(line)}", markup=True, highlight=False, soft_wrap=True
+            f"[yellow]warning:[/yellow] {escape(inert(line))}", markup=True, highlight=False, soft_wrap=True
         )

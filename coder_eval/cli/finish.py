@@ -1,7 +1,7 @@
 """After the episodes: gates (table on stdout and in ``run.json``), JUnit XML, reports; the exit code.
 
-Exit code precedence: a budget stop (3, set by the caller) over a failed gate (1) over a failed
-report (4).
+Exit code precedence: nothing measured (5, ``summary.outcome_code``) over a budget stop (3, set by
+the caller) over a failed gate (1) over a failed report (4).
 """
 
 from __future__ import annotations

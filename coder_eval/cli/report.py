@@ -60,7 +60,10 @@ def _failed(template: str, error: str | None, html: Path) -> None:
 def render_run_reports(run: Path, variants: list[str]) -> bool:
     """Render the after-run reports, printing each path; False when any failed (the run is kept)."""
     ok = True
-    for job in report_jobs(run, variants):
+    jobs = report_jobs(run, variants)
+    names = ", ".join(job.template for job in jobs)
+    console.print(f"rendering {len(jobs)} report(s) ({names}); this takes a while", highlight=False)
+    for job in jobs:
         ok = _render(run, job) and ok
     return ok
 

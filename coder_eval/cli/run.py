@@ -15,7 +15,7 @@ from typing import Annotated, NamedTuple, cast
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from coder_eval.cli.app import app, console, out, warn
+from coder_eval.cli.app import app, console, warn
 from coder_eval.cli.finish import AfterRun, finish
 from coder_eval.cli.inputs import (
     AgentOpt,
@@ -32,6 +32,7 @@ from coder_eval.cli.inputs import (
     SplitOpt,
     TagsOpt,
 )
+from coder_eval.cli.summary import after_run, outcome_code, print_not_passed, print_totals, resume_hint
 from coder_eval.errors import ExitCode, InputError, did_you_mean
 from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution
@@ -47,6 +48,10 @@ SnapshotsOpt = Annotated[
 ]
 SnapshotMaxOpt = Annotated[
     float, typer.Option(min=0.001, help="Per-episode cap on a kept snapshot, MB compressed.")
+]
+RequireAllPassOpt = Annotated[
+    bool,
+    typer.Option(help="Smoke test: exit 1 unless every episode passed (a fail or an invalid one fails it)."),
 ]
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
 """In the run directory: every sandbox the run made (to reap them after a crash)."""
@@ -103,6 +108,7 @@ def run(
     scheduler: SchedulerOpt = None,
     snapshots: SnapshotsOpt = True,
     snapshot_max_mb: SnapshotMaxOpt = DEFAULT_MAX_MB,
+    require_all_pass: RequireAllPassOpt = False,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     placement = _placement(executor, scheduler)
@@ -133,11 +139,13 @@ def run(
     cap_mb = snapshot_max_mb if snapshots else None
     batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement)
     summary = _execute(opened, manifest, resolution.plans, batch)
-    _print_summary(opened, summary, resume)
-    code = finish(opened, manifest, resolution, after)
+    totals = print_totals(opened, summary.skipped_done if resume else None)
+    print_not_passed(opened, totals)
+    code = finish(opened, manifest, resolution, after_run(after, totals))
     if summary.budget_stopped:
         console.print(f"budget of ${max_cost_usd} reached: {summary.not_started} episodes not started")
         code = ExitCode.BUDGET_STOPPED
+    code = outcome_code(totals, code, require_all_pass)
     if code:
         raise typer.Exit(code)
 
@@ -164,15 +172,6 @@ def _reap_leftovers(run: RunDir, resume: bool) -> None:
     if reaped:
         console.print(f"removed {reaped} sandbox(es) left by a harness that is no longer running")
     warn([f"a leftover sandbox could not be removed: {problem}" for problem in problems])
-
-
-def _print_summary(run: RunDir, summary: BatchSummary, resume: bool) -> None:
-    out.print(
-        f"run: {run.path}  pass {summary.outcomes['pass']}  fail {summary.outcomes['fail']}  "
-        f"invalid {summary.outcomes['invalid']}"
-        + (f"  (kept {summary.skipped_done} finished)" if resume else ""),
-        highlight=False,
-    )
 
 
 def _create(run_dir: Path | None, resolution: Resolution, inputs: RunInputs) -> tuple[RunDir, RunManifest]:
@@ -280,6 +279,7 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
         except KeyboardInterrupt:
             manifest.status = "interrupted"
             run.write_manifest(manifest)
+            console.print(resume_hint(run), highlight=False, soft_wrap=True)
             raise
         progress.update(bar, completed=len(plans))
     manifest.snapshots = run.snapshot_totals(cap_mb)

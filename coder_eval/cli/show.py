@@ -3,7 +3,8 @@
 Example::
 
     coder-eval show runs/latest fix-calc-bug--default--r0
-    coder-eval show runs/latest --follow          # the episode the run is writing now
+    coder-eval show runs/latest --follow          # the whole run as it is written, until it stops
+    coder-eval show runs/latest fix-calc-bug--default--r0 --follow    # one episode, until it ends
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import typer
 from pydantic import ValidationError
 
 from coder_eval.cli.app import app, console, out
+from coder_eval.cli.summary import print_not_passed, print_totals, shown_path
 from coder_eval.errors import InputError
 from coder_eval.run_dir import RunDir
 from coder_eval.trajectory import EVENT_ADAPTER, EpisodeEnd, parse_line
@@ -36,7 +38,10 @@ def show(
     follow: Annotated[
         bool,
         typer.Option(
-            "--follow", "-f", help="Print events as they are written, until the episode ends (Ctrl-C stops)."
+            "--follow",
+            "-f",
+            help="Print events as they are written: one episode until it ends, or with a run directory "
+            "and no episode the whole run until it stops (Ctrl-C stops).",
         ),
     ] = False,
 ) -> None:
@@ -45,12 +50,25 @@ def show(
         path = trajectory_path(target, episode)
         out.print(transcript_text(path), markup=False, highlight=False, soft_wrap=True)
         return
-    path = target if target.is_file() else running_path(target, episode)
+    if not target.is_file() and episode is None:
+        run = RunDir.open(target)
+        console.print(f"following the run {shown_path(run.path)}", highlight=False)
+        for text in follow_run(run):
+            out.print(text, markup=False, highlight=False, soft_wrap=True)
+        print_not_passed(run, print_totals(run))
+        return
+    path, stopped = _followed(target, episode)
     console.print(f"following {path}", highlight=False)
-    run = None if target.is_file() else RunDir.open(target)
-    stopped = (lambda: run.read_manifest().status != "running") if run else (lambda: False)
     for text in follow_transcript(path, stopped):
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], bool]]:
+    """The one trajectory to follow, and what says its run stopped (a file alone: nothing)."""
+    if target.is_file() or episode is None:
+        return target, lambda: False
+    run = RunDir.open(target)
+    return running_path(target, episode), lambda: run.read_manifest().status != "running"
 
 
 def trajectory_path(target: Path, episode: str | None) -> Path:
@@ -75,20 +93,13 @@ def unknown_episode(episode: str, ids: list[str]) -> str:
     return f"no episode {episode!r}{hint} ({len(ids)} in the run)"
 
 
-def running_path(target: Path, episode: str | None) -> Path:
-    """The trajectory to follow: the named episode (planned, perhaps not started yet), else the
-    unfinished one written to most recently."""
+def running_path(target: Path, episode: str) -> Path:
+    """The trajectory of a named episode to follow (planned, perhaps not started yet)."""
     run = RunDir.open(target)
-    if episode is not None:
-        planned = [e.episode_id for e in run.read_manifest().episodes]
-        if episode not in planned:
-            raise InputError(f"{target}: {unknown_episode(episode, planned)}")
-        return run.episode_path(episode)
-    finished = run.finished_episodes()
-    running = [p for p in run.trajectory_paths() if p.stem not in finished]
-    if not running:
-        raise InputError(f"{target}: no episode is running; name one to show it")
-    return max(running, key=lambda p: p.stat().st_mtime)
+    planned = [e.episode_id for e in run.read_manifest().episodes]
+    if episode not in planned:
+        raise InputError(f"{target}: {unknown_episode(episode, planned)}")
+    return run.episode_path(episode)
 
 
 def follow_transcript(
@@ -106,28 +117,69 @@ def follow_transcript(
         if stopped():
             raise InputError(f"{path.stem}: the run is not running and never started this episode")
         sleep(poll_s)
-    with path.open(encoding="utf-8") as stream:
-        pending = ""
-        while True:
-            chunk = stream.readline()
-            if not chunk:
-                sleep(poll_s)
-                continue
-            pending += chunk
-            if not pending.endswith("\n"):
-                continue
-            line, pending = pending, ""
+    tail = Tail(path)
+    while not tail.ended:
+        lines = tail.read()
+        yield from lines
+        if not lines:
+            sleep(poll_s)
+
+
+def follow_run(
+    run: RunDir, poll_s: float = POLL_S, sleep: Callable[[float], None] = time.sleep
+) -> Iterator[str]:
+    """Every episode of ``run`` as it is written, each line after its episode id, until the run is no
+    longer running and every trajectory is read to its end. An episode that had ended before
+    following began shows its verdict only."""
+    ended_before = set(run.finished_episodes())
+    tails: dict[Path, Tail] = {}
+    while True:
+        running = run.read_manifest().status == "running"
+        quiet = True
+        for path in run.trajectory_paths():
+            tail = tails.setdefault(path, Tail(path, verdict_only=path.stem in ended_before))
+            for text in tail.read():
+                quiet = False
+                yield "\n".join(f"{path.stem}: {line}" for line in text.split("\n"))
+        if quiet and not running:
+            return
+        if quiet:
+            sleep(poll_s)
+
+
+class Tail:
+    """The complete lines appended to a trajectory since the last :meth:`read`, as transcript text."""
+
+    def __init__(self, path: Path, verdict_only: bool = False) -> None:
+        self.path = path
+        self.verdict_only = verdict_only
+        self.offset = 0
+        self.ended = False
+
+    def read(self) -> list[str]:
+        """Each complete new line described (``verdict_only``: only the ``episode_end``)."""
+        if self.ended or not self.path.exists():
+            return []
+        with self.path.open("rb") as stream:
+            stream.seek(self.offset)
+            data = stream.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        texts = []
+        for line in complete.split(b"\n"):
             if not line.strip():
                 continue
-            text, ended = _describe_line(line)
-            yield text
-            if ended:
-                return
+            text, self.ended = _describe_line(line)
+            if self.ended or not self.verdict_only:
+                texts.append(text)
+            if self.ended:
+                break
+        return texts
 
 
-def _describe_line(line: str) -> tuple[str, bool]:
+def _describe_line(line: bytes) -> tuple[str, bool]:
     try:
-        event = EVENT_ADAPTER.validate_python(parse_line(line))
-    except (ValueError, ValidationError) as exc:  # JSONDecodeError is a ValueError
+        event = EVENT_ADAPTER.validate_python(parse_line(line.decode("utf-8")))
+    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return f"! unreadable line ({type(exc).__name__})", False
     return describe(event), isinstance(event, EpisodeEnd)

@@ -46,6 +46,7 @@ from pydantic import (
 )
 
 from coder_eval.agents.base import ModelEndpoint
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
 from coder_eval.criteria import judging
 from coder_eval.criteria.base import JUDGE_PASS_THRESHOLD, GradingContext, Verdict, pass_threshold_field
 from coder_eval.criteria.evidence import capped
@@ -182,8 +183,12 @@ class AgentJudge(PanelSpec):
             )
         return tools
 
+    def model_keys(self) -> tuple[str, ...]:
+        """The judge is a Claude Code run: the CLI's key."""
+        return () if self.model == SCRIPTED else ClaudeCodeSpec.MODEL_KEYS
+
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        if self.model != SCRIPTED and not os.environ.get("ANTHROPIC_API_KEY"):
+        if self.model != SCRIPTED and not any(os.environ.get(name) for name in self.model_keys()):
             raise GraderError(
                 f"agent_judge model {self.model!r} needs ANTHROPIC_API_KEY in the environment "
                 "(or use model: scripted with a 'scripted' block)"

@@ -182,6 +182,10 @@ class CriterionSpec(BaseModel):
     def is_gating(self) -> bool:
         return self.weight > 0 if self.gating is None else self.gating
 
+    def model_keys(self) -> tuple[str, ...]:
+        """Host variables, any one of which grading needs (a judge's model); ``()``: none."""
+        return ()
+
     async def prepare(self, sandbox: Sandbox) -> Any:
         """Runs after set-up, before the agent (e.g. hash protected files). Default: nothing."""
         return None

@@ -52,6 +52,10 @@ TRANSIENT_STATUS = frozenset({408, 409, 429})
 """HTTP statuses below 500 worth retrying; other 4xx (auth, bad request) fail at once."""
 
 
+ANTHROPIC_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""What the anthropic client authenticates with (either one)."""
+
+
 class PanelSpec(CriterionSpec):
     """Fields every judge panel has, whatever runs the judge (``llm_judge`` and ``agent_judge`` pass a
     vote on its score, see ``threshold_votes``; ``baseline_judge`` on the comparison)."""
@@ -73,6 +77,9 @@ class PanelSpec(CriterionSpec):
         if (self.model == SCRIPTED) != (self.scripted is not None):
             raise ValueError("give 'scripted' exactly when model is 'scripted'")
         return self
+
+    def model_keys(self) -> tuple[str, ...]:
+        return () if self.model == SCRIPTED else ANTHROPIC_KEYS
 
     @property
     def pass_votes_needed(self) -> int:
@@ -126,7 +133,7 @@ class Endpoint:
 def endpoint_for(spec: JudgeSpec, ctx: GradingContext) -> Iterator[Endpoint]:
     """The configured model; for ``scripted``, a scripted server seeded from the episode, while open."""
     if spec.model != SCRIPTED:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        if not any(os.environ.get(name) for name in spec.model_keys()):
             raise GraderError(
                 f"{spec.type} model {spec.model!r} needs ANTHROPIC_API_KEY in the environment "
                 "(or use model: scripted with a 'scripted' block)"

@@ -6,6 +6,7 @@
 - a criterion using ``${row.x}`` where ``x`` is empty in some rows (``expected`` / ``expected_skill``
   of labelling criteria are exempt: there an empty value is the negative label ``none``);
 - ``agent.model: scripted`` with no ``scripted`` block (every episode would be invalid);
+- a real model whose key is not set on the host (``credentials.py``: agents, judges, simulated users);
 - a prompt ``replace`` that matches no selected task's prompt;
 - an agent field another layer set that the task's agent kind does not have (left out);
 - ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run;
@@ -27,6 +28,7 @@ from typing import Any
 
 from coder_eval.agents.spec import plugin_paths
 from coder_eval.dataset import ROW_REF
+from coder_eval.experiment.credentials import missing_keys
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.sandbox import resolve_driver
 from coder_eval.sandbox.spec import RepoSource, StarterFile, TemplateDir, TemplateSource
@@ -45,6 +47,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
         *_identical_variants(resolution),
         *(w for source in resolution.sources for w in _empty_row_fields(source)),
         *_scripted_without_script(resolution),
+        *missing_keys(resolution),
         *_turn_timeout_warnings(resolution),
         *(
             f"variant {variant!r}: prompt_mutations.replace {find!r} matches no selected task's prompt"

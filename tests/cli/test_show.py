@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from coder_eval.cli.show import follow_transcript
 from coder_eval.errors import InputError
 from coder_eval.trajectory import EpisodeEnd, EpisodeStart, Message, ToolCall, TrajectoryWriter
-from tests.helpers import REPO, coder_eval
+from tests.helpers import REPO, coder_eval, flagged_task, minimal_task
 
 RUN = REPO / "tests" / "fixtures" / "runs" / "three-way"
 
@@ -115,7 +116,102 @@ def test_follow_reads_a_line_only_once_it_is_complete(tmp_path: Path) -> None:
     assert not any(text.startswith("!") for text in lines)
 
 
-def test_follow_without_an_episode_needs_a_running_one(tmp_path: Path) -> None:
+def test_follow_on_a_finished_run_prints_each_verdict_then_the_totals(tmp_path: Path) -> None:
     result = coder_eval("show", str(RUN), "--follow", cwd=tmp_path)
-    assert result.returncode == 2
-    assert "no episode is running" in result.stderr
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        "csv-report--with_skill--r0: = fail (max_turns), 242.5 s, 5810 tokens, 2 turns, cost $0.0187" in lines
+    )
+    assert sum(": = " in line for line in lines) == 18  # one verdict per episode, and nothing else of them
+    assert not any(": [assistant]" in line for line in lines)
+    assert f"run: {RUN}  pass 11  fail 7  invalid 0" in lines
+
+
+def test_follow_on_a_run_follows_every_episode_until_the_run_stops(tmp_path: Path) -> None:
+    flag = tmp_path / "go"
+    for task_id in ("one", "two"):
+        flagged_task(tmp_path / "tasks", task_id, flag)
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "coder_eval"]
+    run = subprocess.Popen(
+        [*command, "run", "tasks", "-j", "2", "--run-dir", "run", "--no-report"], cwd=tmp_path, env=env
+    )
+    follower = None
+    try:
+        while len(list((tmp_path / "run" / "episodes").glob("*.jsonl"))) < 2:
+            time.sleep(0.1)
+        follower = subprocess.Popen(
+            [*command, "show", "run", "--follow"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
+        )
+        assert follower.stdout is not None
+        assert follower.stdout.readline().split(": ")[1].startswith("# ")  # an episode's header, as it runs
+        flag.touch()
+        rest = follower.communicate(timeout=120)[0]
+        assert run.wait(timeout=120) == 0
+    finally:
+        for process in (run, follower):
+            if process is not None and process.poll() is None:
+                process.kill()
+    assert follower.returncode == 0
+    for episode in ("one--default--r0", "two--default--r0"):
+        assert f"{episode}: -- verify --" in rest
+        assert any(line.startswith(f"{episode}: = pass (completed)") for line in rest.splitlines())
+    assert "run: run  pass 2  fail 0  invalid 0" in rest
+
+
+ASCII_LOCALES = [
+    {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"},
+    {"PYTHONIOENCODING": "ascii"},
+]
+ASCII_HELLO = "[assistant] H\\xe9llo - \\u65e5\\u672c\\u8a9e \\u2713"
+
+
+def ascii_episode(path: Path) -> Path:
+    with TrajectoryWriter(path) as sink:
+        sink.write(START)
+        sink.write(Message(role="assistant", content=[{"type": "text", "text": "Héllo — 日本語 ✓"}]))
+        sink.write(ToolCall(id="1", name="Bash", input={"command": "ls"}))
+        sink.write(EpisodeEnd(outcome="pass", status="completed"))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("locale", "encoding", "hello"),
+    [
+        (ASCII_LOCALES[0], "ascii", ASCII_HELLO),
+        (ASCII_LOCALES[1], "ascii", ASCII_HELLO),
+        ({"PYTHONIOENCODING": "latin-1"}, "latin-1", "[assistant] Héllo - \\u65e5\\u672c\\u8a9e \\u2713"),
+    ],
+    ids=["LC_ALL=C", "ascii", "latin-1"],
+)
+def test_show_falls_back_to_ascii_under_a_non_utf8_locale(
+    tmp_path: Path, locale: dict[str, str], encoding: str, hello: str
+) -> None:
+    path = ascii_episode(tmp_path / "t--v--r0.jsonl")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "PYTHONIOENCODING"))} | locale
+    for follow in ([], ["--follow"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "coder_eval", "show", str(path), *follow],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.decode(encoding).splitlines()
+        assert "  -> Bash: ls" in lines and hello in lines
+
+
+def test_run_falls_back_to_ascii_under_a_non_utf8_locale(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "greet", extra="agent: {kind: oracle}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LC_")} | ASCII_LOCALES[0]
+    result = subprocess.run(
+        [sys.executable, "-m", "coder_eval", "run", "tasks", "--no-report", "--run-dir", "run"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    stdout = result.stdout.decode("ascii")
+    assert "| greet" not in stdout and "| default |    1 |" in stdout  # the table in ASCII

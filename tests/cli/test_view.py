@@ -5,6 +5,7 @@ The served explorer itself is driven in Chromium by tests/test_explore_browser.p
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +13,14 @@ import jupytext
 import pytest
 import tornado.web
 
+from coder_eval.trajectory import (
+    CriterionResult,
+    EpisodeEnd,
+    EpisodeStart,
+    Message,
+    PhaseEvent,
+    TrajectoryWriter,
+)
 from coder_eval.viewer import explore_notebook, inside, served_trajectory, transcript_page
 from tests.helpers import REPO, coder_eval
 
@@ -53,6 +62,29 @@ def test_the_transcript_page_is_readable_html() -> None:
     assert "<h1>csv-report--baseline--r0 (task csv-report, variant baseline, repeat 0)</h1>" in page
     assert '<div class="line user">[user] Summarise sales.csv into report.xlsx</div>' in page
     assert '<div class="line end">= ' in page
+
+
+def test_each_line_of_the_page_is_styled_as_the_event_it_belongs_to(tmp_path: Path) -> None:
+    path = tmp_path / "t--v--r0.jsonl"
+    with TrajectoryWriter(path) as sink:
+        sink.write(EpisodeStart(run_id="r", episode_id="t--v--r0", task_id="t", seed=1))
+        sink.write(Message(role="assistant", content=[{"type": "text", "text": "one\ntwo"}]))
+        sink.write(PhaseEvent(name="verify"))
+        sink.write(
+            CriterionResult(criterion_id="c", kind="k", score=0, passed=False, details={"error": "no x"})
+        )
+        sink.write(EpisodeEnd(outcome="fail", status="completed", error="it broke\nbadly"))
+    classes = re.findall(r'<div class="([^"]*)">', transcript_page(path))
+    assert classes[1:] == [
+        "line assistant",
+        "line assistant more",
+        "line phase",
+        "line criterion",
+        "line criterion more",
+        "line end",
+        "line end more",
+        "line end more",
+    ]
 
 
 def test_only_trajectories_of_the_given_runs_are_served(tmp_path: Path) -> None:

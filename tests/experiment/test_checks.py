@@ -21,6 +21,12 @@ variants:
 """
 
 
+@pytest.fixture(autouse=True)
+def model_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key on the host: these tests are about the other warnings (test_credentials.py has those)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")
+
+
 def warnings_for(tmp_path: Path, experiment: str, tasks: Path | None = None) -> list[str]:
     return plan_warnings(resolved([tasks or two_tasks(tmp_path)], write_experiment(tmp_path, experiment)))
 

@@ -14,7 +14,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -33,6 +33,13 @@ HARNESS_OPTIONS = frozenset(
 class ClaudeCodeSpec(CliAgentSpec):
     """The ``claude-code`` agent block."""
 
+    MODEL_KEYS: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
+    AUTH_ENV: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+    )
     type: Literal["claude-code"] = kind_field("claude-code")
     permission_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] = Field(
         default="acceptEdits", description="Claude Code's permission mode (acceptEdits, as the original)."
@@ -53,6 +60,15 @@ class ClaudeCodeSpec(CliAgentSpec):
     turn_timeout: float | None = Field(
         default=None, gt=0, description="Older spelling of run_limits.turn_timeout (that field wins)."
     )
+
+    def model_keys(self) -> tuple[str, ...]:
+        """Also none when ``claude_settings`` authenticates (an ``apiKeyHelper``, or a key in its ``env``)."""
+        settings = self.claude_settings if isinstance(self.claude_settings, dict) else {}
+        env = settings.get("env")
+        env = env if isinstance(env, dict) else {}
+        if "apiKeyHelper" in settings or any(name in env for name in (*self.MODEL_KEYS, *self.AUTH_ENV)):
+            return ()
+        return super().model_keys()
 
     @field_validator("sdk_options")
     @classmethod

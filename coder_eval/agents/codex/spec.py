@@ -5,7 +5,7 @@ Example: ``CodexSpec(model="gpt-5.1-codex", reasoning_effort="low", disallowed_t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ from coder_eval.agents.spec import CliAgentSpec, kind_field
 class CodexSpec(CliAgentSpec):
     """The ``codex`` agent block (common CLI fields, see ``cli_spec.py``, plus Codex's own)."""
 
+    MODEL_KEYS: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
     type: Literal["codex"] = kind_field("codex")
     permission_mode: Literal["bypassPermissions", "workspace-write", "read-only"] = Field(
         default="bypassPermissions",

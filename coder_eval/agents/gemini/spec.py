@@ -5,7 +5,7 @@ Example: ``GeminiSpec(model="gemini-2.5-pro", disallowed_tools=["WebFetch"])``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ from coder_eval.agents.spec import CliAgentSpec, kind_field
 class GeminiSpec(CliAgentSpec):
     """The ``gemini`` agent block (common CLI fields, see ``cli_spec.py``, plus Gemini CLI's own)."""
 
+    MODEL_KEYS: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     type: Literal["gemini"] = kind_field("gemini")
     permission_mode: Literal["bypassPermissions", "plan"] = Field(
         default="bypassPermissions",

@@ -5,16 +5,25 @@ Example: ``OpenCodeSpec(model="anthropic/claude-sonnet-4-5", disallowed_tools=["
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from coder_eval.agents.spec import CliAgentSpec, kind_field
 
+PROVIDER_KEYS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "google": "GEMINI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}
+"""The host variable each ``<provider>/`` of a model id needs."""
+
 
 class OpenCodeSpec(CliAgentSpec):
     """The ``opencode`` agent block (common CLI fields, see ``cli_spec.py``, plus OpenCode's own)."""
 
+    MODEL_KEYS: ClassVar[tuple[str, ...]] = tuple(PROVIDER_KEYS.values())
     type: Literal["opencode"] = kind_field("opencode")
     permission_mode: Literal["bypassPermissions", "plan"] = Field(
         default="bypassPermissions",
@@ -28,3 +37,9 @@ class OpenCodeSpec(CliAgentSpec):
     require_token_telemetry: bool = Field(
         default=False, description="An episode whose CLI reported no token counts is invalid (not measured)."
     )
+
+    def model_keys(self) -> tuple[str, ...]:
+        """The key of the model id's provider (``anthropic/claude-sonnet-4-5``: ANTHROPIC_API_KEY)."""
+        keys = super().model_keys()
+        provider = (self.model or "").partition("/")[0]
+        return (PROVIDER_KEYS[provider],) if keys and provider in PROVIDER_KEYS else keys

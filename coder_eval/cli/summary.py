@@ -1,0 +1,147 @@
+"""The end of ``coder-eval run`` on the console: totals per variant, the episodes that did not pass and
+why, the exit code for what was measured, and how to resume after Ctrl-C.
+
+Example (what ``run`` prints after its episodes; the table drawn with box characters)::
+
+    run: runs/20260101-120000-ab12  pass 9  fail 6  invalid 1
+                        episodes by variant
+    variant      pass  fail  invalid     cost   tokens  time/episode
+    baseline        4     3        1  $0.4210  120,345         3.1 s
+    with_skill      5     3        0  $0.3901  101,220         2.8 s
+    not passed: 7 of 16 episodes (each in full: coder-eval show runs/20260101-120000-ab12 EPISODE)
+      invalid  calc--baseline--r1: infra_error: model API error 401: invalid x-api-key
+      fail     calc--baseline--r0 (+2 like it): hidden-tests (the hidden unit tests pass): exit 1: ...
+
+Every reason holds what the agent wrote, so it is printed through ``coder_eval.terminal.inert``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from coder_eval.cli.app import console, out
+from coder_eval.cli.finish import AfterRun
+from coder_eval.errors import ExitCode
+from coder_eval.run_dir import RunDir
+from coder_eval.run_summary import NotPassed, RunSummary, VariantTotals, summarize_run
+from coder_eval.terminal import inert
+
+LISTED = 20
+"""Reasons listed at the end of a run (identical ones are listed once, with a count)."""
+
+
+def print_totals(run: RunDir, resumed: int | None = None) -> RunSummary:
+    """The run's line and its table of totals per variant; ``resumed``: episodes kept by ``--resume``."""
+    summary = summarize_run(run)
+    counts = summary.outcomes
+    kept = f"  (kept {resumed} finished)" if resumed is not None else ""
+    line = f"run: {shown_path(run.path)}  " + "  ".join(f"{k} {n}" for k, n in counts.items())
+    out.print(line + kept, highlight=False, soft_wrap=True)
+    if summary.finished:
+        out.print(totals_table(summary.variants))
+    return summary
+
+
+def totals_table(variants: Sequence[VariantTotals]) -> Table:
+    """Per variant: outcomes of the finished episodes, their cost, tokens and mean wall time."""
+    table = Table("variant", title="episodes by variant")
+    for name in ("pass", "fail", "invalid", "cost", "tokens", "time/episode"):
+        table.add_column(name, justify="right")
+    for v in variants:
+        if not v.finished:
+            continue
+        table.add_row(
+            Text(v.variant_id),
+            *(str(v.outcomes[k]) for k in ("pass", "fail", "invalid")),
+            _cost(v),
+            f"{v.tokens:,}",
+            f"{v.seconds / v.finished:.1f} s",
+        )
+    return table
+
+
+def _cost(v: VariantTotals) -> str:
+    if v.unpriced == v.finished:
+        return "unknown"
+    unpriced = f" + {v.unpriced} unpriced" if v.unpriced else ""
+    return f"${v.cost_usd:.4f}{unpriced}"
+
+
+def print_not_passed(run: RunDir, summary: RunSummary) -> None:
+    """The episodes that did not pass, invalid first, each reason once (with how many share it)."""
+    if not summary.not_passed:
+        return
+    hint = f"coder-eval show {shown_path(run.path)} EPISODE"
+    out.print(
+        f"not passed: {len(summary.not_passed)} of {summary.finished} episodes (each in full: {hint})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    groups = grouped(summary.not_passed)
+    for (outcome, reason), episodes in list(groups.items())[:LISTED]:
+        more = f" (+{len(episodes) - 1} like it)" if len(episodes) > 1 else ""
+        text = f"  {outcome:<8} {inert(episodes[0])}{more}: {inert(reason)}"
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+    if len(groups) > LISTED:
+        out.print(f"  … and {len(groups) - LISTED} more reasons", highlight=False)
+
+
+def grouped(not_passed: Sequence[NotPassed]) -> dict[tuple[str, str], list[str]]:
+    """Episode ids by (outcome, reason), ``invalid`` before ``fail``, in run order within each."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for episode in sorted(not_passed, key=lambda e: e.outcome != "invalid"):
+        groups.setdefault((episode.outcome, episode.reason), []).append(episode.episode_id)
+    return groups
+
+
+def after_run(after: AfterRun, summary: RunSummary) -> AfterRun:
+    """What ``finish`` does: no reports when nothing was measured (they would show nothing)."""
+    if summary.measured or not after.report:
+        return after
+    console.print("reports not rendered: nothing was measured (coder-eval report renders them anyway)")
+    return replace(after, report=False)
+
+
+def outcome_code(summary: RunSummary, code: int, require_all_pass: bool) -> int:
+    """The exit code once the outcomes are known: 5 when every finished episode is invalid (over any
+    other but an interruption); with ``require_all_pass``, 1 when any episode did not pass (over a
+    failed report, under a budget stop)."""
+    if not summary.measured:
+        console.print(
+            f"nothing was measured: all {summary.finished} finished episodes are invalid (reasons above)",
+            highlight=False,
+        )
+        return ExitCode.NOTHING_MEASURED
+    if require_all_pass and summary.not_passed:
+        console.print(
+            f"--require-all-pass: {len(summary.not_passed)} of {summary.finished} episodes did not pass",
+            highlight=False,
+        )
+        return ExitCode.GATE_FAILED if code in (0, ExitCode.REPORT_FAILED) else code
+    return code
+
+
+def resume_hint(run: RunDir) -> str:
+    """What to type to finish an interrupted run, and how far it got."""
+    manifest = run.read_manifest()
+    done = len(run.finished_episodes().keys() & {e.episode_id for e in manifest.episodes})
+    return (
+        f"{done} of {len(manifest.episodes)} episodes finished; "
+        f"resume with: coder-eval run --resume --run-dir {shown_path(run.path)}"
+    )
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies inside it (as a user would type it)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+    except OSError:
+        return os.fspath(path)
