@@ -2,6 +2,8 @@
 
 ``pattern`` is searched (``re.search``) in each command as the agent ran it: the ``command`` input of
 ``tool`` calls (``Bash`` by default; a tool without a ``command`` input is matched on its JSON input).
+Without ``pattern`` every call of ``tool`` counts (``tool_name: Read`` and no pattern: the agent read
+something); ``tool: null`` (the original's ``tool_name: null``) checks the calls of every tool.
 Commands that also match ``exclude`` do not count; with ``require_success`` only calls whose result
 is not an error and exited 0 count. The criterion passes (score 1) when the count lies in
 ``[min_count, max_count]``. A pattern also matches the shell-normalised command (quotes removed,
@@ -57,14 +59,16 @@ def _search(pattern: str, command: str) -> bool:
 class CommandExecuted(OriginalCriterion):
     needs = frozenset({"trajectory"})
     type: Literal["command_executed"] = "command_executed"
-    tool: str = Field(
+    tool: str | None = Field(
         default="Bash",
         validation_alias=AliasChoices("tool", "tool_name"),
-        description="Tool whose calls are checked (exact name; tool_name is the same field).",
+        description="Tool whose calls are checked (tool_name is the same field); null: every tool.",
     )
-    pattern: Regex = Field(
+    pattern: Regex | None = Field(
+        default=None,
         validation_alias=AliasChoices("pattern", "command_pattern"),
-        description="Regex searched in each command as run (command_pattern is the same field).",
+        description="Regex searched in each command as run (command_pattern is the same field); "
+        "null: every call of the tool counts.",
     )
     exclude: Regex | None = Field(
         default=None,
@@ -88,13 +92,16 @@ class CommandExecuted(OriginalCriterion):
             raise ValueError(f"max_count ({self.max_count}) is below min_count ({self.min_count})")
         return self
 
+    def _calls_tool(self, step: ToolStep) -> bool:
+        return self.tool is None or step.name == canonical_name(self.tool)
+
     def _matches(self, step: ToolStep) -> bool:
-        if step.name != canonical_name(self.tool) or not _search(self.pattern, step.command):
+        if self.pattern is not None and not _search(self.pattern, step.command):
             return False
         return self.exclude is None or not _search(self.exclude, step.command)
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
-        steps = [s for s in tool_steps(ctx.events) if s.name == canonical_name(self.tool)]
+        steps = [s for s in tool_steps(ctx.events) if self._calls_tool(s)]
         matching = [s for s in steps if self._matches(s)]
         counted = [s for s in matching if s.succeeded or not self.require_success]
         count = len(counted)
