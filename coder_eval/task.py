@@ -50,6 +50,7 @@ from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import AgentError, TaskError, did_you_mean
 from coder_eval.limits import RunLimits
+from coder_eval.plugins import check_plugins
 from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
@@ -378,7 +379,10 @@ def _looks_like_task(path: Path) -> bool:
 
 
 def load_tasks(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None) -> list[TaskSpec]:
-    """Load, validate and fan out every task under ``paths``; ``overrides`` deep-merge over each task."""
+    """Load, validate and fan out every task under ``paths``; ``overrides`` deep-merge over each task.
+
+    A broken or shadowing plugin is a ``PluginError`` first (``coder_eval.plugins``)."""
+    check_plugins()
     tasks: list[TaskSpec] = []
     errors: list[str] = []
     for path in discover(paths):

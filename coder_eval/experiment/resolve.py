@@ -26,6 +26,7 @@ from coder_eval.experiment.overrides import overrides_layer
 from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
+from coder_eval.plugins import check_plugins
 from coder_eval.runner import EpisodePlan
 from coder_eval.task import TaskSpec, build_tasks, discover, task_doc
 from coder_eval.yaml_source import YamlDoc
@@ -104,6 +105,7 @@ def resolve(
     selection: Selection = Selection(),
 ) -> Resolution:
     """Resolve every task for every variant, select tasks, and plan the episodes (task-major)."""
+    check_plugins()
     if not paths and not experiment.tasks:
         raise ExperimentError("give task files or folders, or list them under 'tasks:' in the experiment")
     cli = command_line.layer()
