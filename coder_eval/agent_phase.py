@@ -58,7 +58,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
         outcome = await watch.run(
             make_agent(task.agent.type).run(request, watch), task.run_limits.task_timeout
         )
-    stage.notes += outcome.notes
+    stage.notes += outcome.notes + _single_iteration(task)
     if outcome.timed_out:
         return _timed_out(task, sink, stage)
     if outcome.stop is not None:
@@ -128,6 +128,17 @@ def _feedback(task: TaskSpec, turn: Turn) -> GraderFeedback | None:
     if task.max_iterations < 2 or task.agent.type not in DIALOG_AGENTS:
         return None
     return GraderFeedback(turn.grade, task.max_iterations)
+
+
+def _single_iteration(task: TaskSpec) -> list[str]:
+    """The note of a ``max_iterations`` task run by the oracle or ``none``: one iteration, nothing to
+    feed back (they make no model turn a failure could be the answer to)."""
+    if task.max_iterations < 2 or task.agent.type not in GRADER_CHECK_AGENTS:
+        return []
+    return [
+        f"max_iterations {task.max_iterations}: the {task.agent.type} agent has nothing to feed the "
+        "graders' failures back to, so one iteration ran"
+    ]
 
 
 def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:

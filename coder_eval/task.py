@@ -55,7 +55,7 @@ from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import ScriptRef, load_script
-from coder_eval.simulation import DIALOG_AGENTS, SimulationSpec, agent_problem
+from coder_eval.simulation import DIALOG_AGENTS, GRADER_CHECK_AGENTS, SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, parse_yaml, read_text_file, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
@@ -222,11 +222,11 @@ class TaskSpec(_Strict):
             )
         if self.simulation is not None and (problem := agent_problem(self.agent.kind)) is not None:
             raise ValueError(problem)
-        if self.max_iterations > 1 and self.agent.kind not in DIALOG_AGENTS:
+        if self.max_iterations > 1 and self.agent.kind not in (*DIALOG_AGENTS, *GRADER_CHECK_AGENTS):
             raise ValueError(
                 f"max_iterations needs an agent that keeps its session across turns (the graders' "
                 f"failures become its next turn); {self.agent.kind!r} does not. Kinds that do: "
-                f"{', '.join(DIALOG_AGENTS)}; or set max_iterations: 1"
+                f"{', '.join(DIALOG_AGENTS)} (oracle and none run one iteration); or set max_iterations: 1"
             )
         if self.max_iterations > 1 and self.simulation is not None:
             raise ValueError("max_iterations and simulation both write the next user turn; use one of them")
@@ -253,6 +253,8 @@ class TaskSpec(_Strict):
                 f"stop_early on {armed}: a command agent's events are read after it exits, so it "
                 "cannot be stopped at a tool call; set run_limits.stop_early: false"
             )
+        if self.agent.kind in GRADER_CHECK_AGENTS:
+            return
         if self.max_iterations > 1 or self.simulation is not None:
             other = "max_iterations" if self.max_iterations > 1 else "simulation"
             raise ValueError(

@@ -53,10 +53,29 @@ def test_a_failed_grading_becomes_the_next_turn_until_it_passes(tmp_path: Path) 
 
 def test_max_iterations_needs_an_agent_that_keeps_its_session(tmp_path: Path) -> None:
     body = ITERATE.replace(
-        "type: claude-code, model: scripted, permission_mode: bypassPermissions", "type: oracle"
+        "type: claude-code, model: scripted, permission_mode: bypassPermissions",
+        "type: command, command: 'true'",
     )
     with pytest.raises(Exception, match="max_iterations needs an agent that keeps its session"):
         load_tasks([write_task(tmp_path, body)])
+
+
+@pytest.mark.parametrize(("kind", "outcome"), [("oracle", "pass"), ("none", "fail")])
+def test_the_oracle_and_none_run_one_iteration_and_say_so(tmp_path: Path, kind: str, outcome: str) -> None:
+    from coder_eval.experiment import CommandLine, load_experiment, resolve
+
+    path = write_task(tmp_path, ITERATE + f'reference_solution: "{FIX}"\n')
+    (plan,) = resolve(load_experiment(None), [path], CommandLine(agent=kind)).plans
+
+    end = asyncio.run(run_episode(plan, "r", tmp_path / "e.jsonl"))
+
+    events = read_trajectory(tmp_path / "e.jsonl").events
+    assert (end.status, end.outcome) == ("completed", outcome), end.error
+    assert not [e for e in events if isinstance(e, Message) and e.simulated]  # no feedback turn
+    assert (
+        f"max_iterations 2: the {kind} agent has nothing to feed the graders' failures back to"
+        in " ".join(end.notes)
+    )
 
 
 def test_feedback_names_what_failed() -> None:
