@@ -181,7 +181,8 @@ class TaskSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _older_spellings(cls, data: Any) -> Any:
-        """``task_timeout`` at the top level, and ``agent.turn_timeout``, as older files write them."""
+        """``task_timeout`` at the top level, ``agent.turn_timeout``, and ``stop_when`` (armed only by
+        ``run_limits.stop_early: true``, as in the original format), as older files write them."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -193,6 +194,8 @@ class TaskSpec(_Strict):
             limits.setdefault("turn_timeout", agent["turn_timeout"])
         if limits:
             data["run_limits"] = limits
+        if limits.get("stop_early") is not True and isinstance(data.get("success_criteria"), list):
+            data["success_criteria"] = [_inert_stop_when(c) for c in data["success_criteria"]]
         simulation = data.get("simulation")
         if isinstance(simulation, dict) and simulation.get("enabled") is False:
             data["simulation"] = None  # a disabled block, as the original format writes it
@@ -330,6 +333,14 @@ class TaskSpec(_Strict):
 
     def criterion_ids(self) -> list[str]:
         return [c.id or f"{i}-{c.type}" for i, c in enumerate(self.success_criteria)]
+
+
+def _inert_stop_when(criterion: Any) -> Any:
+    """A criterion without its ``stop_when``: the original format arms it only when the task sets
+    ``run_limits.stop_early: true`` (``criteria/early_stop.py``)."""
+    if isinstance(criterion, dict) and "stop_when" in criterion:
+        return {k: v for k, v in criterion.items() if k != "stop_when"}
+    return criterion
 
 
 TASK_FIELDS = frozenset(TaskSpec.model_fields) - {"source_path", "dataset_row"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.criteria import GradingContext
+from coder_eval.criteria.early_stop import StopEarly
 from coder_eval.iterations import armed_criteria, armed_outcome, early_stop_check, feedback_text
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.sandbox import FakeSandbox
@@ -95,11 +96,6 @@ def test_feedback_names_what_failed() -> None:
     assert "the tests pass (score 0.50): 2 failed, 2 passed" in text and "attempt 2 of 3" in text
 
 
-class Rule:
-    def __init__(self, on_pass: str, decide_within: int | None) -> None:
-        self.on_pass, self.decide_within = on_pass, decide_within
-
-
 def armed_task(tmp_path: Path, on_pass: str, decide_within: int | None) -> object:
     body = """
     task_id: early
@@ -111,7 +107,8 @@ def armed_task(tmp_path: Path, on_pass: str, decide_within: int | None) -> objec
     """
     (task,) = load_tasks([write_task(tmp_path, body)])
     criterion = task.success_criteria[0]
-    object.__setattr__(criterion, "stop_early", Rule(on_pass, decide_within))  # armed as stop_early would
+    rule = StopEarly(on_pass=on_pass, decide_within=decide_within)  # type: ignore[arg-type]
+    object.__setattr__(criterion, "stop_early", rule)  # armed as stop_early would
     return task
 
 

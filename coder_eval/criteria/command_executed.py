@@ -11,7 +11,7 @@ whitespace collapsed: ``git  commit -m "x"`` is also tried as ``git commit -m x`
 
 The original spelling loads to the same model: ``tool_name`` (``tool``), ``command_pattern``
 (``pattern``), ``exclude_pattern`` (``exclude``). ``command_not_executed`` is the same check with
-``max_count: 0``. ``stop_early`` arms early stop on it (see ``base.StopEarly``).
+``max_count: 0``. ``stop_early`` (or the older ``stop_when``) arms early stop on it (``early_stop.py``).
 
 Example::
 
@@ -36,7 +36,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, StopEarlyField, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict
+from coder_eval.criteria.early_stop import Decision, StopEarlyField
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
 
@@ -91,6 +92,21 @@ class CommandExecuted(OriginalCriterion):
         if self.max_count is not None and self.max_count < self.min_count:
             raise ValueError(f"max_count ({self.max_count}) is below min_count ({self.min_count})")
         return self
+
+    @classmethod
+    def live_polarities(cls, data: dict[str, Any]) -> frozenset[Decision]:
+        """A count can only grow: without ``max_count`` reaching ``min_count`` passes for good, and
+        with one, going over it fails for good."""
+        max_count = data.get("max_count", cls.model_fields["max_count"].default)
+        if max_count is not None:
+            return frozenset({"fail"})
+        return frozenset({"pass"}) if data.get("min_count", 1) else frozenset()
+
+    def live_decision(self, verdict: Verdict) -> Decision | None:
+        count = int(verdict.details.get("count", 0))
+        if self.max_count is not None:
+            return "fail" if count > self.max_count else None
+        return "pass" if count >= self.min_count else None
 
     def _calls_tool(self, step: ToolStep) -> bool:
         return self.tool is None or step.name == canonical_name(self.tool)
