@@ -62,9 +62,40 @@ def test_bad_values_and_shapes(define: str, message: str) -> None:
     assert message in str(caught.value)
 
 
-def test_model_and_agent_shortcuts_win_over_defines() -> None:
-    layer = CommandLine(defines=("agent.model=x", "agent.kind=none"), model="m", agent="oracle").layer()
-    assert layer == {"agent": {"model": "m", "type": "oracle"}}
+def test_shortcuts_and_defines_of_other_fields_combine() -> None:
+    layer = CommandLine(
+        defines=("agent.max_turns=3", "sandbox.network=none"), model="m", agent="oracle"
+    ).layer()
+    assert layer == {
+        "agent": {"max_turns": 3, "model": "m", "type": "oracle"},
+        "sandbox": {"network": "none"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("command_line", "message"),
+    [
+        (
+            CommandLine(defines=("agent.model=x",), model="m"),
+            "agent.model is set both by --model and by -D agent.model",
+        ),
+        (
+            CommandLine(defines=("agent.kind=none",), agent="oracle"),
+            "agent.type is set both by --agent and by -D agent.type",
+        ),
+        (
+            CommandLine(defines=("sandbox.driver=bwrap",), driver="tempdir"),
+            "by --driver and by -D sandbox.driver",
+        ),
+        (
+            CommandLine(defines=("agent={model: x}",), model="m"),
+            "agent.model is set both by --model and by -D agent=",
+        ),
+    ],
+)
+def test_a_shortcut_and_a_define_on_one_field_is_an_error(command_line: CommandLine, message: str) -> None:
+    with pytest.raises(ExperimentError, match=message.replace(".", r"\.")):
+        command_line.layer()
 
 
 def test_unknown_agent_kind_is_rejected_with_a_suggestion() -> None:
