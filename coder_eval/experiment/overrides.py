@@ -68,9 +68,7 @@ def command_line_layer(defines: Sequence[str], shortcuts: Mapping[str, str | Non
         path = SHORTCUTS[flag]
         clash = next((d for d in defined if d == path or path.startswith(d + ".")), None)
         if clash is not None:
-            raise ExperimentError(
-                f"{path} is set both by {flag} and by -D {clash}=...; give it once"
-            )
+            raise ExperimentError(f"{path} is set both by {flag} and by -D {clash}=...; give it once")
     return overrides_layer([*defines, *(f"{SHORTCUTS[flag]}={value}" for flag, value in given.items())])
 
 
