@@ -42,12 +42,13 @@ Decision = Literal["pass", "fail"]
 class StopEarly(BaseModel):
     """Arms early stop on a criterion: the agent is stopped at a tool-call boundary once it is decided.
 
-    Example: ``stop_early: {on_pass: stop, decide_within: 20}`` (``true``: the defaults).
+    Example: ``stop_early: {on_pass: stop, decide_within: 20}``. ``true`` or ``{}`` is the defaults,
+    the original format's: stop on a settled fail only (a distractor row's guard).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     on_pass: Literal["stop", "continue"] = Field(
-        default="stop", description="stop: a settled pass may end the episode; continue: it may not."
+        default="continue", description="stop: a settled pass may end the episode; continue: it may not."
     )
     on_fail: Literal["stop", "continue"] = Field(
         default="stop", description="stop: a settled fail may end the episode; continue: it may not."
