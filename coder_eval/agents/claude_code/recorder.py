@@ -208,7 +208,7 @@ class Recorder:
         if others:
             self.sink.write(Message(role="user", content=others, parent_tool_use_id=parent))
         results = [b for b in content if isinstance(b, ToolResultBlock)]
-        if len(results) == 1 and message.tool_use_result is not None:
+        if len(results) == 1 and isinstance(message.tool_use_result, dict):  # a string for some errors
             self._subagent_final(results[0].tool_use_id, message.tool_use_result)
         for block in results:
             self.sink.write(self._tool_result(block))

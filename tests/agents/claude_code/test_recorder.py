@@ -166,7 +166,11 @@ def test_a_final_message_already_streamed_or_a_plain_tool_result_adds_nothing() 
     recorder.handle(assistant(TextBlock("sub-done"), "m9", parent="t1"))
     recorder.handle(agent_result())
     recorder.handle(UserMessage(content=[ToolResultBlock("t3", "ok")], tool_use_result={"stdout": "ok"}))
-    assert [type(e).__name__ for e in sink.events] == ["Message", "ToolResult", "ToolResult"]
+    failed = UserMessage(
+        content=[ToolResultBlock("t4", "Error: exit 1", is_error=True)], tool_use_result="Error: exit 1"
+    )
+    recorder.handle(failed)  # the CLI gives some errors' results as a string
+    assert [type(e).__name__ for e in sink.events] == ["Message", "ToolResult", "ToolResult", "ToolResult"]
 
 
 def model_usage(output: int) -> dict[str, Any]:
