@@ -33,6 +33,7 @@ exists; the fix is to repair or uninstall the package named.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -203,3 +204,19 @@ def check_plugins() -> None:
     problems = plugins().problems
     if problems:
         raise PluginError("\n".join(problems))
+
+
+def crash_text(name: str, exc: BaseException) -> str:
+    """What a crash of criterion or agent ``name`` (``"criterion word_count"``) says: the exception,
+    where it was raised, and the plugin that registered it, so an ``assert`` with no message still
+    names its line.
+
+    Example: ``"criterion word_count (plugin 'acme' (...)) raised AssertionError (no message) at
+    acme_eval/criteria.py:21: assert words"``.
+    """
+    owner = plugins().owners.get(name)
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line}" if frames else ""
+    message = str(exc) or "(no message)"
+    source = f" (plugin {owner})" if owner else ""
+    return f"{name}{source} raised {type(exc).__name__}: {message}{where}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,3 +205,45 @@ def test_every_broken_entry_point_is_a_named_problem(monkeypatch: pytest.MonkeyP
     assert "plugin 'odd' (json:dumps) in coder_eval.plugins failed to load: TypeError" in found.problems[1]
     with pytest.raises(PluginError, match="Fix or uninstall the package that provides it"):
         plugins.check_plugins()
+
+
+def test_a_plugin_criterion_or_agent_that_crashes_is_named_with_the_line_that_raised(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    from typing import Literal
+
+    from coder_eval import agent_phase, grading
+    from coder_eval.criteria import CriterionSpec, GradingContext, Verdict
+    from coder_eval.errors import AgentError
+    from coder_eval.sandbox import FakeSandbox
+
+    class Crashing(CriterionSpec):
+        type: Literal["crashing"] = "crashing"
+
+        async def evaluate(self, ctx: GradingContext) -> Verdict:
+            if not ctx.final_message:
+                raise AssertionError  # what a bare assert raises outside pytest
+            return Verdict(score=1.0)
+
+    async def agent_run() -> Any:
+        raise AssertionError
+
+    found = Plugins(owners={"criterion crashing": "'acme' (acme_eval.plugin:register)"})
+    monkeypatch.setattr(plugins, "_state", found)
+    monkeypatch.setattr(grading, "PLUGIN_CRITERIA", {"crashing": Crashing})
+    ctx = GradingContext(FakeSandbox(), [], Path())
+
+    result = asyncio.run(grading._verdict(Crashing(), "0-crashing", ctx))
+
+    owner = re.escape("criterion crashing (plugin 'acme' (acme_eval.plugin:register))")
+    pattern = (
+        owner
+        + r" raised AssertionError: \(no message\) at .*test_plugins\.py:\d+: raise AssertionError  # what.*"
+    )
+    assert result.error is not None and re.fullmatch(pattern, result.error), result.error
+    with pytest.raises(
+        AgentError,
+        match=r"agent acme-x raised AssertionError: \(no message\) at .*py:\d+: raise AssertionError$",
+    ):
+        asyncio.run(agent_phase._named("acme-x", agent_run()))
