@@ -141,7 +141,11 @@ def load_plugins(builtin_criteria: Collection[str]) -> Plugins:
 
 
 def _criterion(registry: Registry, point: EntryPoint) -> None:
-    registry.criterion(point.load())
+    spec = point.load()
+    kinds = get_args(getattr(spec, "model_fields", {}).get("type", _NO_TYPE).annotation)
+    if kinds and str(kinds[0]) != point.name:
+        raise ValueError(f"the entry point's name is the kind: name it {kinds[0]!r}, the class's type")
+    registry.criterion(spec)
 
 
 def _agent(registry: Registry, point: EntryPoint) -> None:

@@ -189,20 +189,23 @@ def test_every_broken_entry_point_is_a_named_problem(monkeypatch: pytest.MonkeyP
     from importlib.metadata import EntryPoint
 
     points = {
-        "coder_eval.criteria": [EntryPoint("gone", "no_such_module:Gone", "coder_eval.criteria")],
+        "coder_eval.criteria": [
+            EntryPoint("gone", "no_such_module:Gone", "coder_eval.criteria"),
+            EntryPoint("misnamed", "coder_eval.criteria.file_exists:FileExists", "coder_eval.criteria"),
+        ],
         "coder_eval.plugins": [EntryPoint("odd", "json:dumps", "coder_eval.plugins")],
     }
     monkeypatch.setattr(plugins, "entry_points", lambda group: points.get(group, []))
     monkeypatch.setattr(plugins, "_state", None)
 
-    found = plugins.load_plugins(["file_exists"])
+    gone, misnamed, odd = plugins.load_plugins(["file_exists"]).problems
 
-    assert len(found.problems) == 2
     assert (
         "plugin 'gone' (no_such_module:Gone) in coder_eval.criteria failed to load: ModuleNotFoundError"
-        in (found.problems[0])
+        in gone
     )
-    assert "plugin 'odd' (json:dumps) in coder_eval.plugins failed to load: TypeError" in found.problems[1]
+    assert "the entry point's name is the kind: name it 'file_exists'" in misnamed
+    assert "plugin 'odd' (json:dumps) in coder_eval.plugins failed to load: TypeError" in odd
     with pytest.raises(PluginError, match="Fix or uninstall the package that provides it"):
         plugins.check_plugins()
 
