@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment import CommandLine, overrides_layer, parse_define
+from tests.helpers import coder_eval, minimal_task
 
 
 @pytest.mark.parametrize(
@@ -101,3 +104,25 @@ def test_a_shortcut_and_a_define_on_one_field_is_an_error(command_line: CommandL
 def test_unknown_agent_kind_is_rejected_with_a_suggestion() -> None:
     with pytest.raises(ExperimentError, match="did you mean 'oracle'"):
         CommandLine(agent="orcale").layer()
+
+
+def test_the_original_option_names_and_the_conflict_on_the_command_line(tmp_path: Path) -> None:
+    path = minimal_task(tmp_path / "tasks")
+
+    typed = coder_eval(
+        "plan",
+        str(path),
+        "--type",
+        "oracle",
+        "-m",
+        "claude-haiku-4-5",
+        "--set",
+        "run_limits.max_turns=3",
+        cwd=tmp_path,
+    )
+    both = coder_eval("plan", str(path), "-T", "none", "-D", "agent.kind=oracle", cwd=tmp_path)
+
+    assert typed.returncode == 0, typed.stderr
+    assert "oracle" in typed.stdout
+    assert both.returncode == 2
+    assert "agent.type is set both by --agent and by -D agent.type=...; give it once" in both.stderr
