@@ -13,15 +13,18 @@ what an agent's own CLI reports is mapped by the agent itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Any
 
-from coder_eval.agents import MODEL_AGENTS, AgentRequest, AgentResult, make_agent
+from coder_eval.agents import AGENTS, MODEL_AGENTS, AgentRequest, AgentResult, make_agent
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.transcript import message_text
+from coder_eval.errors import AgentError, CoderEvalError
 from coder_eval.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
 from coder_eval.limits import token_overrun
+from coder_eval.plugins import crash_text
 from coder_eval.pricing import cost_usd
 from coder_eval.simulation import DIALOG_AGENTS, GRADER_CHECK_AGENTS, Simulator, open_simulation
 from coder_eval.stage import Stage
@@ -58,15 +61,27 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task_dir=task.source_dir,
         )
         outcome = await watch.run(
-            make_agent(task.agent.type).run(request, watch), task.run_limits.task_timeout
+            _named(task.agent.type, make_agent(task.agent.type).run(request, watch)),
+            task.run_limits.task_timeout,
         )
-    stage.notes += outcome.notes
+    stage.notes += outcome.notes + _single_iteration(task)
     if outcome.timed_out:
         return _timed_out(task, sink, stage)
     if outcome.stop is not None:
         return _stopped(task, sink, outcome.stop.status, outcome.stop.reason)
     assert outcome.result is not None
     return _apply_budgets(task, outcome.result)
+
+
+async def _named(kind: str, run: Coroutine[Any, Any, AgentResult]) -> AgentResult:
+    """A plugin agent's crash as an ``AgentError`` naming it and the line that raised (the episode is
+    invalid with that message); built-in agents' errors pass as they are."""
+    try:
+        return await run
+    except Exception as exc:
+        if kind in AGENTS or isinstance(exc, CoderEvalError):
+            raise
+        raise AgentError(crash_text(f"agent {kind}", exc)) from exc
 
 
 RLIMIT_SIGNS = {
@@ -165,6 +180,17 @@ def _feedback(task: TaskSpec, turn: Turn) -> GraderFeedback | None:
     if task.max_iterations < 2 or task.agent.type not in DIALOG_AGENTS:
         return None
     return GraderFeedback(turn.grade, task.max_iterations)
+
+
+def _single_iteration(task: TaskSpec) -> list[str]:
+    """The note of a ``max_iterations`` task run by the oracle or ``none``: one iteration, nothing to
+    feed back (they make no model turn a failure could be the answer to)."""
+    if task.max_iterations < 2 or task.agent.type not in GRADER_CHECK_AGENTS:
+        return []
+    return [
+        f"max_iterations {task.max_iterations}: the {task.agent.type} agent has nothing to feed the "
+        "graders' failures back to, so one iteration ran"
+    ]
 
 
 def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:

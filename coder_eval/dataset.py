@@ -9,6 +9,7 @@ Example (in a task file)::
       id_field: id                    # task ids become triggers.<id>
       split: test                     # keep rows whose `split` field is "test"
       sample_per_stratum: 5           # then 5 rows per value of stratify_field (default expected_skill)
+                                      # (or sample: 20 -- 20 rows drawn uniformly; row_selection.py)
       stratify_field: kind
       sample_seed: 0                  # the default
     success_criteria:
@@ -21,20 +22,20 @@ description, every string of ``success_criteria`` and the ``reference_solution``
 from __future__ import annotations
 
 import json
-import random
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from coder_eval.errors import TaskError, did_you_mean
+from coder_eval.errors import TaskError
+from coder_eval.row_selection import select_rows
 from coder_eval.yaml_source import YamlDoc, explain, read_text_file
 
 ROW_REF = re.compile(r"\$\{row\.([A-Za-z0-9_]+)\}")
 ROW_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,78}[A-Za-z0-9])?")
 """A row id: it becomes the end of the task id ``<task_id>.<row id>``."""
 SAMPLE_SEED = 0
-"""Seed of every task sample (``--sample``, ``sample_per_stratum``): the same N gives the same tasks."""
+"""Default seed of the samples (``sample_seed``, ``--sample-tasks``): the same N gives the same tasks."""
 
 
 class DatasetSpec(BaseModel):
@@ -48,6 +49,9 @@ class DatasetSpec(BaseModel):
     id_field: str = Field(default="id", description="Row field used in the task id.")
     split: str | None = Field(default=None, description="Keep only rows whose split_field equals this.")
     split_field: str = Field(default="split", description="Row field holding the split name.")
+    sample: int | None = Field(
+        default=None, ge=1, description="Keep this many rows, drawn uniformly with seed 0 (--sample)."
+    )
     sample_per_stratum: int | None = Field(
         default=None, ge=1, description="Keep this many rows per value of stratify_field (seed sample_seed)."
     )
@@ -100,31 +104,8 @@ def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise TaskError(f"{doc.where(('dataset',))}: dataset: duplicate row ids {duplicates}")
-    return select_rows(doc, dataset, [{**row, "__id__": str(row[dataset.id_field])} for row in rows])
-
-
-def select_rows(doc: YamlDoc, dataset: DatasetSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of ``dataset.split``, then ``sample_per_stratum`` rows per stratum (seed ``sample_seed``)."""
-    where = doc.where(("dataset",))
-    if dataset.split is not None:
-        splits = sorted({str(r[dataset.split_field]) for r in rows if dataset.split_field in r})
-        rows = [r for r in rows if str(r.get(dataset.split_field)) == dataset.split]
-        if not rows:
-            raise TaskError(
-                f"{where}: dataset.split: no row has {dataset.split_field}={dataset.split!r}"
-                f"{did_you_mean(dataset.split, splits)}; splits present: {', '.join(splits) or 'none'}"
-            )
-    if dataset.sample_per_stratum is None:
-        return rows
-    strata: dict[str, list[str]] = {}
-    for row in rows:
-        value = row.get(dataset.stratify_field)
-        strata.setdefault("" if value is None else str(value), []).append(row["__id__"])
-    keep: set[str] = set()
-    for value in sorted(strata):
-        ids = strata[value]
-        keep.update(random.Random(dataset.sample_seed).sample(ids, min(dataset.sample_per_stratum, len(ids))))
-    return [r for r in rows if r["__id__"] in keep]
+    rows = [{**row, "__id__": str(row[dataset.id_field])} for row in rows]
+    return select_rows(dataset, rows, doc.where(("dataset",)))
 
 
 def read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@
      ├── InputError                    bad user input; the CLI exits with ExitCode.INVALID_INPUT
      │    ├── TaskError                a task file is malformed (file, line, field, what to do)
      │    ├── ExperimentError          an experiment file or override is malformed
+     │    ├── PluginError              an installed plugin cannot load, or would shadow another's name
      │    └── TrajectoryError          a trajectory file cannot be read (e.g. another schema version)
      ├── SandboxError                  a sandbox could not be made, used or closed
      ├── AgentError                    an agent could not run (infra, not the agent's fault)
@@ -51,6 +52,13 @@ class TaskError(InputError):
 
 class ExperimentError(InputError):
     """An experiment file, variant or command-line override is malformed."""
+
+
+class PluginError(InputError):
+    """An installed plugin failed to load, or claims a name or a price another already has.
+
+    Example: ``PluginError("plugin 'acme' (acme_eval.plugin:register) failed to load: ...")``
+    """
 
 
 class TrajectoryError(InputError):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.agents import AgentResult
-from coder_eval.criteria import CriterionSpec, GradingContext, HiddenMaterial
+from coder_eval.criteria import PLUGIN_CRITERIA, CriterionSpec, GradingContext, HiddenMaterial
+from coder_eval.plugins import crash_text
 from coder_eval.sandbox.base import WorkspaceFileError
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, Outcome, Status
@@ -89,7 +90,10 @@ async def _verdict(criterion: CriterionSpec, criterion_id: str, ctx: GradingCont
         )
         return CriterionResult(**base, score=0.0, passed=False, details={"error": why})
     except Exception as exc:  # a crashing grader is recorded, never fatal to the batch
-        return CriterionResult(**base, score=0.0, passed=False, error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        if criterion.type in PLUGIN_CRITERIA:  # a third party's code: name it and the line that raised
+            error = crash_text(f"criterion {criterion.type}", exc)
+        return CriterionResult(**base, score=0.0, passed=False, error=error)
     score = min(1.0, max(0.0, verdict.score))
     passed = verdict.passed if verdict.passed is not None else score >= criterion.pass_threshold
     return CriterionResult(

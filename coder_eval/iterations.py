@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from coder_eval.agents.base import AgentReply, EventSink
 from coder_eval.criteria import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.early_stop import StopEarly
 from coder_eval.criteria.patterns import PatternTimeout
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, Message, ToolCall
@@ -74,8 +74,7 @@ class Armed:
 
     criterion: CriterionSpec
     criterion_id: str
-    on_pass: str
-    decide_within: int | None
+    rule: StopEarly
 
 
 def armed_criteria(task: TaskSpec) -> list[Armed]:
@@ -84,17 +83,17 @@ def armed_criteria(task: TaskSpec) -> list[Armed]:
         return []
     found = []
     for criterion, criterion_id in zip(task.success_criteria, task.criterion_ids(), strict=True):
-        rule: Any = getattr(criterion, "stop_early", None)
-        if rule:
-            on_pass = getattr(rule, "on_pass", "stop")
-            found.append(Armed(criterion, criterion_id, on_pass, getattr(rule, "decide_within", None)))
+        rule = getattr(criterion, "stop_early", None)
+        if isinstance(rule, StopEarly):
+            found.append(Armed(criterion, criterion_id, rule))
     return found
 
 
 def early_stop_check(
     armed: Sequence[Armed], context: Callable[[list[Event]], GradingContext]
 ) -> Callable[[list[Event]], Awaitable[bool]] | None:
-    """The watch's check: True once every armed criterion is decided on the events so far."""
+    """The watch's check: True once every armed criterion is decided on the events so far (settled in
+    a direction its ``on_pass`` / ``on_fail`` lets stop, or out of ``decide_within`` tool calls)."""
     if not armed:
         return None
 
@@ -106,13 +105,9 @@ def early_stop_check(
                 verdict = await item.criterion.evaluate(ctx)
             except PatternTimeout:  # the agent's text outran the pattern: not passed, as in grading
                 verdict = Verdict(score=0.0, passed=False)
-            passed = (
-                verdict.passed
-                if verdict.passed is not None
-                else verdict.score >= item.criterion.pass_threshold
-            )
-            within = item.decide_within is not None and calls >= item.decide_within
-            if not ((passed and item.on_pass == "stop") or within):
+            decision = item.criterion.live_decision(verdict)
+            within = item.rule.decide_within is not None and calls >= item.rule.decide_within
+            if not (item.rule.stops_on(decision) or within):
                 return False
         return True
 

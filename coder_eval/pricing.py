@@ -13,12 +13,20 @@ those rows price ``cache_creation_tokens`` as plain input; their cached input is
 When an agent reports its own cost (Claude Code's ``total_cost_usd``), that figure is used and this
 table is the fallback.
 
-Plugins price their own models, and win over the table: in code with
-``register_prices({"acme-coder-1": Rates(2.0, 8.0, 2.5, 0.2)})``, or from an installed package
+Plugins price their own models: in code with
+``register_prices({"acme-coder-1": Rates(2.0, 8.0, 2.5, 0.2)})`` (or the original spelling,
+``register_pricing({"acme-coder-1": ModelPricing(2.0, 8.0, 2.5, 0.2)})``), from an installed package
 through the ``coder_eval.prices`` entry-point group, whose entries load to such a mapping or to a
-function returning one (``[coder_eval.prices] acme = acme_models:PRICES``). A price may also be a
-mapping ``{input, output, cache_write, cache_read}`` (the cache rates default to the input rate).
-Every cost computation (agents, judges, budgets, timeouts) looks prices up through :func:`rates_for`.
+function returning one (``[coder_eval.prices] acme = acme_models:PRICES``), or from a
+``coder_eval.plugins`` hook (``registry.pricing(...)``, see ``coder_eval.plugins``). A price may also
+be a mapping ``{input, output, cache_write, cache_read}`` (the cache rates default to the input rate).
+
+One rule for all of them (anti-shadow): a model keeps one price. Registering the same price again
+is harmless; a *different* price for a model the table or an earlier registration already prices is
+a ``ValueError`` naming both, and nothing of that batch is registered, so the order in which plugins
+load can never change what a model costs. Code that means to replace a price says so:
+``register_prices({...}, replace=True)``. Every cost computation (agents, judges, budgets, timeouts)
+looks prices up through :func:`rates_for`.
 """
 
 from __future__ import annotations
@@ -26,7 +34,6 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from typing import Any, NamedTuple
 
 from coder_eval.trajectory import Usage
@@ -42,6 +49,18 @@ class Rates(NamedTuple):
     output: float
     cache_write: float
     cache_read: float
+
+
+class ModelPricing(NamedTuple):
+    """The original format's name for a price, field for field: USD per million tokens.
+
+    Example: ``ModelPricing(2.0, 8.0, 2.5, 0.2)`` prices like ``Rates(2.0, 8.0, 2.5, 0.2)``.
+    """
+
+    input_per_mtok: float
+    output_per_mtok: float
+    cache_write_per_mtok: float
+    cache_read_per_mtok: float
 
 
 OPUS_4_5 = Rates(5.0, 25.0, 6.25, 0.50)
@@ -113,8 +132,13 @@ _registered: dict[str, Rates] = {}
 _plugins_loaded = False
 
 
-def as_rates(price: Rates | Mapping[str, float] | tuple[float, ...]) -> Rates:
-    """A price as ``Rates``: ``Rates``, a 4-tuple, or ``{input, output[, cache_write, cache_read]}``.
+Price = Rates | ModelPricing | Mapping[str, float] | tuple[float, ...]
+"""What a price may be written as (see :func:`as_rates`)."""
+
+
+def as_rates(price: Price) -> Rates:
+    """A price as ``Rates``: ``Rates``, ``ModelPricing``, a 4-tuple, or
+    ``{input, output[, cache_write, cache_read]}``.
 
     Example: ``as_rates({"input": 2, "output": 8})`` -> ``Rates(2.0, 8.0, 2.0, 2.0)``.
     """
@@ -130,34 +154,57 @@ def as_rates(price: Rates | Mapping[str, float] | tuple[float, ...]) -> Rates:
     return Rates(*rates)
 
 
-def register_prices(prices: Mapping[str, Rates | Mapping[str, float] | tuple[float, ...]]) -> None:
-    """Price models that the table does not know (or price them differently); the latest wins.
+def register_prices(prices: Mapping[str, Price], *, replace: bool = False) -> None:
+    """Price models the table does not know. A model keeps one price: a different price for a model
+    already priced (by the table or an earlier registration) is a ``ValueError`` and nothing of the
+    batch is registered, unless ``replace`` says the replacement is meant.
 
     Example: ``register_prices({"acme-coder-1": {"input": 2.0, "output": 8.0}})``.
     """
     checked = {normalise_model(model): as_rates(price) for model, price in prices.items()}
+    if not replace:
+        for name, rates in checked.items():
+            existing = _registered.get(name) or RATES.get(name)
+            if existing is not None and existing != rates:
+                source = "registered" if name in _registered else f"in the price table ({RATES_AS_OF})"
+                raise ValueError(
+                    f"model {name!r} is already {source} at {tuple(existing)} (USD per million tokens: "
+                    f"input, output, cache write, cache read); refusing to shadow it with {tuple(rates)}: "
+                    "two sources must not price one model differently (in code: replace=True)"
+                )
     _registered.update(checked)
 
 
+def register_pricing(rates: Mapping[str, Price]) -> None:
+    """The original format's :func:`register_prices` (same rule; ``ModelPricing`` values).
+
+    Example: ``register_pricing({"acme-coder-1": ModelPricing(2.0, 8.0, 2.0, 0.2)})``.
+    """
+    register_prices(rates)
+
+
+def entry_point_prices(loaded: Any) -> dict[str, Rates]:
+    """The prices a ``coder_eval.prices`` entry point gives: a mapping, or a function returning one."""
+    prices = loaded() if callable(loaded) else loaded
+    if not isinstance(prices, Mapping):
+        raise ValueError(f"expected a mapping of model -> price, got {type(prices).__name__}")
+    return {str(model): as_rates(price) for model, price in prices.items()}
+
+
 def _load_plugins() -> None:
-    """Register the prices of every ``coder_eval.prices`` entry point, once; a broken one is skipped
-    with a warning naming it (costs of its models stay unknown, never wrong)."""
+    """Load the installed plugins once (``coder_eval.plugins``: price entry points and hooks); a
+    broken plugin is named by ``check_plugins``, and its prices stay unknown, never wrong."""
     global _plugins_loaded
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    for point in entry_points(group=PRICE_GROUP):
-        try:
-            loaded: Any = point.load()
-            prices = loaded() if callable(loaded) else loaded
-            for model, price in prices.items():
-                _registered.setdefault(normalise_model(model), as_rates(price))
-        except Exception as exc:  # a third party's fault must not stop a run: say so, price nothing
-            warnings.warn(f"prices from {point.name!r} ({point.value}) not loaded: {exc}", stacklevel=2)
+    from coder_eval.plugins import load_prices  # it registers through this module
+
+    load_prices()
 
 
 def rates_for(model: str) -> Rates | None:
-    """The rates of ``model``: a registered price (code, then plugins), else the table, else None.
+    """The rates of ``model``: a registered price (code, plugins), else the table, else None.
 
     Example: ``rates_for("claude-haiku-4-5-20251001")`` -> ``Rates(1.0, 5.0, 1.25, 0.1)``.
     """

@@ -50,11 +50,12 @@ from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import AgentError, TaskError, did_you_mean
 from coder_eval.limits import RunLimits
+from coder_eval.plugins import check_plugins
 from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath, check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import ScriptRef, load_script
-from coder_eval.simulation import DIALOG_AGENTS, SimulationSpec, agent_problem
+from coder_eval.simulation import DIALOG_AGENTS, GRADER_CHECK_AGENTS, SimulationSpec, agent_problem
 from coder_eval.yaml_source import YamlDoc, explain, parse_yaml, read_text_file, read_yaml
 
 TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
@@ -180,7 +181,8 @@ class TaskSpec(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _older_spellings(cls, data: Any) -> Any:
-        """``task_timeout`` at the top level, and ``agent.turn_timeout``, as older files write them."""
+        """``task_timeout`` at the top level, ``agent.turn_timeout``, and ``stop_when`` (armed only by
+        ``run_limits.stop_early: true``, as in the original format), as older files write them."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -192,6 +194,8 @@ class TaskSpec(_Strict):
             limits.setdefault("turn_timeout", agent["turn_timeout"])
         if limits:
             data["run_limits"] = limits
+        if limits.get("stop_early") is not True and isinstance(data.get("success_criteria"), list):
+            data["success_criteria"] = [_inert_stop_when(c) for c in data["success_criteria"]]
         simulation = data.get("simulation")
         if isinstance(simulation, dict) and simulation.get("enabled") is False:
             data["simulation"] = None  # a disabled block, as the original format writes it
@@ -221,11 +225,11 @@ class TaskSpec(_Strict):
             )
         if self.simulation is not None and (problem := agent_problem(self.agent.kind)) is not None:
             raise ValueError(problem)
-        if self.max_iterations > 1 and self.agent.kind not in DIALOG_AGENTS:
+        if self.max_iterations > 1 and self.agent.kind not in (*DIALOG_AGENTS, *GRADER_CHECK_AGENTS):
             raise ValueError(
                 f"max_iterations needs an agent that keeps its session across turns (the graders' "
                 f"failures become its next turn); {self.agent.kind!r} does not. Kinds that do: "
-                f"{', '.join(DIALOG_AGENTS)}; or set max_iterations: 1"
+                f"{', '.join(DIALOG_AGENTS)} (oracle and none run one iteration); or set max_iterations: 1"
             )
         if self.max_iterations > 1 and self.simulation is not None:
             raise ValueError("max_iterations and simulation both write the next user turn; use one of them")
@@ -252,6 +256,8 @@ class TaskSpec(_Strict):
                 f"stop_early on {armed}: a command agent's events are read after it exits, so it "
                 "cannot be stopped at a tool call; set run_limits.stop_early: false"
             )
+        if self.agent.kind in GRADER_CHECK_AGENTS:
+            return
         if self.max_iterations > 1 or self.simulation is not None:
             other = "max_iterations" if self.max_iterations > 1 else "simulation"
             raise ValueError(
@@ -329,6 +335,14 @@ class TaskSpec(_Strict):
         return [c.id or f"{i}-{c.type}" for i, c in enumerate(self.success_criteria)]
 
 
+def _inert_stop_when(criterion: Any) -> Any:
+    """A criterion without its ``stop_when``: the original format arms it only when the task sets
+    ``run_limits.stop_early: true`` (``criteria/early_stop.py``)."""
+    if isinstance(criterion, dict) and "stop_when" in criterion:
+        return {k: v for k, v in criterion.items() if k != "stop_when"}
+    return criterion
+
+
 TASK_FIELDS = frozenset(TaskSpec.model_fields) - {"source_path", "dataset_row"}
 
 
@@ -378,7 +392,10 @@ def _looks_like_task(path: Path) -> bool:
 
 
 def load_tasks(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None) -> list[TaskSpec]:
-    """Load, validate and fan out every task under ``paths``; ``overrides`` deep-merge over each task."""
+    """Load, validate and fan out every task under ``paths``; ``overrides`` deep-merge over each task.
+
+    A broken or shadowing plugin is a ``PluginError`` first (``coder_eval.plugins``)."""
+    check_plugins()
     tasks: list[TaskSpec] = []
     errors: list[str] = []
     for path in discover(paths):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.criteria import GradingContext
+from coder_eval.criteria.early_stop import StopEarly
 from coder_eval.iterations import armed_criteria, armed_outcome, early_stop_check, feedback_text
 from coder_eval.runner import EpisodePlan, run_episode
 from coder_eval.sandbox import FakeSandbox
@@ -53,10 +54,29 @@ def test_a_failed_grading_becomes_the_next_turn_until_it_passes(tmp_path: Path) 
 
 def test_max_iterations_needs_an_agent_that_keeps_its_session(tmp_path: Path) -> None:
     body = ITERATE.replace(
-        "type: claude-code, model: scripted, permission_mode: bypassPermissions", "type: oracle"
+        "type: claude-code, model: scripted, permission_mode: bypassPermissions",
+        "type: command, command: 'true'",
     )
     with pytest.raises(Exception, match="max_iterations needs an agent that keeps its session"):
         load_tasks([write_task(tmp_path, body)])
+
+
+@pytest.mark.parametrize(("kind", "outcome"), [("oracle", "pass"), ("none", "fail")])
+def test_the_oracle_and_none_run_one_iteration_and_say_so(tmp_path: Path, kind: str, outcome: str) -> None:
+    from coder_eval.experiment import CommandLine, load_experiment, resolve
+
+    path = write_task(tmp_path, ITERATE + f'reference_solution: "{FIX}"\n')
+    (plan,) = resolve(load_experiment(None), [path], CommandLine(agent=kind)).plans
+
+    end = asyncio.run(run_episode(plan, "r", tmp_path / "e.jsonl"))
+
+    events = read_trajectory(tmp_path / "e.jsonl").events
+    assert (end.status, end.outcome) == ("completed", outcome), end.error
+    assert not [e for e in events if isinstance(e, Message) and e.simulated]  # no feedback turn
+    assert (
+        f"max_iterations 2: the {kind} agent has nothing to feed the graders' failures back to"
+        in " ".join(end.notes)
+    )
 
 
 def test_feedback_names_what_failed() -> None:
@@ -76,11 +96,6 @@ def test_feedback_names_what_failed() -> None:
     assert "the tests pass (score 0.50): 2 failed, 2 passed" in text and "attempt 2 of 3" in text
 
 
-class Rule:
-    def __init__(self, on_pass: str, decide_within: int | None) -> None:
-        self.on_pass, self.decide_within = on_pass, decide_within
-
-
 def armed_task(tmp_path: Path, on_pass: str, decide_within: int | None) -> object:
     body = """
     task_id: early
@@ -92,7 +107,8 @@ def armed_task(tmp_path: Path, on_pass: str, decide_within: int | None) -> objec
     """
     (task,) = load_tasks([write_task(tmp_path, body)])
     criterion = task.success_criteria[0]
-    object.__setattr__(criterion, "stop_early", Rule(on_pass, decide_within))  # armed as stop_early would
+    rule = StopEarly(on_pass=on_pass, decide_within=decide_within)  # type: ignore[arg-type]
+    object.__setattr__(criterion, "stop_early", rule)  # armed as stop_early would
     return task
 
 

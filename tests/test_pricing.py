@@ -64,20 +64,49 @@ def fresh_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     """No registered price and plugins not yet loaded (each test registers its own)."""
     import sys
 
-    from coder_eval import pricing
+    from coder_eval import plugins, pricing
 
     monkeypatch.setattr(pricing, "_registered", {})
     monkeypatch.setattr(pricing, "_plugins_loaded", False)
+    monkeypatch.setattr(plugins, "_state", None)
     monkeypatch.delitem(sys.modules, "acme_prices", raising=False)
 
 
-def test_registered_prices_are_used_and_win_over_the_table(fresh_prices: None) -> None:
+def test_registered_prices_are_used(fresh_prices: None) -> None:
     from coder_eval.pricing import Rates, register_prices
 
-    register_prices({"acme-coder-1": {"input": 2.0, "output": 8.0}, "claude-sonnet-4-5": Rates(1, 1, 1, 1)})
+    register_prices(
+        {"acme-coder-1": {"input": 2.0, "output": 8.0}, "claude-sonnet-4-5": Rates(3, 15, 3.75, 0.3)}
+    )
     assert cost_usd("acme-coder-1-20260101", Usage(input_tokens=1_000_000, output_tokens=500_000)) == 6.0
     assert rates_for("acme-coder-1") == (2.0, 8.0, 2.0, 2.0)
+    register_prices({"acme-coder-1": (2.0, 8.0, 2.0, 2.0)})  # the same price again is harmless
+
+
+def test_a_conflicting_price_is_refused_whole_unless_replace_is_meant(fresh_prices: None) -> None:
+    from coder_eval.pricing import Rates, register_prices
+
+    register_prices({"acme-coder-1": {"input": 2.0, "output": 8.0}})
+    with pytest.raises(
+        ValueError, match=r"'acme-coder-1' is already registered at \(2\.0, 8\.0, 2\.0, 2\.0\)"
+    ):
+        register_prices(
+            {"acme-new": {"input": 1, "output": 1}, "acme-coder-1": {"input": 3.0, "output": 8.0}}
+        )
+    assert rates_for("acme-new") is None and rates_for("acme-coder-1") == (2.0, 8.0, 2.0, 2.0)
+    with pytest.raises(ValueError, match=r"'claude-sonnet-4-5' is already in the price table"):
+        register_prices({"claude-sonnet-4-5": Rates(1, 1, 1, 1)})
+    register_prices({"claude-sonnet-4-5": Rates(1, 1, 1, 1)}, replace=True)
     assert cost_usd("claude-sonnet-4-5", Usage(output_tokens=1_000_000)) == 1.0
+
+
+def test_the_original_register_pricing_takes_model_pricing(fresh_prices: None) -> None:
+    from coder_eval.pricing import ModelPricing, register_pricing
+
+    register_pricing({"acme-coder-2": ModelPricing(2.0, 8.0, 2.5, 0.2)})
+    assert rates_for("acme-coder-2") == (2.0, 8.0, 2.5, 0.2)
+    with pytest.raises(ValueError, match="refusing to shadow"):
+        register_pricing({"acme-coder-2": ModelPricing(2.0, 9.0, 2.5, 0.2)})
 
 
 @pytest.mark.parametrize(
@@ -118,10 +147,25 @@ def test_entry_point_prices_reach_a_judges_cost(
     assert vote["model"] == "acme-judge" and vote["cost_usd"] == pytest.approx(vote["input_tokens"] / 1000)
 
 
-def test_a_broken_entry_point_is_skipped_with_a_warning(
-    fresh_prices: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("prices = {'acme-x': {'input': -1, 'output': 1}}\n", "a price is four rates >= 0"),
+        ("prices = {'claude-haiku-4-5': {'input': 9, 'output': 9}}\n", "refusing to shadow"),
+    ],
+)
+def test_a_broken_or_shadowing_price_plugin_is_named_and_prices_nothing(
+    fresh_prices: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, problem: str
 ) -> None:
-    install_prices(tmp_path, "prices = {'acme-x': {'input': -1, 'output': 1}}\n")
+    from coder_eval.errors import PluginError
+    from coder_eval.plugins import check_plugins
+
+    install_prices(tmp_path, body)
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.warns(UserWarning, match=r"prices from 'acme' \(acme_prices:prices\) not loaded"):
-        assert rates_for("acme-x") is None
+    assert rates_for("acme-x") is None
+    assert rates_for("claude-haiku-4-5") == (1.0, 5.0, 1.25, 0.1)
+    with pytest.raises(
+        PluginError, match=r"plugin 'acme' \(acme_prices:prices, package acme-prices 0\.1\)"
+    ) as error:
+        check_plugins()
+    assert problem in str(error.value) and "Fix or uninstall the package" in str(error.value)

@@ -1,6 +1,7 @@
 """Agent kinds, listed in one literal table of ``kind -> (spec class, implementation)``; third parties
 add theirs through the ``coder_eval.agents`` entry-point group (``name = "package.module:AgentClass"``,
-the class naming its spec in ``Spec``).
+the class naming its spec in ``Spec``) or a ``coder_eval.plugins`` hook (``coder_eval.plugins``;
+docs/agents.md, "Writing an agent plugin").
 
 Example::
 
@@ -10,9 +11,7 @@ Example::
 
 from __future__ import annotations
 
-import functools
 import importlib
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union, cast
 
 from pydantic import AfterValidator, ConfigDict, Discriminator, Tag, ValidationError
@@ -61,20 +60,30 @@ MODEL_AGENTS = frozenset(kind for kind, row in AGENTS.items() if issubclass(row.
 """Kinds that talk to a model (a ``model`` endpoint is routed into their sandbox)."""
 
 
-@functools.cache
-def plugin_agents() -> dict[str, str]:
-    """Entry-point agents, ``name -> "module:Class"`` (the installed distributions are scanned once)."""
-    return {ep.name: ep.value for ep in entry_points(group="coder_eval.agents")}
+def plugin_agents() -> dict[str, str | type[Any]]:
+    """Plugin agents, ``kind -> "module:Class"`` or the class (``coder_eval.plugins``)."""
+    from coder_eval.plugins import plugins
+
+    return plugins().agents
 
 
 def agent_kinds() -> list[str]:
-    """Every agent kind: built-in and registered through entry points."""
+    """Every agent kind: built-in and registered by plugins."""
     return sorted({*AGENTS, *plugin_agents()})
 
 
-def _load(target: str) -> type[Any]:
+def _load(kind: str, target: str | type[Any]) -> type[Any]:
+    """The class ``target`` names; ``AgentError`` naming the plugin when it cannot be imported."""
+    if not isinstance(target, str):
+        return target
     module, _, name = target.partition(":")
-    return cast(type[Any], getattr(importlib.import_module(module), name))
+    try:
+        return cast(type[Any], getattr(importlib.import_module(module), name))
+    except Exception as exc:  # a plugin's module: whatever it raises is reported with its name
+        raise AgentError(
+            f"agent kind {kind!r}: cannot load {target} ({type(exc).__name__}: {exc}); fix or uninstall "
+            "the package that provides it"
+        ) from exc
 
 
 def plugin_spec(kind: str) -> type[AgentSpecBase]:
@@ -83,7 +92,7 @@ def plugin_spec(kind: str) -> type[AgentSpecBase]:
     target = plugin_agents().get(kind)
     if target is None:
         raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
-    spec = getattr(_load(target), "Spec", None)
+    spec = getattr(_load(kind, target), "Spec", None)
     return spec if isinstance(spec, type) and issubclass(spec, AgentSpecBase) else AgentSpecBase
 
 
@@ -92,7 +101,7 @@ def make_agent(kind: str) -> Agent:
     target = AGENTS[kind].implementation if kind in AGENTS else plugin_agents().get(kind)
     if target is None:
         raise AgentError(unknown_name("agent kind", kind, agent_kinds()))
-    return cast(Agent, _load(target)())
+    return cast(Agent, _load(kind, target)())
 
 
 def kinds_with_field(name: str) -> list[str]:
@@ -186,8 +195,17 @@ def resolve_plugin_spec(spec: AgentSpecBase) -> AgentSpecBase:
     try:
         return declared.model_validate(spec.model_dump())
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        fields = [name for name in declared.model_fields if name != "type"]
+        problems = "; ".join(_plugin_problem(e, fields) for e in exc.errors())
         raise ValueError(f"agent kind {spec.type!r}: {problems}") from exc
+
+
+def _plugin_problem(error: Any, fields: list[str]) -> str:
+    where = ".".join(map(str, error["loc"]))
+    if error["type"] == "extra_forbidden":
+        name = str(error["loc"][-1])
+        return f"{where}: unknown field{did_you_mean(name, fields)}; its fields: {', '.join(fields)}"
+    return f"{where}: {error['msg']}"
 
 
 __all__ = [

@@ -32,16 +32,37 @@ ExperimentOpt = Annotated[
     ),
 ]
 DefineOpt = Annotated[
-    list[str] | None, typer.Option("-D", "--define", help="Override a task field: -D path=value.")
+    list[str] | None,
+    typer.Option("-D", "--define", "--set", help="Override a task field: -D path=value."),
 ]
-ModelOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.model=M.")]
-AgentOpt = Annotated[str | None, typer.Option(help="Shortcut for -D agent.type=KIND (oracle, none, ...).")]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="Shortcut for -D agent.model=M (not with -D on it).")
+]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        "--type",
+        "-T",
+        help="Shortcut for -D agent.type=KIND (oracle, none, ...; not with -D on it).",
+    ),
+]
 RepeatsOpt = Annotated[int | None, typer.Option(min=1, help="Repeats per task, every variant.")]
 TagsOpt = Annotated[list[str] | None, typer.Option(help="Only tasks with any of these tags.")]
 ExcludeTagsOpt = Annotated[list[str] | None, typer.Option(help="Leave out tasks with any of these tags.")]
 IncludeSkippedOpt = Annotated[bool, typer.Option(help="Also run tasks marked skip (quarantined).")]
 DriverOpt = Annotated[str | None, typer.Option(help="Shortcut for -D sandbox.driver=DRIVER.")]
-SampleOpt = Annotated[int | None, typer.Option(min=1, help="A fixed-seed (0) random sample of N tasks.")]
+SampleOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Dataset tasks: N rows each, drawn uniformly, seed 0 (over --sample-per-stratum)."
+    ),
+]
+SamplePerStratumOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="Dataset tasks: up to N rows per stratum (seed dataset.sample_seed)."),
+]
+SampleTasksOpt = Annotated[int | None, typer.Option(min=1, help="A fixed-seed (0) random sample of N tasks.")]
 SplitOpt = Annotated[str | None, typer.Option(help="Only dataset rows of this split.")]
 
 
@@ -57,6 +78,8 @@ class RunInputs(BaseModel):
     repeats: int | None = None
     tags: list[str] = []
     sample: int | None = None
+    sample_per_stratum: int | None = None
+    sample_tasks: int | None = None
     split: str | None = None
     exclude_tags: list[str] = []
     include_skipped: bool = False
@@ -82,9 +105,14 @@ class RunInputs(BaseModel):
         exclude_tags: list[str] | None = None,
         include_skipped: bool = False,
         driver: str | None = None,
+        *,
+        sample_per_stratum: int | None = None,
+        sample_tasks: int | None = None,
     ) -> RunInputs:
         """From the command-line options, as typer gives them."""
         return cls(
+            sample_per_stratum=sample_per_stratum,
+            sample_tasks=sample_tasks,
             exclude_tags=exclude_tags or [],
             include_skipped=include_skipped,
             driver=driver,
@@ -125,7 +153,13 @@ class RunInputs(BaseModel):
             [Path(p) for p in self.paths],
             CommandLine(tuple(self.defines), self.model, self.agent, self.repeats, self.driver),
             Selection(
-                tuple(self.tags), self.split, self.sample, tuple(self.exclude_tags), self.include_skipped
+                tags=tuple(self.tags),
+                split=self.split,
+                sample=self.sample,
+                sample_per_stratum=self.sample_per_stratum,
+                sample_tasks=self.sample_tasks,
+                exclude_tags=tuple(self.exclude_tags),
+                include_skipped=self.include_skipped,
             ),
         )
 

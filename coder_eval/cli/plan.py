@@ -22,6 +22,8 @@ from coder_eval.cli.inputs import (
     RepeatsOpt,
     RunInputs,
     SampleOpt,
+    SamplePerStratumOpt,
+    SampleTasksOpt,
     SplitOpt,
     TagsOpt,
 )
@@ -41,6 +43,8 @@ def plan(
     repeats: RepeatsOpt = None,
     tags: TagsOpt = None,
     sample: SampleOpt = None,
+    sample_per_stratum: SamplePerStratumOpt = None,
+    sample_tasks: SampleTasksOpt = None,
     split: SplitOpt = None,
     exclude_tags: ExcludeTagsOpt = None,
     include_skipped: IncludeSkippedOpt = False,
@@ -60,6 +64,8 @@ def plan(
         exclude_tags,
         include_skipped,
         driver,
+        sample_per_stratum=sample_per_stratum,
+        sample_tasks=sample_tasks,
     )
     resolution = inputs.resolve()
     out.print(variant_table(resolution))

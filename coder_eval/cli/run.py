@@ -29,6 +29,8 @@ from coder_eval.cli.inputs import (
     RepeatsOpt,
     RunInputs,
     SampleOpt,
+    SamplePerStratumOpt,
+    SampleTasksOpt,
     SplitOpt,
     TagsOpt,
 )
@@ -90,6 +92,8 @@ def run(
     resume: Annotated[bool, typer.Option(help="Finish an interrupted run (default runs/latest).")] = False,
     tags: TagsOpt = None,
     sample: SampleOpt = None,
+    sample_per_stratum: SamplePerStratumOpt = None,
+    sample_tasks: SampleTasksOpt = None,
     split: SplitOpt = None,
     exclude_tags: ExcludeTagsOpt = None,
     include_skipped: IncludeSkippedOpt = False,
@@ -125,6 +129,8 @@ def run(
         exclude_tags,
         include_skipped,
         driver,
+        sample_per_stratum=sample_per_stratum,
+        sample_tasks=sample_tasks,
     )
     after = AfterRun(min_pass_rate, junit_xml, report)
     if resume:

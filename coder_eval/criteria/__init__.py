@@ -1,6 +1,9 @@
 """Criterion kinds, one module each, listed in one literal table.
 
-``Criterion`` is the discriminated union (on ``type``) used by task files.
+``Criterion`` is the discriminated union (on ``type``) used by task files: the built-in kinds, the
+kinds installed plugins add (``coder_eval.plugins``: the ``coder_eval.criteria`` entry-point group and
+``register(registry)`` hooks), and the original format's kinds that are refused with what to use
+instead (``refused.py``). ``criterion_kinds()`` is the first two.
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.pytest_run import PytestCriterion
 from coder_eval.criteria.recorded_calls import RecordedCalls
 from coder_eval.criteria.reference_comparison import ReferenceComparison
+from coder_eval.criteria.refused import REFUSED
 from coder_eval.criteria.reward_file import RewardFile
 from coder_eval.criteria.run_command import RunCommand
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.criteria.tool_order import ToolOrder
 from coder_eval.criteria.tool_used import ToolUsed
+from coder_eval.plugins import load_plugins
 
 CRITERIA: dict[str, type[CriterionSpec]] = {
     "file_exists": FileExists,
@@ -59,9 +64,32 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
     "agent_judge": AgentJudge,
 }
 
+"""Built-in criterion kinds."""
+
+PLUGIN_CRITERIA: dict[str, type[CriterionSpec]] = load_plugins([*CRITERIA, *REFUSED]).criteria
+"""Criterion kinds added by installed plugins (loaded once, now: the union below is built from them)."""
+
+
+def criterion_kinds() -> dict[str, type[CriterionSpec]]:
+    """Every criterion kind a task may use: built-in, then added by plugins."""
+    return {**CRITERIA, **PLUGIN_CRITERIA}
+
+
 if TYPE_CHECKING:
     Criterion = CriterionSpec
 else:  # the table becomes a union discriminated on `type`, so errors name the kind
-    Criterion = Annotated[Union[tuple(CRITERIA.values())], Field(discriminator="type")]  # noqa: UP007
+    Criterion = Annotated[
+        Union[(*criterion_kinds().values(), *REFUSED.values())],
+        Field(discriminator="type"),
+    ]
 
-__all__ = ["CRITERIA", "Criterion", "CriterionSpec", "GradingContext", "HiddenMaterial", "Verdict"]
+__all__ = [
+    "CRITERIA",
+    "PLUGIN_CRITERIA",
+    "Criterion",
+    "CriterionSpec",
+    "GradingContext",
+    "HiddenMaterial",
+    "Verdict",
+    "criterion_kinds",
+]

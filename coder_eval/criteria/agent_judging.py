@@ -8,7 +8,7 @@ Example::
     run.usage, run.cost_usd, run.steps, run.isolation   # "bwrap" or "copy"
 
 The judge never sees the sandbox itself, only a fresh copy of it (``judge_workspace``), read-only
-under bubblewrap where it runs. Its built-in tools are only Read, Grep, Glob and Bash (Write, Edit,
+under bubblewrap where it runs. Its built-in tools are at most Read, Grep, Glob and Bash (Write, Edit,
 NotebookEdit, ... disallowed, anything else denied by ``permission_mode: dontAsk``), and its verdict
 arrives through ``mcp__judge__submit_verdict``, an in-process MCP tool that keeps the first valid call.
 

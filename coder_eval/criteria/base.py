@@ -25,8 +25,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from coder_eval.criteria.early_stop import Decision, armed_spelling
 from coder_eval.criteria.patterns import check_pattern
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
@@ -64,31 +65,6 @@ ORIGINAL_PASS_THRESHOLD = 0.9
 """The default ``pass_threshold`` of every kind the original coder_eval format has (docs/compat.md)."""
 JUDGE_PASS_THRESHOLD = 0.7
 """The default ``pass_threshold`` of ``llm_judge`` and ``agent_judge``: the score a vote needs."""
-
-
-class StopEarly(BaseModel):
-    """Arms early stop on a criterion: the agent is stopped at a tool-call boundary once it is decided.
-
-    Example: ``stop_early: {on_pass: stop, decide_within: 20}`` (``true``: the defaults).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    on_pass: Literal["stop", "continue"] = Field(
-        default="stop", description="stop: end the episode once the criterion passes; continue: only on fail."
-    )
-    decide_within: int | None = Field(
-        default=None, ge=1, description="Tool calls within which the criterion must be decided."
-    )
-
-
-def _stop_early(value: Any) -> Any:
-    if value is True:
-        return {}
-    return None if value is False else value
-
-
-StopEarlyField = Annotated[StopEarly | None, BeforeValidator(_stop_early)]
-STOP_EARLY_KINDS = ("skill_triggered", "command_executed")
 
 
 @dataclass(frozen=True)
@@ -170,13 +146,24 @@ class CriterionSpec(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _stop_early_elsewhere(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "stop_early" in data and "stop_early" not in cls.model_fields:
-            raise ValueError(
-                f"stop_early: early stop is armed only on {' and '.join(STOP_EARLY_KINDS)} criteria, "
-                f"not on {data.get('type')}"
-            )
-        return data
+    def _early_stop_arming(cls, data: Any) -> Any:
+        """``stop_early`` only where it can work; ``stop_when`` (the older spelling) read as it."""
+        if not isinstance(data, dict):
+            return data
+        can_arm = "stop_early" in cls.model_fields
+        return armed_spelling(data, str(data.get("type")), can_arm, cls.live_polarities(data))
+
+    @classmethod
+    def live_polarities(cls, data: dict[str, Any]) -> frozenset[Decision]:
+        """The live decisions a criterion with these fields can reach (kinds with early stop)."""
+        return frozenset({"pass", "fail"})
+
+    def live_decision(self, verdict: Verdict) -> Decision | None:
+        """Whether ``verdict``, on a partial trajectory, already settles this criterion (None: not yet).
+
+        Only the early-stop kinds answer; the default is that nothing is settled before the end.
+        """
+        return None
 
     @property
     def is_gating(self) -> bool:

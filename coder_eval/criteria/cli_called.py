@@ -4,15 +4,11 @@ The calls are the harness's own records of the recorded CLIs (``sandbox.record_c
 never the log file in the workspace: ``log`` (default ``cli_mocks/calls.jsonl``, where ``record_cli``
 logs) only says which recorded CLIs to look at, and ``tool`` narrows them to one by name.
 
-A call matches when its arguments (program name left out) start with ``verb`` (or one of
-``verb_any_of``; a string is split on spaces), its positional arguments after the verb start with
-``positional``, and every entry of ``flags`` holds. Flags are named without dashes (``env`` is
-``--env``, ``e`` is ``-e``); ``--name=value`` always carries a value, ``--name value`` when the name is in
-``value_flags`` or its check compares a value. ``ignore_flags`` are dropped (with their value) before
-anything is matched. Each flag check is one of ``equals``, ``contains``, ``matches_regex``,
-``any_of`` (a value check: some occurrence must satisfy it), ``present: true`` or
-``absent: true``, plus ``aliases`` (other names of the same flag). The criterion passes (score 1)
-when the number of matching calls lies in ``[min_count, max_count]``.
+A call matches as ``coder_eval.cli_match`` says (the same matcher picks ``record_cli`` responses):
+its arguments start with ``verb`` (or one of ``verb_any_of``), its positional arguments after the verb
+start with ``positional``, and every entry of ``flags`` holds (``equals``, ``contains``,
+``matches_regex``, ``any_of``, ``present``, ``absent``, with ``aliases``). The criterion passes
+(score 1) when the number of matching calls lies in ``[min_count, max_count]``.
 
 Example::
 
@@ -33,142 +29,30 @@ Example::
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
-from coder_eval.criteria.patterns import bounded, search
+from coder_eval.cli_match import CliMatch
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import DETAIL_LIMIT
 from coder_eval.errors import GraderError
 from coder_eval.trajectory import CliCall
 
 DEFAULT_LOG = "cli_mocks/calls.jsonl"
-VALUE_CHECKS = ("equals", "contains", "matches_regex", "any_of")
 
 
-def flag_name(name: str) -> str:
-    """A flag's name without its dashes: ``--env`` -> ``env``."""
-    return name.lstrip("-")
-
-
-def _words(value: Any) -> Any:
-    return value.split() if isinstance(value, str) else value
-
-
-class FlagCheck(BaseModel):
-    """What one flag must look like: one check, and other names it goes by."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    equals: str | None = Field(default=None, description="Its value equals this.")
-    contains: str | None = Field(default=None, description="Its value contains this.")
-    matches_regex: Regex | None = Field(default=None, description="Its value matches this regex.")
-    any_of: list[str] | None = Field(default=None, description="Its value is one of these.")
-    present: bool | None = Field(default=None, description="true: the flag is given.")
-    absent: bool | None = Field(default=None, description="true: the flag is not given.")
-    aliases: list[str] = Field(default_factory=list, description="Other names of the flag (e, --env ...).")
-
-    @field_validator("aliases")
-    @classmethod
-    def _bare(cls, names: list[str]) -> list[str]:
-        return [flag_name(n) for n in names]
-
-    @model_validator(mode="after")
-    def _one_check(self) -> FlagCheck:
-        given = [n for n in (*VALUE_CHECKS, "present", "absent") if getattr(self, n) is not None]
-        if len(given) > 1:
-            raise ValueError(f"give one check per flag, got {', '.join(given)}")
-        return self
-
-    @property
-    def takes_value(self) -> bool:
-        return any(getattr(self, n) is not None for n in VALUE_CHECKS)
-
-    def holds(self, values: list[str | None]) -> bool:
-        """``values``: one per occurrence of the flag (None: given without a value)."""
-        if self.absent is not None:
-            return not values if self.absent else bool(values)
-        if self.present is not None:
-            return bool(values) if self.present else not values
-        if not self.takes_value:
-            return bool(values)
-        return any(v is not None and self._value_ok(v) for v in values)
-
-    def _value_ok(self, value: str) -> bool:
-        if self.equals is not None:
-            return value == self.equals
-        if self.contains is not None:
-            return self.contains in value
-        if self.matches_regex is not None:
-            return search(self.matches_regex, value) is not None
-        return value in (self.any_of or [])
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    """A call's arguments split into positionals and flags (flag name -> values, None: no value)."""
-
-    positional: list[str]
-    flags: dict[str, list[str | None]] = field(default_factory=dict)
-
-
-def parse_args(args: Sequence[str], value_flags: set[str], ignore: set[str]) -> ParsedCall:
-    """``["deploy", "web", "--env", "prod", "-f"]`` -> positional ``[deploy, web]``, flags
-    ``{env: [prod], f: [None]}`` when ``env`` takes a value."""
-    parsed = ParsedCall([])
-    i = 0
-    while i < len(args):
-        word = args[i]
-        i += 1
-        if word == "--":
-            parsed.positional.extend(args[i:])
-            break
-        if not word.startswith("-") or word == "-":
-            parsed.positional.append(word)
-            continue
-        name, eq, value = flag_name(word).partition("=")
-        found: str | None = value if eq else None
-        if found is None and name in value_flags and i < len(args):
-            found, i = args[i], i + 1
-        if name not in ignore:
-            parsed.flags.setdefault(name, []).append(found)
-    return parsed
-
-
-class CliCalled(CriterionSpec):
+class CliCalled(CriterionSpec, CliMatch):
     needs = frozenset({"trajectory"})
     type: Literal["cli_called"] = "cli_called"
     tool: str | None = Field(default=None, description="Only this recorded CLI (its name).")
     log: str = Field(default=DEFAULT_LOG, description="The recorded CLIs that log here (record_cli's log).")
-    verb: list[str] | None = Field(
-        default=None, description="Arguments the call starts with ('pages create')."
-    )
-    verb_any_of: list[list[str]] | None = Field(
-        default=None, description="The call starts with one of these."
-    )
-    positional: list[str] = Field(default_factory=list, description="Positional arguments after the verb.")
-    flags: dict[str, FlagCheck] = Field(default_factory=dict, description="Checks on flags, by name.")
-    value_flags: list[str] = Field(default_factory=list, description="Flags that take the next argument.")
-    ignore_flags: list[str] = Field(default_factory=list, description="Flags dropped before matching.")
     min_count: int = Field(default=1, ge=0, description="At least this many matching calls.")
     max_count: int | None = Field(default=None, ge=0, description="At most this many (null: no limit).")
 
-    @field_validator("verb", mode="before")
-    @classmethod
-    def _verb_words(cls, value: Any) -> Any:
-        return _words(value)
-
-    @field_validator("verb_any_of", mode="before")
-    @classmethod
-    def _verbs_words(cls, value: Any) -> Any:
-        return [_words(v) for v in value] if isinstance(value, list) else value
-
     @model_validator(mode="after")
     def _consistent(self) -> CliCalled:
-        if self.verb is not None and self.verb_any_of is not None:
-            raise ValueError("give 'verb' or 'verb_any_of', not both")
         if self.max_count is not None and self.max_count < self.min_count:
             raise ValueError(f"max_count ({self.max_count}) is below min_count ({self.min_count})")
         return self
@@ -187,7 +71,7 @@ class CliCalled(CriterionSpec):
         return await bounded(self._verdict_on, ctx.cli_calls(names))
 
     def _verdict_on(self, calls: list[CliCall]) -> Verdict:
-        matching = [c for c in calls if self._matches(c)]
+        matching = [c for c in calls if self.matches(c.argv[1:])]
         count = len(matching)
         ok = count >= self.min_count and (self.max_count is None or count <= self.max_count)
         details = {
@@ -197,23 +81,3 @@ class CliCalled(CriterionSpec):
             "calls": [shlex.join(c.argv) for c in calls][:DETAIL_LIMIT],
         }
         return Verdict(score=1.0 if ok else 0.0, details=details)
-
-    def _matches(self, call: CliCall) -> bool:
-        args = call.argv[1:]
-        value_flags = {flag_name(n) for n in self.value_flags}
-        for name, check in self.flags.items():
-            if check.takes_value:
-                value_flags |= {flag_name(name), *check.aliases}
-        parsed = parse_args(args, value_flags, {flag_name(n) for n in self.ignore_flags})
-        verbs = [self.verb] if self.verb is not None else (self.verb_any_of or [[]])
-        verb = next((v for v in verbs if parsed.positional[: len(v)] == v), None)
-        if verb is None:
-            return False
-        rest = parsed.positional[len(verb) :]
-        if rest[: len(self.positional)] != self.positional:
-            return False
-        for name, check in self.flags.items():
-            values = [v for n in (flag_name(name), *check.aliases) for v in parsed.flags.get(n, [])]
-            if not check.holds(values):
-                return False
-        return True

@@ -2,6 +2,8 @@
 
 ``pattern`` is searched (``re.search``) in each command as the agent ran it: the ``command`` input of
 ``tool`` calls (``Bash`` by default; a tool without a ``command`` input is matched on its JSON input).
+Without ``pattern`` every call of ``tool`` counts (``tool_name: Read`` and no pattern: the agent read
+something); ``tool: null`` (the original's ``tool_name: null``) checks the calls of every tool.
 Commands that also match ``exclude`` do not count; with ``require_success`` only calls whose result
 is not an error and exited 0 count. The criterion passes (score 1) when the count lies in
 ``[min_count, max_count]``. A pattern also matches the shell-normalised command (quotes removed,
@@ -9,7 +11,7 @@ whitespace collapsed: ``git  commit -m "x"`` is also tried as ``git commit -m x`
 
 The original spelling loads to the same model: ``tool_name`` (``tool``), ``command_pattern``
 (``pattern``), ``exclude_pattern`` (``exclude``). ``command_not_executed`` is the same check with
-``max_count: 0``. ``stop_early`` arms early stop on it (see ``base.StopEarly``).
+``max_count: 0``. ``stop_early`` (or the older ``stop_when``) arms early stop on it (``early_stop.py``).
 
 Example::
 
@@ -33,7 +35,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, StopEarlyField, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict
+from coder_eval.criteria.early_stop import Decision, StopEarlyField
 from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
@@ -57,14 +60,16 @@ def _search(pattern: str, command: str) -> bool:
 class CommandExecuted(OriginalCriterion):
     needs = frozenset({"trajectory"})
     type: Literal["command_executed"] = "command_executed"
-    tool: str = Field(
+    tool: str | None = Field(
         default="Bash",
         validation_alias=AliasChoices("tool", "tool_name"),
-        description="Tool whose calls are checked (exact name; tool_name is the same field).",
+        description="Tool whose calls are checked (tool_name is the same field); null: every tool.",
     )
-    pattern: Regex = Field(
+    pattern: Regex | None = Field(
+        default=None,
         validation_alias=AliasChoices("pattern", "command_pattern"),
-        description="Regex searched in each command as run (command_pattern is the same field).",
+        description="Regex searched in each command as run (command_pattern is the same field); "
+        "null: every call of the tool counts.",
     )
     exclude: Regex | None = Field(
         default=None,
@@ -88,8 +93,26 @@ class CommandExecuted(OriginalCriterion):
             raise ValueError(f"max_count ({self.max_count}) is below min_count ({self.min_count})")
         return self
 
+    @classmethod
+    def live_polarities(cls, data: dict[str, Any]) -> frozenset[Decision]:
+        """A count can only grow: without ``max_count`` reaching ``min_count`` passes for good, and
+        with one, going over it fails for good."""
+        max_count = data.get("max_count", cls.model_fields["max_count"].default)
+        if max_count is not None:
+            return frozenset({"fail"})
+        return frozenset({"pass"}) if data.get("min_count", 1) else frozenset()
+
+    def live_decision(self, verdict: Verdict) -> Decision | None:
+        count = int(verdict.details.get("count", 0))
+        if self.max_count is not None:
+            return "fail" if count > self.max_count else None
+        return "pass" if count >= self.min_count else None
+
+    def _calls_tool(self, step: ToolStep) -> bool:
+        return self.tool is None or step.name == canonical_name(self.tool)
+
     def _matches(self, step: ToolStep) -> bool:
-        if step.name != canonical_name(self.tool) or not _search(self.pattern, step.command):
+        if self.pattern is not None and not _search(self.pattern, step.command):
             return False
         return self.exclude is None or not _search(self.exclude, step.command)
 
@@ -97,7 +120,7 @@ class CommandExecuted(OriginalCriterion):
         return await bounded(self._verdict_on, tool_steps(ctx.events))
 
     def _verdict_on(self, all_steps: list[ToolStep]) -> Verdict:
-        steps = [s for s in all_steps if s.name == canonical_name(self.tool)]
+        steps = [s for s in all_steps if self._calls_tool(s)]
         matching = [s for s in steps if self._matches(s)]
         counted = [s for s in matching if s.succeeded or not self.require_success]
         count = len(counted)

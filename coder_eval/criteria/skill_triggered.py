@@ -21,7 +21,8 @@ null row value) means no skill should; null or left out means ``skill`` (so, wit
 The criterion passes when the labels are equal, so a dataset of prompts yields a confusion matrix
 (``coder_eval.analysis.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
 dropped from both labels, and both are lower-cased: skill names compare case-insensitively.
-``skill_name`` is the original spelling of ``skill``; ``stop_early`` arms early stop on it.
+``skill_name`` is the original spelling of ``skill``; ``stop_early`` (or the older ``stop_when``)
+arms early stop on it: the first skill engaged settles the label, so it is decided then.
 
 Example: one prompt per row, the rows with an empty ``expected_skill`` are negatives::
 
@@ -48,8 +49,9 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, StopEarlyField, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
+from coder_eval.criteria.early_stop import Decision, StopEarlyField
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
 from coder_eval.tools import canonical_name
 
@@ -153,6 +155,13 @@ class SkillTriggered(OriginalCriterion):
         if not (self.skill or "").strip() and "expected_skill" not in self.model_fields_set:
             raise ValueError("give 'skill', 'expected_skill' or both")
         return self
+
+    def live_decision(self, verdict: Verdict) -> Decision | None:
+        """Settled by the first skill engaged (the label never changes after); an episode that engaged
+        none is undecided until it ends."""
+        if verdict.observed_label in (None, NONE_LABEL):
+            return None
+        return "pass" if verdict.observed_label == verdict.expected_label else "fail"
 
     def _expected(self) -> str:
         expected = skill_label(self.skill if self.expected_skill is None else self.expected_skill)

@@ -4,7 +4,7 @@ Example::
 
     from coder_eval.experiment import CommandLine, Selection, load_experiment, resolve
     resolution = resolve(load_experiment(Path("experiments/skill_ab.yaml")), [Path("tasks")],
-                         CommandLine(defines=("run_limits.max_turns=10",)), Selection(sample=20))
+                         CommandLine(defines=("run_limits.max_turns=10",)), Selection(sample_tasks=20))
     resolution.plans[0].provenance["run_limits.max_turns"]    # 'cli'
 """
 

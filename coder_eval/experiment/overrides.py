@@ -3,7 +3,9 @@
 Values are YAML scalars or flow collections (``-D run_limits.max_turns=5``,
 ``-D agent.allowed_tools=[Read,Edit]``, ``-D agent.env.DEBUG=1``). The path is checked against the
 task schema, with a did-you-mean; the value against the field's type. ``--model M`` is
-``-D agent.model=M`` and ``--agent KIND`` is ``-D agent.type=KIND`` (``agent.kind`` is the same field).
+``-D agent.model=M``, ``--agent KIND`` (``--type``) is ``-D agent.type=KIND`` (``agent.kind`` is the
+same field) and ``--driver D`` is ``-D sandbox.driver=D``; a field set by a shortcut and by ``-D`` at
+once is an error (``command_line_layer``).
 
 Example::
 
@@ -13,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import yaml
@@ -36,7 +38,7 @@ def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
     for define in defines:
         path, value = parse_define(define)
-        path = "agent.type" if path == "agent.kind" else path  # one field, two spellings
+        path = _spelled(path)  # agent.kind and agent.type: one field, two spellings
         node = layer
         *parents, leaf = path.split(".")
         for part in parents:
@@ -46,6 +48,32 @@ def overrides_layer(defines: Sequence[str]) -> dict[str, Any]:
         node[leaf] = value
     _check_blocks(layer)
     return layer
+
+
+SHORTCUTS = {"--agent": "agent.type", "--model": "agent.model", "--driver": "sandbox.driver"}
+"""The options that are shortcuts for one ``-D`` (``--type`` is ``--agent``'s other name)."""
+
+
+def command_line_layer(defines: Sequence[str], shortcuts: Mapping[str, str | None]) -> dict[str, Any]:
+    """``-D`` overrides and the shortcut options (``{"--model": "claude-haiku-4-5", ...}``) as one layer.
+
+    A field set both by a shortcut and by ``-D`` is an ``ExperimentError`` (which one would win is not
+    for the harness to guess); ``-D agent.kind`` and ``-D agent={...}`` count as setting ``agent.type``.
+
+    Example: ``command_line_layer(["agent.model=a"], {"--model": "b"})`` raises ``ExperimentError``.
+    """
+    given = {flag: value for flag, value in shortcuts.items() if value is not None}
+    defined = {_spelled(define.partition("=")[0].strip()) for define in defines}
+    for flag in given:
+        path = SHORTCUTS[flag]
+        clash = next((d for d in defined if d == path or path.startswith(d + ".")), None)
+        if clash is not None:
+            raise ExperimentError(f"{path} is set both by {flag} and by -D {clash}=...; give it once")
+    return overrides_layer([*defines, *(f"{SHORTCUTS[flag]}={value}" for flag, value in given.items())])
+
+
+def _spelled(path: str) -> str:
+    return "agent.type" if path == "agent.kind" else path
 
 
 def _check_blocks(layer: dict[str, Any]) -> None:

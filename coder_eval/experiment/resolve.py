@@ -22,10 +22,11 @@ from typing import Any, NamedTuple
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
-from coder_eval.experiment.overrides import overrides_layer
+from coder_eval.experiment.overrides import command_line_layer
 from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
+from coder_eval.plugins import check_plugins
 from coder_eval.runner import EpisodePlan
 from coder_eval.task import TaskSpec, build_tasks, discover, task_doc
 from coder_eval.yaml_source import YamlDoc
@@ -44,10 +45,8 @@ class CommandLine:
     driver: str | None = None
 
     def layer(self) -> dict[str, Any]:
-        shortcuts = [f"agent.type={self.agent}"] if self.agent else []
-        shortcuts += [f"agent.model={self.model}"] if self.model else []
-        shortcuts += [f"sandbox.driver={self.driver}"] if self.driver else []
-        return overrides_layer([*self.defines, *shortcuts])
+        shortcuts = {"--agent": self.agent, "--model": self.model, "--driver": self.driver}
+        return command_line_layer(self.defines, shortcuts)
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,7 @@ def resolve(
     selection: Selection = Selection(),
 ) -> Resolution:
     """Resolve every task for every variant, select tasks, and plan the episodes (task-major)."""
+    check_plugins()
     if not paths and not experiment.tasks:
         raise ExperimentError("give task files or folders, or list them under 'tasks:' in the experiment")
     cli = command_line.layer()
@@ -111,7 +111,7 @@ def resolve(
     origins = {
         v.variant_id: _repeats_origin(experiment, v, command_line.repeats) for v in experiment.variants
     }
-    files = _build_files(discover(paths or experiment.tasks), experiment, cli, selection.split, origins)
+    files = _build_files(discover(paths or experiment.tasks), experiment, cli, selection, origins)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
     plans = []
@@ -168,14 +168,18 @@ def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]
 
 
 def _build_files(
-    files: list[Path], experiment: Experiment, cli: dict[str, Any], split: str | None, origins: dict[str, str]
+    files: list[Path],
+    experiment: Experiment,
+    cli: dict[str, Any],
+    selection: Selection,
+    origins: dict[str, str],
 ) -> list[_File]:
     built: list[_File] = []
     errors: list[str] = []
     for path in files:
         try:
             doc = task_doc(path)
-            cli_here = _cli_for(doc, cli, split)
+            cli_here = _cli_for(doc, cli, selection)
             by_variant = {
                 v.variant_id: _build_variant(doc, experiment, v, cli_here, origins[v.variant_id])
                 for v in experiment.variants
@@ -191,13 +195,15 @@ def _build_files(
     return built
 
 
-def _cli_for(doc: YamlDoc, cli: dict[str, Any], split: str | None) -> dict[str, Any]:
-    """The command-line layer for one file: dataset settings only reach tasks that have a dataset."""
+def _cli_for(doc: YamlDoc, cli: dict[str, Any], selection: Selection) -> dict[str, Any]:
+    """The command-line layer for one file: dataset settings (``-D dataset.x``, ``--split``,
+    ``--sample``, ``--sample-per-stratum``) only reach tasks that have a dataset."""
     if "dataset" not in doc.data:
         return {k: v for k, v in cli.items() if k != "dataset"}
-    if split is None:
+    rows = selection.dataset_layer()
+    if not rows:
         return cli
-    return {**cli, "dataset": {**cli.get("dataset", {}), "split": split}}
+    return {**cli, "dataset": {**cli.get("dataset", {}), **rows}}
 
 
 PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")

@@ -5,6 +5,7 @@ Example (task file)::
     sandbox:
       shims: [{name: gh, target: mock_bin/gh}]          # the call runs mock_bin/gh in the sandbox
       record_cli: [{tool: kubectl, exit_code: 0, stdout: "deployed"}]   # a canned answer
+      # or one per call: [{tool: kubectl, responses: [{when: {verb: get pods}, stdout: "web-1"}]}]
 
 The command on the agent's PATH is a thin client: it sends its argv, cwd, environment and stdin over
 a Unix socket to the :class:`RecordingHost` in the harness, which runs the target inside the sandbox
@@ -186,7 +187,8 @@ class RecordingHost:
         cwd = str(request["cwd"])
         started, clock = datetime.now(UTC).isoformat(), time.monotonic()
         if recorder.target is None:
-            code, out, err = recorder.exit_code, recorder.stdout.encode(), recorder.stderr.encode()
+            code, stdout, stderr = recorder.answer(args)
+            out, err = stdout.encode(), stderr.encode()
         else:
             code, out, err = await self._run_target(recorder, args, cwd, request)
         call = ShimCall(

@@ -9,7 +9,10 @@ Example::
         - {type: template_dir, path: fixtures/app, mount_point: .}
         - {type: starter_files, files: [{path: NOTES.md, content: "hi"}]}
       python: {env_packages: [requests==2.32.3]}
-      record_cli: [{tool: gh, exit_code: 0, stdout: "ok"}]
+      record_cli:
+        - {tool: gh, exit_code: 0, stdout: "ok"}
+        - tool: uip                       # a different answer per call
+          responses: [{when: {verb: "projects list"}, stdout: "web\\n"}]
       limits: {max_memory_mb: 512, max_pids: 128}
 
 Our earlier spellings load to the same models: ``{template_dir: D, target: T, starter_files: [...]}``
@@ -21,7 +24,7 @@ Each driver subclasses :class:`SandboxSpecBase` with its own ``driver`` literal 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -36,6 +39,7 @@ from pydantic import (
     model_validator,
 )
 
+from coder_eval.cli_match import CliMatch
 from coder_eval.sandbox.base import SandboxPath
 
 
@@ -151,11 +155,25 @@ TemplateSource = Annotated[
 """One entry of ``template_sources``, discriminated on ``type`` (inferred for the older spelling)."""
 
 
+class CliResponse(_Strict):
+    """A canned answer of a ``record_cli`` tool for the calls that match ``when`` (the matcher of the
+    ``cli_called`` criterion: ``verb``, ``positional``, ``flags`` ...).
+
+    Example: ``{when: {verb: "projects list"}, stdout: "web\\n"}``; ``exit_code`` defaults to 0 here.
+    """
+
+    when: CliMatch = Field(description="Which calls get this answer (verb, positional, flags ...).")
+    exit_code: int = Field(default=0, ge=0, le=255, description="Exit code for a matching call.")
+    stdout: str = Field(default="", description="Stdout for a matching call.")
+    stderr: str = Field(default="", description="Stderr for a matching call.")
+
+
 class CliRecorder(_Strict):
     """A command on the agent's PATH whose every call the harness records (and answers).
 
     With ``target`` the call runs that program inside the sandbox (our ``shims:`` spelling);
-    without it the harness answers with ``exit_code``, ``stdout`` and ``stderr`` (``record_cli:``).
+    without it the harness answers: with the first of ``responses`` whose ``when`` matches the call,
+    else with ``exit_code``, ``stdout`` and ``stderr`` (``record_cli:``).
     """
 
     name: str = Field(
@@ -167,9 +185,25 @@ class CliRecorder(_Strict):
     exit_code: int = Field(default=1, description="Canned exit code (no target).")
     stdout: str = Field(default="", description="Canned stdout (no target).")
     stderr: str = Field(default="", description="Canned stderr (no target).")
+    responses: list[CliResponse] = Field(
+        default_factory=list, description="Answers for the calls that match, tried in order (no target)."
+    )
     log: SandboxPath | None = Field(
         default=None, description="Workspace copy of the log (the harness keeps its own record)."
     )
+
+    @model_validator(mode="after")
+    def _answers_or_target(self) -> CliRecorder:
+        if self.target is not None and self.responses:
+            raise ValueError("responses are canned answers: a recorder with a target runs it instead")
+        return self
+
+    def answer(self, args: Sequence[str]) -> tuple[int, str, str]:
+        """The canned (exit code, stdout, stderr) for a call with ``args``: the first matching response,
+        else the recorder's own."""
+        chosen = next((r for r in self.responses if r.when.matches(args)), None)
+        source = chosen if chosen is not None else self
+        return source.exit_code, source.stdout, source.stderr
 
     @field_validator("name")
     @classmethod

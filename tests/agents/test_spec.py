@@ -126,7 +126,7 @@ def test_entry_point_agents_bring_their_own_spec(tmp_path: Path, monkeypatch: py
     message = load_error(minimal_task(tmp_path / "bad", "bad", extra="agent: {type: my-agent, top_p: 1}\n"))
 
     assert isinstance(agent, PluginSpec) and agent.temperature == 0.5
-    assert "agent kind 'my-agent': top_p: Extra inputs are not permitted" in message
+    assert "agent kind 'my-agent': top_p: unknown field; its fields: model, temperature" in message
 
 
 def test_from_env_resolves_only_when_the_agent_starts() -> None:

@@ -94,9 +94,10 @@ def passes(data: Mapping[str, Any], ctx: GradingContext) -> bool:
     return verdict.passed if verdict.passed is not None else verdict.score >= spec.pass_threshold
 
 
-def load_error(folder: Path, criteria_yaml: str) -> str:
-    """The TaskError a task file with these ``success_criteria`` items raises at load time."""
-    body = "task_id: t\ninitial_prompt: p\nsuccess_criteria:\n" + textwrap.indent(
+def load_error(folder: Path, criteria_yaml: str, extra: str = "") -> str:
+    """The TaskError a task file with these ``success_criteria`` items (and ``extra`` top-level
+    fields) raises at load time."""
+    body = f"task_id: t\ninitial_prompt: p\n{extra}success_criteria:\n" + textwrap.indent(
         textwrap.dedent(criteria_yaml).strip() + "\n", "  "
     )
     path = folder / "task.yaml"

@@ -303,8 +303,27 @@ def test_original_fields_load_and_shape_the_judge(tmp_path: Path) -> None:
     assert "#0 Bash: make" in prompt and "final_message" not in prompt
 
 
+@pytest.mark.slow
+def test_a_judge_without_tools_judges_only_the_files_it_is_given(tmp_path: Path) -> None:
+    offered = {"when": {"tool_offered": "Read"}, "blocks": verdict(0.0, False, "had tools")}
+    given = {"when": {"request_contains": "Use port 8080"}, "blocks": verdict(1.0, True, "file says 8080")}
+    spec = criterion(
+        judge([offered, given, {"blocks": verdict(0.0, False, "no evidence")}])
+        | {"allowed_tools": [], "files": ["ANSWER.md"]}
+    )
+    result = evaluate(spec, workspace(tmp_path, "Use port 8080.\n"))
+    vote = result.details["votes"][0]
+    assert (result.passed, vote["rationale"]) == (True, "file says 8080")
+    assert (
+        vote["tool_calls"][0]
+        == f'#0 {VERDICT_TOOL_NAME}: {{"score": 1, "passed": true, "rationale": "file says 8080"}}'
+    )
+    assert all(VERDICT_TOOL_NAME in call for call in vote["tool_calls"])  # it had nothing else to call
+    assert result.details["files"] == ["ANSWER.md"]
+
+
 def test_original_fields_that_cannot_apply_are_refused_by_name(tmp_path: Path) -> None:
-    assert "allowed_tools takes some of Read, Grep, Glob, Bash, not Write" in load_error(
+    assert "allowed_tools takes some of Read, Grep, Glob, Bash (or none: []), not Write" in load_error(
         tmp_path, "- type: agent_judge\n  prompt: p\n  allowed_tools: [Read, Write]"
     )
     assert "agent.type: Input should be 'claude-code'" in load_error(

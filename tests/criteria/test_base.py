@@ -62,9 +62,13 @@ def test_unknown_suite_metric_and_out_of_range_value_fail_at_load(tmp_path: Path
 def test_stop_early_is_stored_on_the_two_kinds_that_arm_it() -> None:
     spec = criterion({"type": "command_executed", "pattern": "x", "stop_early": {"decide_within": 5}})
     assert spec.stop_early is not None  # type: ignore[attr-defined]
-    assert (spec.stop_early.on_pass, spec.stop_early.decide_within) == ("stop", 5)  # type: ignore[attr-defined]
+    assert (spec.stop_early.on_pass, spec.stop_early.on_fail, spec.stop_early.decide_within) == (  # type: ignore[attr-defined]
+        "continue",
+        "stop",
+        5,
+    )  # the original format's defaults: a settled fail stops, a pass runs on
     armed = criterion({"type": "skill_triggered", "skill": "pdf", "stop_early": True})
-    assert armed.stop_early.on_pass == "stop"  # type: ignore[attr-defined]
+    assert armed.stop_early.on_pass == "continue"  # type: ignore[attr-defined]
     assert criterion({"type": "skill_triggered", "skill": "pdf", "stop_early": False}).stop_early is None  # type: ignore[attr-defined]
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.cli_match import parse_args
 from coder_eval.criteria import GradingContext
-from coder_eval.criteria.cli_called import parse_args
 from coder_eval.errors import GraderError
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.trajectory import CliCall

@@ -134,3 +134,27 @@ def test_command_not_executed_is_a_maximum_of_zero(tmp_path: Path) -> None:
 def test_a_typo_of_an_original_name_is_suggested_by_that_name(tmp_path: Path) -> None:
     error = load_error(tmp_path, "- type: command_executed\n  command_patern: x")
     assert "command_patern: unknown field (did you mean 'command_pattern'?)" in error
+
+
+def test_tool_name_without_a_pattern_counts_every_call_of_that_tool() -> None:
+    events = Transcript().read("README.md").bash("ls").read("setup.py").events
+    spec = {"type": "command_executed", "tool_name": "Read", "min_count": 2}
+    verdict = grade(spec, context(events))
+    assert (verdict.score, verdict.details["count"]) == (1.0, 2)
+    assert verdict.details["commands"] == [
+        '#0 Read: {"file_path": "README.md"}',
+        '#2 Read: {"file_path": "setup.py"}',
+    ]
+    assert grade({**spec, "min_count": 3}, context(events)).score == 0.0
+
+
+def test_a_null_tool_checks_the_calls_of_every_tool() -> None:
+    events = Transcript().read("notes/pytest.md").bash("pytest -q").events
+    assert (
+        grade(
+            {"type": "command_executed", "command_pattern": "pytest", "min_count": 2}, context(events)
+        ).score
+        == 0.0
+    )
+    spec = {"type": "command_executed", "tool_name": None, "command_pattern": "pytest", "min_count": 2}
+    assert grade(spec, context(events)).details["count"] == 2

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment import CommandLine, overrides_layer, parse_define
+from tests.helpers import coder_eval, minimal_task
 
 
 @pytest.mark.parametrize(
@@ -62,11 +65,64 @@ def test_bad_values_and_shapes(define: str, message: str) -> None:
     assert message in str(caught.value)
 
 
-def test_model_and_agent_shortcuts_win_over_defines() -> None:
-    layer = CommandLine(defines=("agent.model=x", "agent.kind=none"), model="m", agent="oracle").layer()
-    assert layer == {"agent": {"model": "m", "type": "oracle"}}
+def test_shortcuts_and_defines_of_other_fields_combine() -> None:
+    layer = CommandLine(
+        defines=("agent.max_turns=3", "sandbox.network=none"), model="m", agent="oracle"
+    ).layer()
+    assert layer == {
+        "agent": {"max_turns": 3, "model": "m", "type": "oracle"},
+        "sandbox": {"network": "none"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("command_line", "message"),
+    [
+        (
+            CommandLine(defines=("agent.model=x",), model="m"),
+            "agent.model is set both by --model and by -D agent.model",
+        ),
+        (
+            CommandLine(defines=("agent.kind=none",), agent="oracle"),
+            "agent.type is set both by --agent and by -D agent.type",
+        ),
+        (
+            CommandLine(defines=("sandbox.driver=bwrap",), driver="tempdir"),
+            "by --driver and by -D sandbox.driver",
+        ),
+        (
+            CommandLine(defines=("agent={model: x}",), model="m"),
+            "agent.model is set both by --model and by -D agent=",
+        ),
+    ],
+)
+def test_a_shortcut_and_a_define_on_one_field_is_an_error(command_line: CommandLine, message: str) -> None:
+    with pytest.raises(ExperimentError, match=message.replace(".", r"\.")):
+        command_line.layer()
 
 
 def test_unknown_agent_kind_is_rejected_with_a_suggestion() -> None:
     with pytest.raises(ExperimentError, match="did you mean 'oracle'"):
         CommandLine(agent="orcale").layer()
+
+
+def test_the_original_option_names_and_the_conflict_on_the_command_line(tmp_path: Path) -> None:
+    path = minimal_task(tmp_path / "tasks")
+
+    typed = coder_eval(
+        "plan",
+        str(path),
+        "--type",
+        "oracle",
+        "-m",
+        "claude-haiku-4-5",
+        "--set",
+        "run_limits.max_turns=3",
+        cwd=tmp_path,
+    )
+    both = coder_eval("plan", str(path), "-T", "none", "-D", "agent.kind=oracle", cwd=tmp_path)
+
+    assert typed.returncode == 0, typed.stderr
+    assert "oracle" in typed.stdout
+    assert both.returncode == 2
+    assert "agent.type is set both by --agent and by -D agent.type=...; give it once" in both.stderr

@@ -141,10 +141,10 @@ def test_sample_is_reproducible_and_independent_of_path_order(tmp_path: Path) ->
     for i in range(10):
         minimal_task(tmp_path / "suite", f"t{i}")
     files = sorted((tmp_path / "suite").glob("*.yaml"))
-    first = resolved([tmp_path / "suite"], selection=Selection(sample=4)).task_ids
-    again = resolved(list(reversed(files)), selection=Selection(sample=4)).task_ids
+    first = resolved([tmp_path / "suite"], selection=Selection(sample_tasks=4)).task_ids
+    again = resolved(list(reversed(files)), selection=Selection(sample_tasks=4)).task_ids
     assert len(first) == 4 and sorted(first) == sorted(again)
-    assert len(resolved([tmp_path / "suite"], selection=Selection(sample=50)).task_ids) == 10
+    assert len(resolved([tmp_path / "suite"], selection=Selection(sample_tasks=50)).task_ids) == 10
 
 
 def test_sample_per_stratum_counts_and_reproducibility(tmp_path: Path) -> None:

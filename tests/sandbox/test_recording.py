@@ -97,6 +97,52 @@ def test_canned_answers_need_no_program(make_sandbox: MakeSandbox) -> None:
     assert call.argv == ("kubectl", "apply", "-f", "x.yaml")
 
 
+@pytest.mark.parametrize("driver", DRIVER_NAMES)
+def test_responses_answer_each_call_by_what_it_asks(make_sandbox: MakeSandbox, driver: str) -> None:
+    uip = CliRecorder.model_validate(
+        {
+            "tool": "uip",
+            "stderr": "uip: unknown command\n",
+            "responses": [
+                {"when": {"verb": "projects list"}, "stdout": "web\napi\n"},
+                {
+                    "when": {"verb": "deploy", "flags": {"env": {"equals": "prod"}}},
+                    "exit_code": 3,
+                    "stderr": "no\n",
+                },
+                {"when": {"verb": "deploy"}, "stdout": "deployed\n"},
+            ],
+        }
+    )
+    sandbox = make_sandbox(driver, record_cli=[uip])
+
+    async def calls() -> list[Any]:
+        commands = ["uip projects list", "uip deploy web --env prod", "uip deploy web --env dev", "uip login"]
+        return [await sandbox.exec(command) for command in commands]
+
+    results, records = with_host(sandbox, calls)
+
+    answers = [(r.exit_code, r.stdout, r.stderr) for r in results]
+    assert answers == [
+        (0, "web\napi\n", ""),
+        (3, "", "no\n"),
+        (0, "deployed\n", ""),
+        (1, "", "uip: unknown command\n"),
+    ]
+    assert [c.exit_code for c in records] == [0, 3, 0, 1]
+
+
+def test_responses_are_checked_when_the_task_loads() -> None:
+    with pytest.raises(ValueError, match="give one check per flag"):
+        CliRecorder.model_validate(
+            {"tool": "uip", "responses": [{"when": {"flags": {"env": {"equals": "a", "absent": True}}}}]}
+        )
+    with pytest.raises(ValueError, match="a recorder with a target runs it instead"):
+        CliRecorder.model_validate(
+            {"name": "uip", "target": "bin/uip", "responses": [{"when": {"verb": "x"}}]}
+        )
+
+
 def test_the_workspace_log_is_a_copy_the_agent_cannot_forge_records_through(
     make_sandbox: MakeSandbox,
 ) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from claude_agent_sdk import CLIConnectionError, CLINotFoundError, ResultMessage
 
 from coder_eval.agents.base import AgentResult
+from coder_eval.agents.claude_code.accounting import model_usage_total
 from coder_eval.agents.claude_code.recorder import Recorder
 from coder_eval.pricing import cost_usd
 from coder_eval.trajectory import Status, Usage
@@ -58,17 +59,8 @@ def agent_result(
 def total_usage(recorder: Recorder) -> Usage:
     """Token totals: the CLI's session-wide per-model usage (sub-agents included), else what streamed."""
     last = recorder.results[-1] if recorder.results else None
-    if last is not None and last.model_usage:
-        total = Usage()
-        for counts in last.model_usage.values():
-            total = total + Usage(
-                input_tokens=int(counts.get("inputTokens") or 0),
-                output_tokens=int(counts.get("outputTokens") or 0),
-                cache_read_tokens=int(counts.get("cacheReadInputTokens") or 0),
-                cache_creation_tokens=int(counts.get("cacheCreationInputTokens") or 0),
-            )
-        return total
-    return recorder.usage
+    reported = model_usage_total(last.model_usage) if last is not None else None
+    return reported if reported is not None else recorder.usage
 
 
 def total_cost(recorder: Recorder, usage: Usage) -> float | None:

@@ -14,7 +14,9 @@ An API message reaches the SDK as one ``AssistantMessage`` per content block (sh
 the raw ``message_start`` / ``message_delta`` / ``message_stop`` stream events give the final usage,
 so the blocks are gathered and written as **one** ``message`` event at ``message_stop``, followed by
 its ``tool_call`` events. Sub-agent messages arrive without stream events; they are written when
-their conversation moves on, with the usage the CLI reported for them.
+their conversation moves on, with the usage the CLI reported for them, and a sub-agent's final
+message (which the CLI does not stream) from its ``Agent`` call's result. At each turn's result a
+reconciliation entry makes the messages sum to the turn's totals (``accounting.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from claude_agent_sdk import (
 )
 
 from coder_eval.agents.base import EventSink
+from coder_eval.agents.claude_code.accounting import TurnLedger, subagent_final
 from coder_eval.trajectory import TOOL_OUTPUT_LIMIT, Message, ToolCall, ToolResult, Usage, now
 
 SYSTEM_KEYS = (
@@ -131,7 +134,9 @@ class Recorder:
         self.model: str | None = None
         self.usage = Usage()
         self.turns = 0
+        self.ledger = TurnLedger()
         self._pending: dict[str | None, _Pending] = {}
+        self._sub_texts: dict[str, list[str]] = {}
         self._stream_usage: dict[str | None, dict[str, Any]] = {}
         self._started: dict[str, float] = {}
 
@@ -148,6 +153,9 @@ class Recorder:
         elif isinstance(message, ResultMessage):
             self.flush_all()
             self.results.append(message)
+            entry = self.ledger.reconcile(message.model_usage)
+            if entry is not None:
+                self.sink.write(entry)
 
     def flush_all(self) -> None:
         """Write every message still being gathered (end of run, timeout, crash)."""
@@ -199,9 +207,22 @@ class Recorder:
         others = [block_dict(b) for b in content if not isinstance(b, ToolResultBlock)]
         if others:
             self.sink.write(Message(role="user", content=others, parent_tool_use_id=parent))
-        for block in content:
-            if isinstance(block, ToolResultBlock):
-                self.sink.write(self._tool_result(block))
+        results = [b for b in content if isinstance(b, ToolResultBlock)]
+        if len(results) == 1 and isinstance(message.tool_use_result, dict):  # a string for some errors
+            self._subagent_final(results[0].tool_use_id, message.tool_use_result)
+        for block in results:
+            self.sink.write(self._tool_result(block))
+
+    def _subagent_final(self, call_id: str, result: dict[str, Any]) -> None:
+        """The final message of the sub-agent ``call_id`` ran, unless it was already written."""
+        self._flush(call_id)
+        final = subagent_final(result, call_id, usage_of(result.get("usage")))
+        if final is None:
+            return
+        text = "".join(str(b.get("text", "")) for b in final.content)
+        if text and text in self._sub_texts.get(call_id, []):
+            return
+        self._write_assistant(final)
 
     def _tool_result(self, block: ToolResultBlock) -> ToolResult:
         text = result_text(block.content)
@@ -235,17 +256,24 @@ class Recorder:
             return
         if parent is None and pending.model != "<synthetic>":
             self.turns += 1
-        if pending.usage is not None:
-            self.usage = self.usage + pending.usage
-        self.sink.write(
-            Message(
-                ts=pending.seen,
-                role="assistant",
-                content=pending.content,
-                model=pending.model,
-                usage=pending.usage,
-                parent_tool_use_id=parent,
-            )
+        message = Message(
+            ts=pending.seen,
+            role="assistant",
+            content=pending.content,
+            model=pending.model,
+            usage=pending.usage,
+            parent_tool_use_id=parent,
         )
+        self._write_assistant(message)
         for call in pending.calls:
             self.sink.write(call)
+
+    def _write_assistant(self, message: Message) -> None:
+        if message.usage is not None:
+            self.usage = self.usage + message.usage
+        self.ledger.record(message.usage)
+        parent = message.parent_tool_use_id
+        if parent is not None:
+            text = "".join(str(b.get("text", "")) for b in message.content if b.get("type") == "text")
+            self._sub_texts.setdefault(parent, []).append(text)
+        self.sink.write(message)

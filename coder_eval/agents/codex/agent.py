@@ -24,7 +24,7 @@ from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, 
 from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
 from coder_eval.agents.codex.home import CodexHome
 from coder_eval.agents.codex.recorder import CodexRecorder
-from coder_eval.agents.codex.spec import CodexSpec
+from coder_eval.agents.codex.spec import OWN_SANDBOX, CodexSpec
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
 from coder_eval.trajectory import Message
@@ -63,6 +63,17 @@ def codex_version(codex: Path) -> str:
         return "unknown"
 
 
+def _check_mode(spec: CodexSpec, driver: str) -> None:
+    """Codex's own sandbox nests bubblewrap, which bwrap and docker sandboxes do not allow: refused
+    there (the episode is invalid, not a run whose every command fails)."""
+    if spec.codex_mode in OWN_SANDBOX and driver != "tempdir":
+        raise AgentError(
+            f"permission_mode {spec.permission_mode} runs Codex's own {spec.codex_mode} sandbox, which "
+            f"cannot start inside the {driver} sandbox (nested user namespaces are disabled); run the "
+            "task with driver: tempdir, or use permission_mode: bypassPermissions"
+        )
+
+
 class CodexAgent:
     """Runs the Codex CLI on the episode's prompt."""
 
@@ -83,6 +94,7 @@ class CodexAgent:
             )
         try:
             spec = own_spec(request, CodexSpec)
+            _check_mode(spec, request.sandbox.driver)
             launch, model = await self._launch(request, spec, codex)
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
@@ -122,7 +134,7 @@ class CodexAgent:
             "--json",
             "--ephemeral",
             "--skip-git-repo-check",
-            *PERMISSION_FLAGS[spec.permission_mode],
+            *PERMISSION_FLAGS[spec.codex_mode],
         ]
         if model is not None:
             argv += ["--model", model]

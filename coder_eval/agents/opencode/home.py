@@ -10,8 +10,11 @@ Example::
 
 With an endpoint (the scripted server) the model comes from a provider named ``scripted`` that
 speaks the Anthropic Messages API at that URL; otherwise ``model`` is OpenCode's
-``<provider>/<model>``. Permissions are granted up front (``run`` mode rejects any prompt), or, in
-``plan`` mode, edits and shell commands are denied. Disallowed tools are switched off by their
+``<provider>/<model>``. Permissions are granted up front (``run`` mode rejects any prompt), except
+what ``permission_mode`` withholds: ``plan`` denies edits and shell commands; the original format's
+``acceptEdits`` denies shell commands and ``default`` / ``dontAsk`` also edits, unless
+``allowed_tools`` lists them (``Bash``; ``Edit`` or ``Write``), as Claude Code would ask and nobody
+answers. Disallowed tools are switched off by their
 OpenCode names. Each plugin's skills are copied to ``<config>/skill/``, where OpenCode finds them.
 Every file is written through the sandbox's verbs, so the folder may be in a container.
 """
@@ -47,7 +50,8 @@ QUIET: dict[str, str] = {
 package registry points at a closed port, so the plugin package OpenCode tries to install into its
 config folder fails at once instead of reaching the network."""
 
-PLAN_DENIED = ("edit", "write", "bash", "patch")
+EDIT_PERMISSIONS = ["edit", "write", "patch"]
+"""OpenCode's permission keys of the tools that change files."""
 
 
 class OpenCodeConfig:
@@ -105,9 +109,15 @@ def _provider(endpoint: ModelEndpoint, model: str) -> dict[str, Any]:
 
 
 def _permissions(spec: OpenCodeSpec) -> dict[str, str]:
-    if spec.permission_mode == "plan":
-        return {"*": "allow", **dict.fromkeys(PLAN_DENIED, "deny")}
-    return {"*": "allow"}
+    """OpenCode's permission rules for ``permission_mode``: what Claude Code's mode would ask about is
+    denied (``run`` mode answers no prompt), unless ``allowed_tools`` allows it up front."""
+    mode, allowed = spec.permission_mode, set(spec.allowed_tools)
+    denied: list[str] = []
+    if mode == "plan" or (mode in ("default", "dontAsk") and not {"Edit", "Write"} & allowed):
+        denied += EDIT_PERMISSIONS
+    if mode == "plan" or (mode != "bypassPermissions" and "Bash" not in allowed):
+        denied.append("bash")
+    return {"*": "allow", **dict.fromkeys(denied, "deny")}
 
 
 def _tools(spec: OpenCodeSpec) -> dict[str, bool]:

@@ -25,9 +25,11 @@ class OpenCodeSpec(CliAgentSpec):
 
     MODEL_KEYS: ClassVar[tuple[str, ...]] = tuple(PROVIDER_KEYS.values())
     type: Literal["opencode"] = kind_field("opencode")
-    permission_mode: Literal["bypassPermissions", "plan"] = Field(
+    permission_mode: Literal["bypassPermissions", "plan", "acceptEdits", "default", "dontAsk"] = Field(
         default="bypassPermissions",
-        description="bypassPermissions: every tool allowed; plan: edits and shell commands denied.",
+        description="bypassPermissions: every tool allowed; plan: edits and shell commands denied; "
+        "acceptEdits: shell commands denied unless Bash is in allowed_tools; default / dontAsk: edits "
+        "and shell commands denied unless allowed_tools lists them (run mode answers no prompt).",
     )
     agent: str | None = Field(default=None, description="OpenCode agent to run (--agent); None: build.")
     variant: str | None = Field(

@@ -124,3 +124,93 @@ def test_content_helpers() -> None:
     assert block_dict(TextBlock("hi")) == {"type": "text", "text": "hi"}
     assert result_text([{"type": "text", "text": "a"}, {"type": "image"}]) == "a\n[image]"
     assert result_text(None) == ""
+
+
+SUB_RESULT = {
+    "status": "completed",
+    "agentId": "a1",
+    "resolvedModel": "claude-sonnet-4-5",
+    "content": [{"type": "text", "text": "sub-done"}],
+    "usage": {
+        "input_tokens": 1,
+        "output_tokens": 10,
+        "cache_read_input_tokens": 500,
+        "cache_creation_input_tokens": 9,
+    },
+}
+
+
+def agent_result(result: dict[str, Any] | None = SUB_RESULT) -> UserMessage:
+    return UserMessage(
+        content=[ToolResultBlock("t1", [{"type": "text", "text": "sub-done"}])], tool_use_result=result
+    )
+
+
+def test_a_sub_agents_final_message_comes_from_its_agent_call_result() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(assistant(ToolUseBlock("t2", "Bash", {"command": "ls"}), "m9", parent="t1"))
+    recorder.handle(agent_result())
+    first, _call, final, result = sink.events
+    assert (first.parent_tool_use_id, final.parent_tool_use_id, final.role) == ("t1", "t1", "assistant")
+    assert final.content == [{"type": "text", "text": "sub-done"}] and final.model == "claude-sonnet-4-5"
+    assert final.usage == Usage(
+        input_tokens=1, output_tokens=10, cache_read_tokens=500, cache_creation_tokens=9
+    )
+    assert isinstance(result, ToolResult) and recorder.usage.cache_read_tokens == 600
+
+
+def test_a_final_message_already_streamed_or_a_plain_tool_result_adds_nothing() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(assistant(TextBlock("sub-done"), "m9", parent="t1"))
+    recorder.handle(agent_result())
+    recorder.handle(UserMessage(content=[ToolResultBlock("t3", "ok")], tool_use_result={"stdout": "ok"}))
+    failed = UserMessage(
+        content=[ToolResultBlock("t4", "Error: exit 1", is_error=True)], tool_use_result="Error: exit 1"
+    )
+    recorder.handle(failed)  # the CLI gives some errors' results as a string
+    assert [type(e).__name__ for e in sink.events] == ["Message", "ToolResult", "ToolResult", "ToolResult"]
+
+
+def model_usage(output: int) -> dict[str, Any]:
+    counts = {
+        "inputTokens": 5,
+        "outputTokens": output,
+        "cacheReadInputTokens": 100,
+        "cacheCreationInputTokens": 7,
+    }
+    return {"claude-sonnet-4-5": counts}
+
+
+def result(model_usage: dict[str, Any]) -> ResultMessage:
+    return ResultMessage("success", 1, 0, False, 1, "s", result="done", model_usage=model_usage)  # type: ignore[arg-type]
+
+
+def test_each_turn_ends_with_what_its_messages_left_out() -> None:
+    sink = Sink()
+    recorder = Recorder(sink)
+    recorder.handle(assistant(TextBlock("hi")))  # START_USAGE: output 1, as a message starts
+    recorder.handle(result(model_usage(40)))
+    recorder.handle(stream("message_start", message={"usage": START_USAGE}))
+    recorder.handle(assistant(TextBlock("again")))
+    recorder.handle(stream("message_delta", usage={"output_tokens": 30}))
+    recorder.handle(stream("message_stop"))
+    recorder.handle(
+        result(
+            {
+                "claude-sonnet-4-5": {
+                    **model_usage(70)["claude-sonnet-4-5"],
+                    "inputTokens": 10,
+                    "cacheReadInputTokens": 200,
+                    "cacheCreationInputTokens": 14,
+                }
+            }
+        )
+    )
+    _first, entry, second = [e for e in sink.events if isinstance(e, Message)]
+    assert entry.role == "system" and entry.content[0]["type"] == "usage_reconciliation"
+    assert entry.usage == Usage(output_tokens=39) and entry.content[0]["turn"] == 1
+    total = sum((e.usage for e in sink.events if isinstance(e, Message) and e.usage), Usage())
+    assert total == Usage(input_tokens=10, output_tokens=70, cache_read_tokens=200, cache_creation_tokens=14)
+    assert second.content[0]["text"] == "again"  # turn 2's messages already agree: no second entry
