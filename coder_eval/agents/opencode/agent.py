@@ -21,7 +21,7 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
+from coder_eval.agents.cli_spec import max_turns, model_name, own_spec
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
@@ -112,7 +112,7 @@ class OpenCodeAgent:
             model=model,
             endpoint=endpoint,
             instructions=spec.instructions(),
-            skills=await plugin_skills(sandbox, spec.plugins),
+            skill_paths=[d for plugin in request.plugins for d in plugin.skill_dirs],
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), config.env())
