@@ -25,6 +25,7 @@ from coder_eval.agents.cli_spec import max_turns, model_name, own_spec
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
+from coder_eval.agents.opencode.skills import skill_listing
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
@@ -85,6 +86,8 @@ class OpenCodeAgent:
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        if request.plugins:
+            sink.write(await skill_listing(request.sandbox, binary, launch.env, pure=spec.pure))
         recorder = OpenCodeRecorder(sink, model)
         limits = request.limits
         end = await run_cli(
