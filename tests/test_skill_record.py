@@ -63,7 +63,9 @@ def test_opencodes_listing_counts_a_skill_only_with_its_file_in_the_staged_folde
 
 
 def test_without_a_listing_nothing_is_claimed_loaded() -> None:
-    record = skill_load([TEAM], [ToolCall(id="1", name="exec_command", input={"cmd": "cat skills/pdf/SKILL.md"})])
+    record = skill_load(
+        [TEAM], [ToolCall(id="1", name="exec_command", input={"cmd": "cat skills/pdf/SKILL.md"})]
+    )
 
     assert (record.loaded, record.loaded_plugins, record.invoked) == (None, None, ["pdf"])
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import ExecResult
 from coder_eval.sandbox.toolchain import PytestReport
@@ -126,4 +127,5 @@ class HiddenTestsCriterion(CriterionSpec):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if ctx.hidden.hidden_tests is None:
             raise GraderError("hidden_tests criterion, but the task has no 'hidden_tests' block")
+        await check_grader_files(ctx, self)
         return await run_tests(ctx, self.command, self.timeout)

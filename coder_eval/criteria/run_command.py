@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict, check_regex, fraction
+from coder_eval.criteria.grader_faults import check_grader_files
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
@@ -50,6 +51,7 @@ class RunCommand(OriginalCriterion):
         return self
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
+        await check_grader_files(ctx, self)
         result = await ctx.sandbox.exec(self.command, timeout=self.timeout)
         details = {
             "exit_code": result.exit_code,

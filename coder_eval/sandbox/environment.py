@@ -49,7 +49,7 @@ def sandbox_env(
         fixed[SOCKET_VARIABLE] = str(layout.run / "recorder.sock")
     if provision.python_env is not None:
         fixed["VIRTUAL_ENV"] = str(layout.env)
-    fixed.update({mount.variable: str(mount.source) for mount in provision.mounts})
+    fixed.update({mount.variable: str(mount.source) for mount in provision.mounts if mount.variable})
     if provision.plugins:
         fixed[PLUGINS_VARIABLE] = str(layout.plugins)
     if provision.trusted:

@@ -29,10 +29,11 @@ Role = Literal["agent", "verifier", "judge"]
 
 @dataclass(frozen=True)
 class Mount:
-    """A trusted host folder shown read-only inside, its path in ``$<variable>`` (``TASK_DIR`` ...)."""
+    """A trusted host folder shown read-only inside at its own path, that path in ``$<variable>``
+    (``TASK_DIR`` ...) when it has one (the suite's other folders have none)."""
 
     source: Path
-    variable: str
+    variable: str | None = None
 
 
 @dataclass(frozen=True)
