@@ -1,4 +1,4 @@
-"""The skills record of an episode (offered, loaded by the CLI's own word, invoked) and the run's arm lines."""
+"""An episode's skills record (offered, loaded by the CLI's own word, invoked) and the run's arm lines."""
 
 from __future__ import annotations
 

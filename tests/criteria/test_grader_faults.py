@@ -1,4 +1,4 @@
-"""Graders see the suite's own files on every driver, and a grader's own fault is ``invalid``, never a fail."""
+"""Graders see the suite's own files on every driver; a grader's own fault is ``invalid``, never a fail."""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ def test_plugins_are_copied_beside_the_workspace_in_a_plugin_layout(
 
     assert listing.stdout.split() == ["./skills/skills/docx/SKILL.md", "./team/skills/pdf/SKILL.md"]
     assert not root.startswith(sandbox.workdir)
-    assert not [n for n in tarfile.open(fileobj=snapshot).getnames() if "SKILL" in n]
+    with tarfile.open(fileobj=snapshot) as tar:
+        assert not [n for n in tar.getnames() if "SKILL" in n]
 
 
 def test_the_agent_cannot_change_or_replace_a_staged_skill(
