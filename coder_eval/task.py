@@ -554,12 +554,11 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
 def _resolve_schema(
     criterion: Any, index: int, base: Path, sources: list[Any], doc: YamlDoc, problems: list[str]
 ) -> Any:
-    """A ``json_check`` whose ``json_schema`` is a file: made absolute and checked."""
+    """A ``json_check`` whose ``json_schema`` is a file: its pristine copy found and checked."""
     if not isinstance(criterion, JsonCheck):
         return criterion
-    folders = [(s.mount_point, Path(s.path)) for s in sources if isinstance(s, TemplateDir)]
     try:
-        return criterion.resolved(base, folders)
+        return criterion.resolved(base, sources)
     except ValueError as exc:
         where = doc.where(("success_criteria", index, "json_schema"))
         problems.append(f"{where}: success_criteria[{index}].json_schema: {exc}")

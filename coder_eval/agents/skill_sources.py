@@ -33,7 +33,8 @@ from typing import Literal
 
 from coder_eval.agents.spec import VARIABLE, AgentSpecBase, LocalPlugin, expand_variables
 from coder_eval.sandbox.base import check_sandbox_path
-from coder_eval.sandbox.spec import RepoSource, StarterFiles, TemplateDir, TemplateSource
+from coder_eval.sandbox.spec import RepoSource, StarterFiles, TemplateSource
+from coder_eval.template_files import template_folder
 
 MANIFEST = PurePosixPath(".claude-plugin/plugin.json")
 SKILL_FILE = "SKILL.md"
@@ -96,21 +97,6 @@ def resolve_plugin_path(
         f"{path!r}: no folder {host} (a plugin path is relative to the file that names it), and no "
         "template source puts one there in the workspace"
     )
-
-
-def template_folder(path: str, sources: Sequence[TemplateSource]) -> Path | None:
-    """The host folder a ``template_dir`` source copies to workspace path ``path``, if one does."""
-    wanted = PurePosixPath(path)
-    for source in reversed(sources):
-        if not isinstance(source, TemplateDir) or source.files:
-            continue
-        mount = PurePosixPath(source.mount_point)
-        if wanted == mount or mount.parts == () or wanted.is_relative_to(mount):
-            inner = wanted.relative_to(mount) if mount.parts else wanted
-            candidate = Path(source.path) / inner
-            if candidate.is_dir():
-                return candidate.resolve()
-    return None
 
 
 def workspace_made(sources: Sequence[TemplateSource], pre_run: bool) -> bool:

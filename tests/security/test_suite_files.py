@@ -101,3 +101,28 @@ def test_code_run_by_a_grader_cannot_rewrite_the_suites_files(
     assert (result.end.outcome, result.score) == ("fail", 0.0)
     assert graders.read_text() == 'EXPECTED = "42"\n'
     assert "Read-only file system" in result.verdicts["hidden"].details["output"]
+
+
+SCHEMA_TASK = """
+task_id: report
+initial_prompt: Write report.json.
+sandbox:
+  driver: {driver}
+  template_sources: [{{type: template_dir, path: ../fixtures}}]
+success_criteria:
+  - {{id: hidden, type: json_check, path: report.json, json_schema: schemas/report.json}}
+"""
+
+
+@pytest.mark.parametrize("driver", EVERY)
+def test_the_agent_loosening_its_workspace_copy_of_the_schema_changes_no_grade(
+    attack: Attack, driver: str, tmp_path: Path
+) -> None:
+    (tmp_path / "fixtures" / "schemas").mkdir(parents=True)
+    (tmp_path / "fixtures" / "schemas" / "report.json").write_text(
+        '{"type": "object", "required": ["total"]}'
+    )
+    script = "echo '{}' > schemas/report.json && echo '{}' > report.json"
+
+    assert outcome(attack, script, driver, task=SCHEMA_TASK) == ("fail", 0.0)
+    assert outcome(attack, "echo '{\"total\": 3}' > report.json", driver, task=SCHEMA_TASK) == ("pass", 1.0)
