@@ -150,7 +150,11 @@ def file_relative_paths(script: Path) -> list[Path]:
 
 
 class _FilePaths(ast.NodeVisitor):
-    """Evaluates path expressions built from ``__file__`` (a few ``os.path`` and ``pathlib`` forms)."""
+    """Evaluates path expressions built from ``__file__`` (a few ``os.path`` and ``pathlib`` forms).
+
+    Only the outermost path of an expression counts (``Path(__file__).parent.parent / "graders"``
+    reaches ``graders``, not the folder above it), and a name counts where it is used, not where a
+    path is assigned to it."""
 
     def __init__(self, script: Path) -> None:
         self.script = script.absolute()
@@ -162,13 +166,17 @@ class _FilePaths(ast.NodeVisitor):
         for target in node.targets:
             if isinstance(target, ast.Name) and value is not None:
                 self.names[target.id] = value
-        self.generic_visit(node)
+        if value is None:
+            self.visit(node.value)
 
     def generic_visit(self, node: ast.AST) -> None:
-        if isinstance(node, ast.expr):
+        if isinstance(node, ast.expr) and not (
+            isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        ):
             value = self.value(node)
             if isinstance(value, Path):
                 self.found.append(Path(os.path.normpath(value)))
+                return
         super().generic_visit(node)
 
     def value(self, node: ast.AST) -> Path | str | None:
@@ -211,13 +219,11 @@ class _FilePaths(ast.NodeVisitor):
             return joined
         if name.split(".")[-1] in ("abspath", "realpath", "normpath", "Path", "PurePath") and len(args) == 1:
             return args[0] if isinstance(args[0], Path) else None
-        if (
-            isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("resolve", "absolute")
-            and not node.args
-        ):
-            inner = self.value(node.func.value)
-            return inner if isinstance(inner, Path) else None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute", "joinpath"):
+            joined = self.value(node.func.value)
+            for part in args if node.func.attr == "joinpath" else []:
+                joined = _join(joined, part)
+            return joined if isinstance(joined, Path) else None
         return None
 
 

@@ -40,9 +40,12 @@ def test_folders_reached_from_a_graders_own_file(tmp_path: Path) -> None:
             from pathlib import Path
             HERE = Path(__file__).resolve().parent
             sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "graders"))
-            DATA = HERE.parent / "data"
+            ROOT = HERE.parent                                         # assigned, used below only
+            DATA = ROOT / "data"
             LIB = HERE.parents[0] / "lib"
-            PKG = str(Path(__file__).parent.parent.joinpath("pkg"))   # a form not read
+            sys.path.append(str(LIB))
+            expected = (DATA / "expected.json").read_text()
+            PKG = str(Path(__file__).parent.parent.joinpath("pkg"))
             elsewhere = os.path.join(os.getcwd(), "..", "x")           # not from __file__
             """
         )
@@ -50,8 +53,7 @@ def test_folders_reached_from_a_graders_own_file(tmp_path: Path) -> None:
 
     found = file_relative_paths(script)
 
-    assert {p for p in found if p.is_dir()} >= {tmp_path / n for n in ("graders", "data", "lib")}
-    assert tmp_path / "pkg" not in found and not any(p.name == "x" for p in found)
+    assert set(found) == {tmp_path / n for n in ("graders", "lib", "data/expected.json", "pkg")}
 
 
 def test_suite_folders_of_a_team_style_task(tmp_path: Path) -> None:
