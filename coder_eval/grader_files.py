@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coder_eval.criteria.base import nested_strings
 from coder_eval.sandbox.spec import StarterFile, StarterFiles, TemplateDir
 
 if TYPE_CHECKING:
@@ -52,26 +53,14 @@ def named_paths(value: Any, task_dir: Path, reference_dir: Path | None) -> list[
     nesting of its fields), with ``..`` normalised; a bare ``$TASK_DIR`` names the folder itself."""
     bases = {"TASK_DIR": task_dir, "REFERENCE_DIR": reference_dir}
     found: dict[str, NamedPath] = {}
-    for text in _strings(value):
+    data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+    for text in nested_strings(data):
         for match in SUITE_PATH.finditer(text):
             base = bases[match.group(1)]
             if base is not None:
                 host = Path(os.path.normpath(base / (match.group(2) or "/").lstrip("/")))
                 found.setdefault(match.group(0), NamedPath(match.group(0), host))
     return list(found.values())
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-    elif hasattr(value, "model_dump"):
-        yield from _strings(value.model_dump(mode="json"))
 
 
 def suite_folders(task: TaskSpec) -> list[Path]:
