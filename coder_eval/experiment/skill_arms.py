@@ -130,8 +130,8 @@ def skill_arm_errors(resolution: Resolution) -> list[str]:
         return []
     baseline = variants[0].variant_id
     by_variant: dict[str, dict[str, Offer]] = {}
-    for plan in resolution.plans:
-        if plan.repeat == 0:
+    for plan in resolution.plans:  # an agent that loads no skills (--agent oracle) drops them: not compared
+        if plan.repeat == 0 and "plugins" in type(plan.task.agent).model_fields:
             by_variant.setdefault(plan.variant_id, {})[plan.task.task_id] = offered_skills(plan.task)
     errors = []
     for variant in variants[1:]:

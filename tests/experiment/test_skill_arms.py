@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.errors import ExperimentError, TaskError
+from coder_eval.experiment import CommandLine
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.skill_arms import offered_skills, skill_names
 from tests.experiment.builders import resolved, two_tasks, write_experiment
@@ -137,3 +138,12 @@ def test_our_workspace_spelling_stages_the_templates_own_folder(tmp_path: Path) 
     task = next(p.task for p in resolution.plans if p.variant_id == "with-skill")
     assert [p.path for p in task.agent.plugins] == [str((tmp_path / "plugin").resolve())]  # type: ignore[attr-defined]
     assert skill_names(task) == ["deploy"]
+
+
+def test_an_agent_that_loads_no_skills_drops_them_with_a_warning_not_an_error(tmp_path: Path) -> None:
+    skill(tmp_path / "skills", "deploy")
+    experiment = write_experiment(tmp_path / "experiments", AB.format(path="../skills"))
+
+    resolution = resolved([two_tasks(tmp_path)], experiment, CommandLine(agent="oracle"))
+
+    assert any("agent.plugins" in w and "is left out" in w for w in plan_warnings(resolution))
