@@ -119,7 +119,12 @@ async def opencode_launch(sandbox: Sandbox, endpoint: ModelEndpoint) -> Launched
     home = Path(sandbox.env["HOME"])
     config = OpenCodeConfig(f"{home}/.config/opencode")
     model = await config.write(
-        sandbox, OpenCodeSpec(), model=MODELS["opencode"], endpoint=endpoint, instructions=None, skills=[]
+        sandbox,
+        OpenCodeSpec(),
+        model=MODELS["opencode"],
+        endpoint=endpoint,
+        instructions=None,
+        skill_paths=[],
     )
     argv = [str(opencode_binary()), "run", "--format", "json", "--title", "bench", "--model", str(model)]
     xdg = {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share")}

@@ -59,6 +59,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             conversation=conversation,
             reference_script=task.reference_script,
             task_dir=task.source_dir,
+            plugins=stage.plugins,
         )
         outcome = await watch.run(
             _named(task.agent.type, make_agent(task.agent.type).run(request, watch)),

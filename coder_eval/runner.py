@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, at_limit, limits_hit, run_agent
-from coder_eval.agents import AgentResult
+from coder_eval.agents import MODEL_AGENTS, AgentResult
 from coder_eval.errors import CoderEvalError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
 from coder_eval.iterations import (
@@ -32,6 +32,7 @@ from coder_eval.iterations import (
 )
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox.base import Sandbox
+from coder_eval.skill_record import skill_load
 from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
@@ -188,6 +189,8 @@ async def _phases(
             sink.write(event)
     end = end_event(result, results, plan.task)
     end.snapshot = kept
+    if plan.task.agent.kind in MODEL_AGENTS:  # agents that load skills: what they were offered and loaded
+        end.skills = skill_load(stage.plugins, sink.events)
     return end
 
 

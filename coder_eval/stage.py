@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents import ModelEndpoint, make_agent
-from coder_eval.agents.base import agent_host_paths
+from coder_eval.agents.base import OfferedPlugin, agent_host_paths
 from coder_eval.errors import CoderEvalError, SandboxError
 from coder_eval.pristine import with_expected_tests
 from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
@@ -32,6 +32,7 @@ from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
+from coder_eval.skill_offer import offered_plugins, plugin_staging
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CliCall, TrajectoryWriter
 from coder_eval.verifier import reads_only
@@ -62,6 +63,8 @@ class Stage:
     """Whether the scripted model answered this attempt (None for a real model: it cannot be seen)."""
     leftovers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    plugins: tuple[OfferedPlugin, ...] = ()
+    """What the agent is offered: staged host plugins and workspace ones (``skill_offer.py``)."""
 
     @property
     def paths(self) -> dict[str, str]:
@@ -92,6 +95,7 @@ async def open_stage(
     spec = task.sandbox
     agent_paths = tuple(agent_host_paths(make_agent(task.agent.type)))
     python_env, task_node_modules = await sandbox_envs(spec.python, spec.node)
+    staging = plugin_staging(task.agent)
     provision = Provision(
         role="agent",
         sources=tuple(spec.template_sources),
@@ -104,6 +108,7 @@ async def open_stage(
         host_paths=agent_paths,
         python_env=python_env,
         node_modules=task_node_modules,
+        plugins=tuple(s.staged for s in staging),
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
     stage.model_answered = provider.answer_watch()
@@ -119,6 +124,7 @@ async def open_stage(
         await proxy.start(stage.sandbox.host_socket("model"))
         stack.push_async_callback(proxy.stop)
     await _pre_run(task, stage.sandbox)
+    stage.plugins = tuple(await offered_plugins(task.agent, stage.sandbox, staging))
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     if not reads_only(task):  # a verifier that runs nothing reads no pytest configuration
         stage.pytest_config = await capture_pytest_config(stage.sandbox)

@@ -43,6 +43,7 @@ from coder_eval.agents import (
     resolve_plugin_spec,
 )
 from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.agents.skill_sources import with_resolved_plugins
 from coder_eval.agents.spec import AgentSpecBase, read_prompt_file
 from coder_eval.criteria import Criterion
 from coder_eval.criteria.json_check import JsonCheck
@@ -503,6 +504,12 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     ]
     sandbox = task.sandbox.model_copy(update={"template_sources": sources})
     update["sandbox"] = sandbox.with_task_paths(existing)
+    update["agent"], plugin_problems = with_resolved_plugins(
+        update["agent"], base, sources, bool(task.pre_run)
+    )
+    problems += [
+        f"{doc.where(('agent', 'plugins', i))}: agent.plugins[{i}]: {why}" for i, why in plugin_problems
+    ]
     if task.reference is not None:
         folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
         update["reference"] = task.reference.model_copy(update={"directory": folder})
@@ -564,12 +571,11 @@ def _resolve_source(source: Any, loc: tuple[str | int, ...], base: Path, existin
 def _resolve_schema(
     criterion: Any, index: int, base: Path, sources: list[Any], doc: YamlDoc, problems: list[str]
 ) -> Any:
-    """A ``json_check`` whose ``json_schema`` is a file: made absolute and checked."""
+    """A ``json_check`` whose ``json_schema`` is a file: its pristine copy found and checked."""
     if not isinstance(criterion, JsonCheck):
         return criterion
-    folders = [(s.mount_point, Path(s.path)) for s in sources if isinstance(s, TemplateDir)]
     try:
-        return criterion.resolved(base, folders)
+        return criterion.resolved(base, sources)
     except ValueError as exc:
         where = doc.where(("success_criteria", index, "json_schema"))
         problems.append(f"{where}: success_criteria[{index}].json_schema: {exc}")

@@ -234,6 +234,29 @@ class WorkspaceSnapshot(BaseModel):
     note: str | None = Field(default=None, description="Why it was not kept (over the size cap).")
 
 
+class SkillLoad(BaseModel):
+    """Which skills and plugins the agent was offered, which its CLI said it loaded, which it invoked.
+
+    ``loaded`` is what the agent's own CLI listed before the model saw a request: Claude Code's
+    ``init`` message (``<plugin>:<skill>`` entries and its plugins), OpenCode's ``opencode debug
+    skill`` listing in the same sandbox; null when the CLI reports none (Codex, Gemini CLI).
+    ``invoked`` is what the trajectory shows the agent using: a skill-tool call naming the skill, or
+    a tool call reading its ``SKILL.md``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    plugins: list[str] = Field(default_factory=list, description="Plugins offered (staged folder names).")
+    offered: list[str] = Field(default_factory=list, description="Skills offered, by name.")
+    loaded_plugins: list[str] | None = Field(
+        default=None, description="Offered plugins the CLI listed as loaded (null: it lists none)."
+    )
+    loaded: list[str] | None = Field(
+        default=None, description="Offered skills the CLI listed as loaded (null: it lists none)."
+    )
+    invoked: list[str] = Field(default_factory=list, description="Skills the agent invoked, any of them.")
+    evidence: str | None = Field(default=None, description="Where 'loaded' comes from.")
+
+
 class EpisodeEnd(_Event):
     """Last line: the outcome and the totals."""
 
@@ -265,6 +288,9 @@ class EpisodeEnd(_Event):
     snapshot: WorkspaceSnapshot | None = Field(
         default=None,
         description="The workspace as the agent left it, kept in the run directory for re-grading.",
+    )
+    skills: SkillLoad | None = Field(
+        default=None, description="Skills offered, loaded and invoked (agents that load skills)."
     )
 
 

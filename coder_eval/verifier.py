@@ -13,6 +13,7 @@ By the time the verifier exists, every process the agent started is dead (the ``
 the agent's sandbox is never used again: graders see the workspace files the agent left and nothing
 else it left behind. The verifier adds what the agent never saw: the hidden tests (copied to their
 mount point, replacing whatever the agent put there), ``$TASK_DIR`` and ``$REFERENCE_DIR`` (read-only),
+the other folders of the suite its graders name or reach (read-only, at their own paths: ``suite_mounts``),
 a fresh HOME, no network, and the trusted toolchain (``sandbox/toolchain.py``): no workspace folder on
 PATH, Python that never puts the workspace first on ``sys.path``, pytest without plugin autoloading,
 configured from the task's files as they were before the agent ran.
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from coder_eval.grader_files import suite_folders
 from coder_eval.sandbox import DriverSandbox, Mount, Provision, make_sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.snapshot import Dropped
@@ -92,6 +94,7 @@ def verifier_provision(
     mounts = [Mount(task.source_dir, "TASK_DIR")]
     if task.reference is not None:
         mounts.append(Mount(Path(task.reference.directory), "REFERENCE_DIR"))
+    mounts += suite_mounts(task, mounts)
     hidden = task.hidden_tests
     return Provision(
         role="verifier",
@@ -107,6 +110,16 @@ def verifier_provision(
         pytest_config=pytest_config,
         confcutdir=hidden.mount_point if hidden is not None else ".",
     )
+
+
+def suite_mounts(task: TaskSpec, shown: list[Mount]) -> list[Mount]:
+    """The suite's own folders the task's graders use (``coder_eval.grader_files``), beyond those in
+    ``shown``: each read-only at its own path, so ``$TASK_DIR/../graders/x.py`` is the suite's file,
+    never a copy the agent could have touched."""
+    covered = [m.source for m in shown]
+    return [
+        Mount(folder) for folder in suite_folders(task) if not any(folder.is_relative_to(c) for c in covered)
+    ]
 
 
 async def open_verifier(

@@ -64,13 +64,30 @@ class Conversation(Protocol):
 
 
 @dataclass(frozen=True)
+class OfferedPlugin:
+    """A plugin the episode offers its agent, as the sandbox holds it (``coder_eval.skill_offer``).
+
+    ``path`` is a plugin folder inside the sandbox (a bare skills root is staged with a ``skills/``
+    level added); ``skill_dirs`` are the folders holding its ``<name>/SKILL.md``; ``skills`` each
+    skill's name and folder; ``source`` the host folder (or workspace path) it came from.
+    """
+
+    name: str
+    path: str
+    skill_dirs: tuple[str, ...]
+    skills: tuple[tuple[str, str], ...]
+    source: str
+
+
+@dataclass(frozen=True)
 class AgentRequest:
     """Everything an agent gets for one episode: its own spec and the limits, never the whole task.
 
     ``conversation`` is set for dialog tasks (a ``simulation`` block) and for ``max_iterations``; only
     agents that keep their session across user turns read it (``simulation.DIALOG_AGENTS``).
     ``reference_script`` is the task's reference solution (the ``oracle`` agent runs it); ``task_dir``
-    is the task file's folder.
+    is the task file's folder; ``plugins`` what the agent is offered (an agent that supports skills
+    loads them from there, never from ``spec.plugins``).
     """
 
     prompt: str
@@ -83,6 +100,7 @@ class AgentRequest:
     conversation: Conversation | None = None
     reference_script: str | None = None
     task_dir: Path | None = None
+    plugins: tuple[OfferedPlugin, ...] = ()
 
 
 @dataclass

@@ -1,9 +1,9 @@
-"""Helpers the CLI agents share: the request's own spec, plugins' skills, turns and the model to run.
+"""Helpers the CLI agents share: the request's own spec, its offered skills, turns and the model to run.
 
 Example::
 
     spec = own_spec(request, CodexSpec)        # the episode's agent block, typed for this kind
-    await plugin_skills(request.sandbox, spec.plugins)
+    offered_skill_folders(request)             # the skills staged for it (request.plugins)
     max_turns(spec, request.limits), model_name(request, spec, "gpt-5.1-codex")
 
 The spec classes themselves live beside each agent (``codex/spec.py`` ...), on ``CliAgentSpec``
@@ -27,10 +27,11 @@ __all__ = [
     "CliAgentSpec",
     "LocalPlugin",
     "copy_skills",
+    "link_skills",
     "max_turns",
     "model_name",
+    "offered_skill_folders",
     "own_spec",
-    "plugin_skills",
 ]
 
 Spec = TypeVar("Spec", bound=AgentSpecBase)
@@ -43,19 +44,23 @@ def own_spec(request: AgentRequest, kind: type[Spec]) -> Spec:
     return request.spec
 
 
-async def plugin_skills(sandbox: Sandbox, plugins: list[LocalPlugin]) -> list[str]:
-    """The skill folders (``skills/<name>/`` holding a ``SKILL.md``) of ``plugins``, workspace-relative.
+def offered_skill_folders(request: AgentRequest) -> list[str]:
+    """Every offered skill's folder inside the sandbox (``request.plugins``), in order.
 
-    Example: ``await plugin_skills(sandbox, [LocalPlugin(path=".plugins/site-tools")])``
-    -> ``[".plugins/site-tools/skills/sitectl"]``.
+    Example: ``offered_skill_folders(request)`` -> ``["/s/plugins/team/skills/pdf"]``.
     """
-    found: list[str] = []
-    for plugin in plugins:
-        if not await sandbox.glob(f"{plugin.path}/**", include_links=True):
-            raise AgentError(f"agent.plugins: {plugin.path!r} is not a folder with files in the sandbox")
-        skills = await sandbox.glob(f"{plugin.path}/skills/*/SKILL.md")
-        found += sorted(str(PurePosixPath(path).parent) for path in skills)
-    return found
+    return [folder for plugin in request.plugins for _, folder in plugin.skills]
+
+
+async def link_skills(sandbox: Sandbox, folders: list[str], target: str) -> None:
+    """``target/<name>`` as a link to each skill folder (the staged copies stay read-only); one
+    command in the sandbox. ``AgentError`` when the links cannot be made."""
+    if not folders:
+        return
+    script = 'mkdir -p "$1" && cd "$1" && shift && for f; do ln -sfn "$f" "${f##*/}"; done'
+    result = await sandbox.exec(["/bin/sh", "-c", script, "sh", target, *folders], timeout=60)
+    if result.exit_code != 0:
+        raise AgentError(f"cannot link the skills into {target}: {result.output.strip()[-300:]}")
 
 
 async def copy_skills(sandbox: Sandbox, skills: list[str], target: str) -> None:

@@ -26,7 +26,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from coder_eval.errors import AgentError
-from coder_eval.sandbox.base import SandboxPath
 
 VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 
@@ -64,22 +63,30 @@ def resolve_env(env: Mapping[str, EnvValue], host: Mapping[str, str] | None = No
 
 
 class LocalPlugin(BaseModel):
-    """A plugin folder in the workspace (its skills under ``skills/<name>/SKILL.md``).
+    """A plugin folder (its skills under ``skills/<name>/SKILL.md``) or a bare skills root
+    (``<name>/SKILL.md``), on the host next to the suite.
 
-    Example: ``{type: local, path: .plugins/site-tools}``; a plain path is the same. ``$VAR`` in the
-    path is expanded from the host's environment.
+    Example: ``{type: local, path: ../skills}``; a plain path is the same. ``$VAR`` and ``${VAR}`` are
+    expanded from the host's environment; a relative path is relative to the file that names it (the
+    loader makes it absolute: ``coder_eval.agents.skill_sources``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["local"] = Field(default="local", description="Only local plugin folders.")
-    path: SandboxPath = Field(description="The plugin folder, relative to the workspace.")
+    path: str = Field(min_length=1, description="The folder: absolute, or relative to the naming file.")
 
     @field_validator("path", mode="before")
     @classmethod
     def _expand(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return VARIABLE.sub(lambda m: os.environ.get(m.group(1) or m.group(2), m.group(0)), value)
-        return value
+        return expand_variables(value) if isinstance(value, str) else value
+
+
+def expand_variables(value: str) -> str:
+    """``$VAR`` and ``${VAR}`` replaced by the host's value; an unset one is left as written.
+
+    Example: with ``SKILLS=/opt/skills``, ``expand_variables("$SKILLS/team")`` -> ``"/opt/skills/team"``.
+    """
+    return VARIABLE.sub(lambda m: os.environ.get(m.group(1) or m.group(2), m.group(0)), value)
 
 
 def kind_field(kind: str) -> Any:
@@ -157,7 +164,8 @@ class CliAgentSpec(AgentSpecBase):
 
 
 def plugin_paths(spec: AgentSpecBase) -> list[str]:
-    """The workspace paths of a spec's plugins (none for kinds without plugins)."""
+    """The paths of a spec's plugins (none for kinds without plugins): absolute for host folders,
+    relative for workspace folders, once the loader has resolved them."""
     return [p.path for p in getattr(spec, "plugins", [])]
 
 

@@ -30,6 +30,7 @@ from coder_eval.cli.inputs import (
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.skill_arms import skill_names
 from coder_eval.task import load_tasks
 
 
@@ -79,7 +80,9 @@ def variant_table(resolution: Resolution) -> Table:
     experiment = resolution.experiment
     n_tasks = len(resolution.task_ids)
     title = f"experiment {experiment.experiment_id}: {len(experiment.variants)} variants × {n_tasks} tasks"
-    table = Table("variant", "agent", "model", "tasks", "repeats", "episodes", "description", title=title)
+    skills = _offered(resolution)
+    columns = ["variant", "agent", "model", "tasks", "repeats", "episodes", *(["skills"] if skills else [])]
+    table = Table(*columns, "description", title=title)
     for variant in experiment.variants:
         plans = [p for p in resolution.plans if p.variant_id == variant.variant_id]
         table.add_row(
@@ -89,9 +92,18 @@ def variant_table(resolution: Resolution) -> Table:
             str(n_tasks),
             str(resolution.repeats[variant.variant_id]),
             str(len(plans)),
+            *([", ".join(skills.get(variant.variant_id, [])) or "none"] if skills else []),
             variant.description,
         )
     return table
+
+
+def _offered(resolution: Resolution) -> dict[str, list[str]]:
+    """The skills each variant's plugins offer (empty when no variant offers any)."""
+    offered: dict[str, set[str]] = {}
+    for plan in resolution.plans:
+        offered.setdefault(plan.variant_id, set()).update(skill_names(plan.task))
+    return {v: sorted(names) for v, names in offered.items()} if any(offered.values()) else {}
 
 
 def task_table(resolution: Resolution) -> Table:

@@ -15,7 +15,8 @@ from typing import Annotated, NamedTuple, cast
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from coder_eval.cli.app import app, console, warn
+from coder_eval.agents.spec import plugin_paths
+from coder_eval.cli.app import app, console, out, warn
 from coder_eval.cli.finish import AfterRun, finish
 from coder_eval.cli.inputs import (
     AgentOpt,
@@ -42,6 +43,7 @@ from coder_eval.experiment.checks import plan_warnings
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
 from coder_eval.runner import BatchSummary, EpisodePlan, run_batch, versions
 from coder_eval.sandbox.leftovers import reap_dead, reap_logged, recording_sandboxes
+from coder_eval.skill_record import arm_lines
 from coder_eval.snapshots import DEFAULT_MAX_MB, MB
 from coder_eval.trajectory import EpisodeEnd
 
@@ -146,6 +148,7 @@ def run(
     batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement)
     summary = _execute(opened, manifest, resolution.plans, batch)
     totals = print_totals(opened, summary.skipped_done if resume else None)
+    _print_skills(opened, resolution)
     print_not_passed(opened, totals)
     code = finish(opened, manifest, resolution, after_run(after, totals))
     if summary.budget_stopped:
@@ -178,6 +181,19 @@ def _reap_leftovers(run: RunDir, resume: bool) -> None:
     if reaped:
         console.print(f"removed {reaped} sandbox(es) left by a harness that is no longer running")
     warn([f"a leftover sandbox could not be removed: {problem}" for problem in problems])
+
+
+def _print_skills(run: RunDir, resolution: Resolution) -> None:
+    """One line per arm: the skills its episodes were offered, loaded and invoked (runs with skills)."""
+    if not any(plugin_paths(p.task.agent) for p in resolution.plans):
+        return
+    done = run.finished_episodes()
+    ends = {
+        v: [done[p.episode_id] for p in resolution.plans if p.variant_id == v and p.episode_id in done]
+        for v in resolution.experiment.variant_ids
+    }
+    for line in arm_lines(ends):
+        out.print(line, highlight=False, markup=False)
 
 
 def _create(run_dir: Path | None, resolution: Resolution, inputs: RunInputs) -> tuple[RunDir, RunManifest]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -253,6 +253,21 @@ def parse_json(text: str, name: str) -> Any:
         raise WorkspaceFileError(f"{name} cannot be read as JSON: {str(exc)[:200]}") from exc
     except RecursionError as exc:
         raise WorkspaceFileError(f"{name} is nested too deep to read as JSON") from exc
+
+
+def nested_strings(value: Any) -> Iterator[str]:
+    """Every string inside ``value``: nested lists, tuples and mappings included.
+
+    Example: ``list(nested_strings({"a": ["x", {"b": "y"}], "n": 1}))`` -> ``["x", "y"]``.
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from nested_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from nested_strings(item)
 
 
 def fraction(checks: dict[str, bool]) -> float:

@@ -32,6 +32,7 @@ from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
+from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import ExecResult, WorkspaceFileError
 
@@ -143,6 +144,7 @@ class HiddenTestsCriterion(CriterionSpec):
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if ctx.hidden.hidden_tests is None:
             raise GraderError("hidden_tests criterion, but the task has no 'hidden_tests' block")
+        await check_grader_files(ctx, self)
         return await run_tests(ctx, self.command, self.timeout)
 
     def tests_command(self) -> str | None:

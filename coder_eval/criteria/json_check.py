@@ -4,7 +4,8 @@ Example::
 
     - type: json_check
       path: out/summary.json
-      json_schema: schemas/summary.json        # a file (relative to the task), or inline as `schema`
+      json_schema: schemas/summary.json        # a file of the workspace template (read from the suite
+                                               # at load time), else of the task folder; or inline
       assertions:
         - {expression: total, operator: equals, expected: 3}
         - {expression: "items[?done] | length(@)", operator: gte, expected: 2}
@@ -41,6 +42,8 @@ from coder_eval.criteria.base import (
 from coder_eval.criteria.patterns import bounded, search
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
+from coder_eval.sandbox.spec import TemplateSource
+from coder_eval.template_files import template_file
 
 Operator = Literal["equals", "not_equals", "contains", "gt", "gte", "lt", "lte", "type", "regex", "exists"]
 SHORT_FORMS: dict[str, Operator] = {
@@ -175,11 +178,20 @@ def check_schema(value: dict[str, Any]) -> dict[str, Any]:
 def load_schema(path: Path) -> dict[str, Any]:
     """A JSON Schema file (the task author's), checked; ``ValueError`` naming the problem."""
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read the JSON Schema {path}: {exc}") from exc
+    return parse_schema(text, str(path))
+
+
+def parse_schema(text: str, name: str) -> dict[str, Any]:
+    """A JSON Schema's text, parsed and checked; ``ValueError`` naming ``name`` and the problem."""
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"cannot read the JSON Schema {name}: {exc}") from exc
     if not isinstance(schema, dict):
-        raise ValueError(f"the JSON Schema {path} is not a JSON object")
+        raise ValueError(f"the JSON Schema {name} is not a JSON object")
     return check_schema(schema)
 
 
@@ -189,7 +201,8 @@ class JsonCheck(OriginalCriterion):
     json_schema: dict[str, Any] | str | None = Field(
         default=None,
         validation_alias=AliasChoices("json_schema", "schema"),
-        description="JSON Schema: a file (relative to the task file; checked at load time) or inline.",
+        description="JSON Schema: a workspace file the template sources hold, or one relative to the task "
+        "file (read from the suite and checked at load time), or inline.",
     )
     assertions: list[Assertion] = Field(default_factory=list, description="JMESPath assertions.")
 
@@ -198,16 +211,18 @@ class JsonCheck(OriginalCriterion):
     def _valid_schema(cls, value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
         return check_schema(value) if isinstance(value, dict) else value
 
-    def resolved(self, task_dir: Path, template_dirs: Sequence[tuple[str, Path]]) -> JsonCheck:
-        """With a schema file made absolute and checked: the task author's file, relative to the task
-        folder, else to a template folder it is copied from (``(mount_point, folder)`` pairs)."""
+    def resolved(self, task_dir: Path, sources: Sequence[TemplateSource]) -> JsonCheck:
+        """With a schema file resolved and checked at load time: the pristine copy the template
+        sources put at that workspace path (the original format reads the schema from the sandbox;
+        read here from the suite, the agent cannot edit it), else the task author's file relative to
+        the task folder. Inline starter-file content becomes the schema itself."""
         if not isinstance(self.json_schema, str):
             return self
-        relative = Path(self.json_schema)
-        candidates = [task_dir / relative]
-        for mount_point, folder in template_dirs:
-            if relative.is_relative_to(mount_point):
-                candidates.append(folder / relative.relative_to(mount_point))
+        origin = template_file(self.json_schema, sources)
+        if origin is not None and origin.content is not None:
+            return self.model_copy(update={"json_schema": parse_schema(origin.content, self.json_schema)})
+        candidates = [origin.path] if origin is not None and origin.path is not None else []
+        candidates.append(task_dir / self.json_schema)
         found = next((c.resolve() for c in candidates if c.is_file()), None)
         if found is None:
             looked = ", ".join(str(c) for c in candidates)

@@ -118,8 +118,9 @@ def original_spelling(data: Any, defaults: dict[str, Any]) -> Any:
 
 
 def trusted_file(name: str, ctx: GradingContext) -> Path:
-    """A task author's file: ``$REFERENCE_DIR/x``, ``$TASK_DIR/x``, else the hidden tests, the reference
-    folder, then the task folder; never the workspace. ``GraderError`` when it is in none of them."""
+    """A task author's file: ``$REFERENCE_DIR/x``, ``$TASK_DIR/x`` (``$TASK_DIR/../rubrics/x.md``, a
+    file of the suite beside the task, too), else the hidden tests, the reference folder, then the
+    task folder; never the workspace. ``GraderError`` when it is in none of them."""
     bases = [b for b in (ctx.hidden.hidden_tests, ctx.hidden.reference_dir, ctx.task_dir) if b is not None]
     for prefix, base in zip(TRUSTED_PREFIXES, (ctx.task_dir, ctx.hidden.reference_dir), strict=True):
         if name.startswith(prefix):
@@ -127,6 +128,9 @@ def trusted_file(name: str, ctx: GradingContext) -> Path:
                 raise GraderError(
                     f"{name!r}: the task has no reference directory ('reference: {{directory}}')"
                 )
+            written = (base / name.removeprefix(prefix)).resolve()
+            if written.is_file():  # the author's own path, wherever in the suite it leads
+                return written
             name, bases = name.removeprefix(prefix), [base]
     for base in bases:
         candidate = (base / name).resolve()

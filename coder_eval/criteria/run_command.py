@@ -30,6 +30,7 @@ from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict, check_regex, fraction
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
+from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.criteria.hidden_tests import runs_pytest
 from coder_eval.criteria.patterns import bounded, search
 from coder_eval.sandbox.base import WorkspaceFileError
@@ -59,6 +60,7 @@ class RunCommand(OriginalCriterion):
         return self
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
+        await check_grader_files(ctx, self)
         expected = ctx.prepared if isinstance(ctx.prepared, ExpectedTests) else None
         try:
             env = await pytest_env(ctx.sandbox, expected) if self.tests_command() else {}

@@ -44,12 +44,11 @@ Example: did the agent engage the deploy skill? ::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, Field, model_validator
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, nested_strings
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
 from coder_eval.criteria.early_stop import Decision, StopEarlyField
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
@@ -201,19 +200,7 @@ class SkillTriggered(OriginalCriterion):
                 if isinstance(named, str) and skill_name(named):
                     found.append(Engagement(skill_label(named), step))
             elif step.name in path_tools:
-                for value in _strings(step.call.input):
+                for value in nested_strings(step.call.input):
                     for path in PATH_BREAK.split(value):
                         found += [Engagement(skill_label(n), step) for n in await skills_in_path(path, files)]
         return found
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string inside a tool input (nested lists and objects included)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)

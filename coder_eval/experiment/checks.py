@@ -1,7 +1,6 @@
 """Warnings about a plan that would run but silently measure the wrong thing.
 
-- a variant's ``agent.plugins`` entry with no ``skills/<name>/SKILL.md`` in the sandbox's template
-  sources, or a template folder the variant adds with no SKILL.md while the agent has plugins;
+- an ``agent.plugins`` entry from which no skill would load (``skill_arms.py``);
 - two variants that resolve to the same configuration for every task (their difference is noise);
 - a criterion using ``${row.x}`` where ``x`` is empty in some rows (``expected`` / ``expected_skill``
   of labelling criteria are exempt: there an empty value is the negative label ``none``);
@@ -19,19 +18,15 @@ Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 from __future__ import annotations
 
 import asyncio
-import fnmatch
-import functools
 import json
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
 from typing import Any
 
-from coder_eval.agents.spec import plugin_paths
 from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.credentials import missing_keys
 from coder_eval.experiment.resolve import Resolution, SourceFile
+from coder_eval.experiment.skill_arms import skill_warnings
 from coder_eval.sandbox import resolve_driver
-from coder_eval.sandbox.spec import RepoSource, StarterFile, TemplateDir, TemplateSource
 from coder_eval.task import TaskSpec
 
 LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
@@ -43,7 +38,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
     found = [
         *_driver_fallback(resolution),
         *_dropped_agent_fields(resolution),
-        *_skill_warnings(resolution),
+        *skill_warnings(resolution),
         *_identical_variants(resolution),
         *(w for source in resolution.sources for w in _empty_row_fields(source)),
         *_scripted_without_script(resolution),
@@ -72,52 +67,6 @@ def _driver_fallback(resolution: Resolution) -> Iterator[str]:
         _, warning = asyncio.run(resolve_driver("auto"))
         if warning is not None:
             yield warning
-
-
-def _skill_warnings(resolution: Resolution) -> Iterator[str]:
-    for plan in resolution.plans:
-        task, variant = plan.task, plan.variant_id
-        plugins = plugin_paths(task.agent)
-        if plan.repeat or not plugins:
-            continue
-        for plugin in plugins:
-            if not _has_skills(task.sandbox.template_sources, plugin):
-                yield (
-                    f"variant {variant!r}: agent.plugins entry {plugin!r} has no skills/<name>/SKILL.md "
-                    "in the sandbox's template sources: no skill would load"
-                )
-        for i, source in enumerate(task.sandbox.template_sources):
-            added = plan.provenance.get(f"sandbox.template_sources[{i}].path") == f"variant:{variant}"
-            if added and isinstance(source, TemplateDir) and not _skill_files(source.path):
-                yield f"variant {variant!r}: template folder {source.path} has no skills/*/SKILL.md"
-
-
-@functools.cache
-def _skill_files(folder: str, nested: bool = True) -> bool:
-    pattern = "skills/*/SKILL.md"
-    found = Path(folder).rglob(pattern) if nested else Path(folder).glob(pattern)
-    return any(found)
-
-
-def _has_skills(sources: list[TemplateSource], plugin: str) -> bool:
-    """Would the sandbox hold ``<plugin>/skills/<name>/SKILL.md`` after the template sources are copied?"""
-    wanted = PurePosixPath(plugin)
-    for source in sources:
-        if isinstance(source, RepoSource):
-            continue
-        target = PurePosixPath(source.mount_point)
-        if isinstance(source, TemplateDir) and not source.files:
-            try:
-                inner = wanted.relative_to(target) if str(target) != "." else wanted
-            except ValueError:
-                continue
-            if _skill_files(str(Path(source.path) / inner), nested=False):
-                return True
-        for starter in source.files:
-            path = starter.path if isinstance(starter, StarterFile) else starter
-            if fnmatch.fnmatch(str(target / path), f"{wanted}/skills/*/SKILL.md"):
-                return True
-    return False
 
 
 def _identical_variants(resolution: Resolution) -> Iterator[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from coder_eval.agents.skill_sources import relative_to_file
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment.mutations import Mutations, RephraseStep
 from coder_eval.sandbox.spec import source_kind
@@ -52,6 +53,21 @@ class ExperimentPaths:
         for j, starter in enumerate(source.get(key, [])):
             if isinstance(starter, dict) and "source" in starter:
                 starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
+
+    def plugins(self, agent: dict[str, Any]) -> None:
+        """``agent.plugins`` entries that name folders relative to the experiment file, made absolute
+        (the rest are left for the task loader: ``coder_eval.agents.skill_sources``)."""
+        entries = agent.get("plugins")
+        if not isinstance(entries, list):
+            return
+        resolved: list[Any] = []
+        for entry in entries:
+            if isinstance(entry, str):
+                entry = relative_to_file(entry, self.base)
+            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                entry = {**entry, "path": relative_to_file(entry["path"], self.base)}
+            resolved.append(entry)
+        agent["plugins"] = resolved
 
     def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
         """The mutations with each rephrase step's script file made absolute (and checked)."""

@@ -120,7 +120,7 @@ def resolve(
             if built.task.task_id in keep:
                 plans += _plans(f, i, experiment, repeats)
     _check_unique_episodes(plans)
-    return Resolution(
+    resolution = Resolution(
         experiment,
         plans,
         repeats,
@@ -128,6 +128,17 @@ def resolve(
         [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
         _unmatched(files, keep),
     )
+    _check_skill_arms(resolution)
+    return resolution
+
+
+def _check_skill_arms(resolution: Resolution) -> None:
+    """A variant meant to differ only by a skill that offers the baseline's skills (``skill_arms.py``)."""
+    from coder_eval.experiment.skill_arms import skill_arm_errors  # it reads a Resolution
+
+    errors = skill_arm_errors(resolution)
+    if errors:
+        raise ExperimentError("\n".join(errors))
 
 
 def _check_unique_episodes(plans: Sequence[EpisodePlan]) -> None:

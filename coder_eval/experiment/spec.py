@@ -230,6 +230,8 @@ def default_experiment() -> Experiment:
 def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
     paths = ExperimentPaths(doc)
     defaults = _dump(spec.defaults, exclude={"repeats", "prompt_mutations"})
+    if isinstance(defaults.get("agent"), dict):
+        paths.plugins(defaults["agent"])
     for i, _ in enumerate(defaults.get("sandbox", {}).get("template_sources", [])):
         paths.template(
             defaults["sandbox"]["template_sources"][i], ("defaults", "sandbox", "template_sources", i)
@@ -260,6 +262,7 @@ def _variant(spec: VariantSpec, index: int, paths: ExperimentPaths) -> Variant:
     layer: dict[str, Any] = {}
     if spec.agent is not None:
         layer["agent"] = dict(spec.agent)
+        paths.plugins(layer["agent"])
     if spec.run_limits is not None:
         layer["run_limits"] = _dump(spec.run_limits)
     if spec.template_sources:

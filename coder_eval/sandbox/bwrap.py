@@ -111,6 +111,7 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         ("--ro-bind", layout.run),
         ("--ro-bind", layout.tools),
         ("--bind", layout.verdicts),
+        ("--ro-bind", layout.plugins),
         ("--bind", layout.env),
         ("--bind", layout.node_modules),
     ]

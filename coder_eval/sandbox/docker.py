@@ -43,6 +43,7 @@ from coder_eval.sandbox.images import image_for
 from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
+from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
@@ -120,6 +121,7 @@ class DockerSandbox:
                 folder.mkdir(parents=True)
             register(host.base, self.token, container=self.name)
             self.dropped, mock_dirs = seed_workspace(work, provision)
+            stage_plugins(host.plugins, provision.plugins)
             install_recorders(host.bin, provision.recorders, str(inside.run / "recorder.sock"), work)
             install_tools(host.tools, provision)
             (host.tools / "helper.py").write_text(HELPER, encoding="utf-8")
@@ -140,6 +142,7 @@ class DockerSandbox:
             Bind(host.tools, str(inside.tools)),
             Bind(host.bin, str(inside.bin)),
             Bind(host.run, str(inside.run)),
+            *([Bind(host.plugins, str(inside.plugins))] if provision.plugins else []),
         ]
         shared = [*interpreter_folders(), *provision.host_paths, *(m.source for m in provision.mounts)]
         binds += [Bind(path, str(path)) for path in dict.fromkeys(shared)]

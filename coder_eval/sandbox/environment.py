@@ -19,6 +19,7 @@ from pathlib import Path
 from coder_eval.sandbox.envs import env_bin_dirs, site_packages
 from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, base_env, interpreter_bin
 from coder_eval.sandbox.leftovers import MARKER_VARIABLE
+from coder_eval.sandbox.plugins import PLUGINS_VARIABLE
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.recording import SOCKET_VARIABLE
 from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, toolchain_env
@@ -48,7 +49,9 @@ def sandbox_env(
         fixed[SOCKET_VARIABLE] = str(layout.run / "recorder.sock")
     if provision.python_env is not None:
         fixed["VIRTUAL_ENV"] = str(layout.env)
-    fixed.update({mount.variable: str(mount.source) for mount in provision.mounts})
+    fixed.update({mount.variable: str(mount.source) for mount in provision.mounts if mount.variable})
+    if provision.plugins:
+        fixed[PLUGINS_VARIABLE] = str(layout.plugins)
     if provision.trusted:
         path = [p for p in path if not Path(p).is_relative_to(layout.work)]
         fixed.update(_toolchain(layout, provision))

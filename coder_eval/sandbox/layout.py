@@ -17,6 +17,7 @@ the task's ``sandbox.docker.working_dir``)::
     <base>/run       Unix sockets of the harness: CLI recorder, model proxy (read-only inside bwrap)
     <base>/tools     harness files: the verifier's Python start-up and pytest plugin (read-only)
     <base>/verdicts  the verifier's test reports, outside the workspace
+    <base>/plugins   plugins and skills staged from the host (read-only inside, ``plugins.py``)
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
                      (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
@@ -46,7 +47,7 @@ SAFE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 """The only host variables a sandbox inherits (when set); nothing else leaks in."""
 
-FOLDERS = ("home", "tmp", "bin", "run", "tools", "verdicts")
+FOLDERS = ("home", "tmp", "bin", "run", "tools", "verdicts", "plugins")
 """The folders beside the workspace; each sandbox makes those it uses (``Provision.folders``)."""
 
 
@@ -85,6 +86,10 @@ class SandboxLayout:
     @property
     def verdicts(self) -> Path:
         return self.base / "verdicts"
+
+    @property
+    def plugins(self) -> Path:
+        return self.base / "plugins"
 
     @property
     def env(self) -> Path:

@@ -28,6 +28,7 @@ from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.layout import SandboxLayout, remove_tree
 from coder_eval.sandbox.leftovers import register
+from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
@@ -97,6 +98,7 @@ class HostSandbox:
             layout.make(() if self.deferred else provision.folders)
             register(layout.base, self.token)
             self.dropped, mock_dirs = seed_workspace(layout.work, provision)
+            stage_plugins(layout.plugins, provision.plugins)
             install_recorders(layout.bin, provision.recorders, str(self.host_socket("recorder")), layout.work)
             if not self.deferred:
                 install_tools(layout.tools, provision)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
+from coder_eval.sandbox.plugins import StagedPlugin
 from coder_eval.sandbox.spec import CliRecorder, Limits, Network, TemplateSource
 
 Role = Literal["agent", "verifier", "judge"]
@@ -28,10 +29,11 @@ Role = Literal["agent", "verifier", "judge"]
 
 @dataclass(frozen=True)
 class Mount:
-    """A trusted host folder shown read-only inside, its path in ``$<variable>`` (``TASK_DIR`` ...)."""
+    """A trusted host folder shown read-only inside at its own path, that path in ``$<variable>``
+    (``TASK_DIR`` ...) when it has one (the suite's other folders have none)."""
 
     source: Path
-    variable: str
+    variable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Provision:
     """The task's own pytest configuration file (name, content), as it was before the agent ran."""
     confcutdir: str | None = None
     """Workspace folder above which pytest loads no ``conftest.py`` (the hidden tests)."""
+    plugins: tuple[StagedPlugin, ...] = ()
+    """Host plugin and skills folders staged read-only beside the workspace (``plugins.py``)."""
 
     @property
     def has_recorders(self) -> bool:
@@ -71,7 +75,8 @@ class Provision:
     def folders(self) -> tuple[str, ...]:
         """The layout's folders beside the workspace that this sandbox uses (``layout.py``): HOME and
         TMPDIR always, ``bin`` for recording shims, ``run`` for harness sockets, ``tools`` for the
-        trusted toolchain or the model forwarder, ``verdicts`` for the verifier's reports. Each is an
+        trusted toolchain or the model forwarder, ``verdicts`` for the verifier's reports, ``plugins``
+        for staged plugins. Each is an
         inode to make and remove per sandbox, so one nobody uses is not made.
 
         Example: ``Provision(trusted=True).folders`` -> ``("home", "tmp", "tools", "verdicts")``.
@@ -82,5 +87,6 @@ class Provision:
             "run": self.has_recorders or self.model_port is not None,
             "tools": self.trusted or forwarder,
             "verdicts": self.trusted,
+            "plugins": bool(self.plugins),
         }
         return ("home", "tmp", *(name for name, wanted in used.items() if wanted))

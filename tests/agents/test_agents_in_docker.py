@@ -40,7 +40,7 @@ def test_each_agent_works_inside_the_container(kind: str, tmp_path: Path) -> Non
     assert agent_phase.details == {"driver": "docker", "workdir": "/workspace", "home": "/coder_eval/home"}
 
 
-def test_plugin_skills_are_copied_into_the_container(tmp_path: Path) -> None:
+def test_plugin_skills_are_staged_into_the_container(tmp_path: Path) -> None:
     skill = tmp_path / "site-tools" / "skills" / "sitectl"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: sitectl\ndescription: Manage the site.\n---\nUse --draft.\n")

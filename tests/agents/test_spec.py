@@ -57,6 +57,8 @@ def test_unknown_kind_is_refused_with_a_suggestion(tmp_path: Path) -> None:
 
 
 def test_plugins_as_paths_or_objects_with_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("site", "other"):
+        (tmp_path / ".plugins" / name).mkdir(parents=True)
     monkeypatch.setenv("PLUGIN_HOME", ".plugins")
     spelled = (
         "agent: {type: claude-code, plugins: [{type: local, path: $PLUGIN_HOME/site}, .plugins/other]}\n"
@@ -64,7 +66,8 @@ def test_plugins_as_paths_or_objects_with_variables(tmp_path: Path, monkeypatch:
 
     agent = only(minimal_task(tmp_path, extra=spelled))
 
-    assert agent.plugins == [LocalPlugin(path=".plugins/site"), LocalPlugin(path=".plugins/other")]
+    folders = [str((tmp_path / ".plugins" / name).resolve()) for name in ("site", "other")]
+    assert agent.plugins == [LocalPlugin(path=folder) for folder in folders]
 
 
 def test_system_prompt_file_and_claude_settings_file_are_read_at_load(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,58 @@ def test_json_schema_found_through_its_template_folder(tmp_path: Path) -> None:
     template = "sandbox: {template_sources: [{type: template_dir, path: fixtures, mount_point: app}]}"
     (task,) = load_tasks([schema_task(tmp_path, "app/schema.json", template)])
     assert task.success_criteria[0].json_schema == str((tmp_path / "fixtures" / "schema.json").resolve())  # type: ignore[attr-defined]
+
+
+def test_the_templates_copy_wins_over_a_task_file_of_the_same_name(tmp_path: Path) -> None:
+    """The original reads the schema in the sandbox, where the template put it: that copy, from the suite."""
+    for folder, required in (("schemas", "decoy"), ("fixtures/schemas", "total")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "report.json").write_text(f'{{"type": "object", "required": ["{required}"]}}')
+    template = "sandbox: {template_sources: [{type: template_dir, path: fixtures}]}"
+
+    (task,) = load_tasks([schema_task(tmp_path, "./schemas/report.json", template)])
+
+    assert task.success_criteria[0].json_schema == str(
+        (tmp_path / "fixtures" / "schemas" / "report.json").resolve()
+    )  # type: ignore[attr-defined]
+
+
+def test_json_schema_from_starter_files_inline_listed_or_a_local_repository(tmp_path: Path) -> None:
+    inline = (
+        "sandbox: {template_sources: [{type: starter_files, files: "
+        '[{path: s.json, content: \'{"type": "object", "required": ["total"]}\'}]}]}'
+    )
+    (task,) = load_tasks([schema_task(tmp_path / "inline", "s.json", inline)])
+    assert task.success_criteria[0].json_schema == {"type": "object", "required": ["total"]}  # type: ignore[attr-defined]
+
+    (tmp_path / "app" / "schemas").mkdir(parents=True)
+    (tmp_path / "app" / "schemas" / "s.json").write_text('{"type": "array"}')
+    listed = (
+        f"sandbox: {{template_sources: [{{type: template_dir, path: {tmp_path / 'app'}, files: [schemas]}}]}}"
+    )
+    (task,) = load_tasks([schema_task(tmp_path / "listed", "schemas/s.json", listed)])
+    assert task.success_criteria[0].json_schema == str(tmp_path / "app" / "schemas" / "s.json")  # type: ignore[attr-defined]
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "s.json").write_text('{"type": "string"}')
+    for command in (
+        ["init", "-q"],
+        ["add", "s.json"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "s"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *command], check=True)
+    (repo / "s.json").write_text('{"type": "number"}')  # after the commit: not what the clone holds
+    cloned = f"sandbox: {{template_sources: [{{type: repo, url: {repo}}}]}}"
+    (task,) = load_tasks([schema_task(tmp_path / "cloned", "repo/s.json", cloned)])
+    assert task.success_criteria[0].json_schema == {"type": "string"}  # type: ignore[attr-defined]
+
+
+def test_a_schema_only_a_remote_repository_holds_is_refused_by_name(tmp_path: Path) -> None:
+    remote = "sandbox: {template_sources: [{type: repo, url: 'https://example.org/app.git'}]}"
+
+    with pytest.raises(TaskError, match=r"json_schema: repo/s.json would come from the repository https://"):
+        load_tasks([schema_task(tmp_path, "repo/s.json", remote)])
 
 
 def test_missing_or_invalid_schema_file_fails_at_load_with_the_line(tmp_path: Path) -> None:

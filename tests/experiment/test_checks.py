@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.errors import TaskError
 from coder_eval.experiment.checks import plan_warnings
 from tests.experiment.builders import resolved, two_tasks, word_dataset, write_experiment
 from tests.helpers import write_task
@@ -40,19 +41,20 @@ def test_clean_experiment_has_no_warnings(tmp_path: Path) -> None:
 def test_plugin_without_skill_md(tmp_path: Path) -> None:
     (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
     (tmp_path / "plugin" / "skills" / "deploy" / "skill.txt").write_text("misnamed")
-    found = warnings_for(tmp_path, SKILL_AB)
-    assert any("agent.plugins entry '.plugins/p' has no skills/<name>/SKILL.md" in w for w in found)
-    assert any("template folder" in w and "has no skills/*/SKILL.md" in w for w in found)
+    found = warnings_for(tmp_path, SKILL_AB.replace("  - variant_id: base\n", ""))
+    folder = tmp_path / "plugin"
+    assert found == [
+        f"variant 'skill': agent.plugins entry '{folder}' holds no skill (no skills/<name>/SKILL.md, nor "
+        "<name>/SKILL.md in a bare skills root): no skill would load"
+    ]
 
 
-def test_plugin_pointing_elsewhere_than_the_template(tmp_path: Path) -> None:
+def test_plugin_pointing_elsewhere_than_the_template_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
     (tmp_path / "plugin" / "skills" / "deploy" / "SKILL.md").write_text("x")
-    found = warnings_for(tmp_path, SKILL_AB.replace("plugins: [.plugins/p]", "plugins: [.plugins/q]"))
-    assert found == [
-        "variant 'skill': agent.plugins entry '.plugins/q' has no skills/<name>/SKILL.md in the sandbox's "
-        "template sources: no skill would load"
-    ]
+    refused = r"agent.plugins\[0\]: '.plugins/q': no folder .*and no template source"
+    with pytest.raises(TaskError, match=refused):
+        warnings_for(tmp_path, SKILL_AB.replace("plugins: [.plugins/p]", "plugins: [.plugins/q]"))
 
 
 def test_identical_variants(tmp_path: Path) -> None:

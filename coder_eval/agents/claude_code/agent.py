@@ -139,7 +139,7 @@ def make_options(
         disallowed_tools=list(spec.disallowed_tools),
         system_prompt=system_prompt(spec.instructions(), spec.system_prompt_mode),
         setting_sources=list(spec.setting_sources),
-        plugins=[{"type": "local", "path": f"{root}/{plugin.path}"} for plugin in spec.plugins],
+        plugins=[{"type": "local", "path": plugin.path} for plugin in request.plugins],
         max_turns=max_turns(spec, request.limits),
         include_partial_messages=True,
         stderr=on_stderr,

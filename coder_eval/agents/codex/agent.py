@@ -21,7 +21,7 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
+from coder_eval.agents.cli_spec import max_turns, model_name, offered_skill_folders, own_spec
 from coder_eval.agents.codex.home import CodexHome
 from coder_eval.agents.codex.recorder import CodexRecorder
 from coder_eval.agents.codex.spec import OWN_SANDBOX, CodexSpec
@@ -124,7 +124,7 @@ class CodexAgent:
             model=model,
             endpoint=endpoint,
             instructions=spec.instructions(),
-            skills=await plugin_skills(sandbox, spec.plugins),
+            skills=offered_skill_folders(request),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, {**DEFAULTS, **credentials}, resolve_env(spec.env), home.env(endpoint))

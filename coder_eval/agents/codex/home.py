@@ -14,9 +14,9 @@ shims first) is the one they see. Retries are off (the outcome is mapped honestl
 fails at once (``unbounded_connection_retries`` off). With an endpoint (the scripted server) the
 model provider is that URL, speaking the Responses API. A model slug Codex does not know gets an
 entry in ``model_catalog.json`` copied from a known model (otherwise Codex falls back to metadata
-without its ``apply_patch`` tool). Skills of each plugin are copied to ``$CODEX_HOME/skills/``,
-where Codex lists them to the model. Every file is written through the sandbox's verbs, so the home
-may be in a container.
+without its ``apply_patch`` tool). Each offered skill is linked into ``$CODEX_HOME/skills/`` (the
+link leads to its read-only staged folder), where Codex lists it to the model. Every file is written
+through the sandbox's verbs, so the home may be in a container.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
-from coder_eval.agents.cli_spec import copy_skills
+from coder_eval.agents.cli_spec import link_skills
 from coder_eval.agents.codex.spec import CodexSpec
 from coder_eval.errors import AgentError
 
@@ -110,7 +110,7 @@ class CodexHome:
             lines += [f"env_key = {_toml(KEY_VARIABLE)}", 'wire_api = "responses"']
             lines += ["request_max_retries = 0", "stream_max_retries = 0"]
         await sandbox.write_file(f"{self.path}/config.toml", "\n".join(lines) + "\n")
-        await copy_skills(sandbox, list(skills), f"{self.path}/skills")
+        await link_skills(sandbox, list(skills), f"{self.path}/skills")
 
     def env(self, endpoint: ModelEndpoint | None) -> dict[str, str]:
         """What Codex's environment adds: its home, and the scripted provider's key."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
+from coder_eval.agents.cli_spec import max_turns, model_name, offered_skill_folders, own_spec
 from coder_eval.agents.gemini.home import GeminiHome
 from coder_eval.agents.gemini.recorder import GeminiRecorder
 from coder_eval.agents.gemini.spec import GeminiSpec
@@ -100,7 +100,7 @@ class GeminiAgent:
             spec,
             max_turns=max_turns(spec, request.limits),
             instructions=spec.instructions(),
-            skills=await plugin_skills(sandbox, spec.plugins),
+            skills=offered_skill_folders(request),
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), home.env(endpoint))

@@ -9,9 +9,9 @@ Example::
 The settings select API-key auth (a custom base URL fails without it), turn off usage statistics,
 telemetry, update checks and retries (``general.maxAttempts: 1``: a provider error ends the run and
 is mapped to ``invalid``), cap the session's turns, and exclude disallowed tools by their Gemini
-names. Instructions go to the global ``GEMINI.md`` context file; each plugin's skills are copied to
-``skills/``, where Gemini CLI lists them to ``activate_skill``. Every file is written through the
-sandbox's verbs, so HOME may be in a container.
+names. Instructions go to the global ``GEMINI.md`` context file; each offered skill is linked into
+``skills/`` (the link leads to its read-only staged folder), where Gemini CLI lists it to
+``activate_skill``. Every file is written through the sandbox's verbs, so HOME may be in a container.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
-from coder_eval.agents.cli_spec import copy_skills
+from coder_eval.agents.cli_spec import link_skills
 from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.tools import VOCABULARIES
 
@@ -64,7 +64,7 @@ class GeminiHome:
         await sandbox.write_file(f"{self.folder}/settings.json", json.dumps(settings, indent=2))
         if instructions:
             await sandbox.write_file(f"{self.folder}/GEMINI.md", instructions)
-        await copy_skills(sandbox, list(skills), f"{self.folder}/skills")
+        await link_skills(sandbox, list(skills), f"{self.folder}/skills")
 
     def env(self, endpoint: ModelEndpoint | None) -> dict[str, str]:
         """The quiet switches, and with an endpoint (the scripted server) its URL and key."""

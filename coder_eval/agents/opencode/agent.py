@@ -21,10 +21,11 @@ from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, own_spec, plugin_skills
+from coder_eval.agents.cli_spec import max_turns, model_name, own_spec
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
+from coder_eval.agents.opencode.skills import skill_listing
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
@@ -85,6 +86,8 @@ class OpenCodeAgent:
         except (AgentError, ValueError) as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc))
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        if request.plugins:
+            sink.write(await skill_listing(request.sandbox, binary, launch.env, pure=spec.pure))
         recorder = OpenCodeRecorder(sink, model)
         limits = request.limits
         end = await run_cli(
@@ -112,7 +115,7 @@ class OpenCodeAgent:
             model=model,
             endpoint=endpoint,
             instructions=spec.instructions(),
-            skills=await plugin_skills(sandbox, spec.plugins),
+            skill_paths=[d for plugin in request.plugins for d in plugin.skill_dirs],
         )
         credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), config.env())

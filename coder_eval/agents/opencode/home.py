@@ -5,7 +5,7 @@ Example::
 
     config = OpenCodeConfig(f"{sandbox.env['XDG_CONFIG_HOME']}/opencode")
     await config.write(sandbox, spec, model="claude-sonnet-4-5", endpoint=endpoint, instructions=None,
-                       skills=[...])
+                       skill_paths=["/s/plugins/team/skills"])
     config.env()     # {"OPENCODE_CONFIG": ".../opencode.json", "OPENCODE_DISABLE_AUTOUPDATE": "1", ...}
 
 With an endpoint (the scripted server) the model comes from a provider named ``scripted`` that
@@ -15,7 +15,8 @@ what ``permission_mode`` withholds: ``plan`` denies edits and shell commands; th
 ``acceptEdits`` denies shell commands and ``default`` / ``dontAsk`` also edits, unless
 ``allowed_tools`` lists them (``Bash``; ``Edit`` or ``Write``), as Claude Code would ask and nobody
 answers. Disallowed tools are switched off by their
-OpenCode names. Each plugin's skills are copied to ``<config>/skill/``, where OpenCode finds them.
+OpenCode names. The offered skills are read where they are staged
+(read-only): their folders are the config's ``skills.paths``.
 Every file is written through the sandbox's verbs, so the folder may be in a container.
 """
 
@@ -26,7 +27,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
-from coder_eval.agents.cli_spec import copy_skills
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.tools import VOCABULARIES
 
@@ -70,9 +70,10 @@ class OpenCodeConfig:
         model: str | None,
         endpoint: ModelEndpoint | None,
         instructions: str | None,
-        skills: Sequence[str],
+        skill_paths: Sequence[str],
     ) -> str | None:
-        """Write the config and skills; return the ``--model`` to pass (``provider/model``)."""
+        """Write the config (the skill folders it scans in ``skills.paths``); return the ``--model``
+        to pass (``provider/model``)."""
         config: dict[str, Any] = {
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
@@ -80,6 +81,8 @@ class OpenCodeConfig:
             "permission": _permissions(spec),
             "tools": _tools(spec),
         }
+        if skill_paths:
+            config["skills"] = {"paths": list(skill_paths)}
         qualified = model
         if endpoint is not None and model is not None:
             qualified = f"{PROVIDER}/{model}"
@@ -91,7 +94,6 @@ class OpenCodeConfig:
             await sandbox.write_file(note, instructions)
             config["instructions"] = [note]
         await sandbox.write_file(self.path, json.dumps(config, indent=2))
-        await copy_skills(sandbox, list(skills), f"{self.folder}/skill")
         return qualified
 
     def env(self) -> dict[str, str]:
