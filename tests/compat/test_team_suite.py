@@ -25,7 +25,10 @@ AGENTS = [
 ]
 
 
-def test_it_plans_unchanged_offering_the_skill_in_the_with_skill_arm_only() -> None:
+def test_it_plans_unchanged_offering_the_skill_in_the_with_skill_arm_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")  # the suite names a real model; only its key warns
     resolution = resolve(load_experiment(TEAM / "experiments" / "skills_ab.yaml"), [])
 
     offered = {(p.task.task_id, p.variant_id): skill_names(p.task) for p in resolution.plans}

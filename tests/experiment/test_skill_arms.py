@@ -22,6 +22,12 @@ variants:
 """
 
 
+@pytest.fixture(autouse=True)
+def _a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These arms name a real model; its key warning is another test's subject."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")
+
+
 def skill(folder: Path, name: str, body: str = "Use the CLI.") -> Path:
     (folder / name).mkdir(parents=True, exist_ok=True)
     (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name} help\n---\n{body}\n")
