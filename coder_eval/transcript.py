@@ -99,7 +99,8 @@ def describe(event: Event) -> str:
         more = f" … ({event.output_chars} chars)" if event.output_chars > RESULT_PREVIEW else ""
         return f"  ← {flag}{event.output[:RESULT_PREVIEW].rstrip()}{more}"
     if isinstance(event, CliCall):
-        return f"  ⇢ {shlex.join(event.argv)} (recorded, exit {event.exit_code})"
+        returned = "started" if event.exit_code is None else f"exit {event.exit_code}"
+        return f"  ⇢ {shlex.join(event.argv)} (recorded, {returned})"
     if isinstance(event, PhaseEvent):
         where = f" in {event.details['driver']} sandbox" if "driver" in event.details else ""
         return f"-- {event.name}{where} --"

@@ -17,9 +17,15 @@ holding stdout cannot keep the ``docker exec`` open. ``read``, ``write`` and
 ``glob`` keep workspace-relative paths inside the workspace (an absolute path may be anywhere in the
 container). Failures the harness must recognise exit with :data:`REFUSED` and a line starting with
 :data:`PREFIX` on stderr.
+
+The engine carries arguments as Unicode text, and would replace bytes that are not UTF-8 (a file
+name, a folder, an argument of the agent's); :func:`helper_argv` sends such an argument as
+:data:`ARG_PREFIX` and the base64 of its bytes, which the helper turns back into the same bytes.
 """
 
 from __future__ import annotations
+
+import base64
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult
@@ -29,11 +35,23 @@ REFUSED = 125
 PREFIX = "coder_eval-helper: "
 MARKER = "CODER_EVAL_EXEC"
 """Environment variable every process of one ``run`` carries (value: that run's id)."""
+ARG_PREFIX = "coder_eval-bytes:"
+"""An argument sent as its bytes in base64 (one that is not UTF-8, or starts with this prefix)."""
 
 HELPER = r'''
 import os, signal, stat, sys
 
 REFUSED, PREFIX, MARKER, GRACE = 125, "coder_eval-helper: ", "CODER_EVAL_EXEC", 0.5
+ARG_PREFIX = "coder_eval-bytes:"
+
+
+def argument(value):
+    """An argument as the harness meant it (bytes that are not UTF-8 come base64-encoded)."""
+    if not value.startswith(ARG_PREFIX):
+        return value
+    import base64
+
+    return os.fsdecode(base64.b64decode(value[len(ARG_PREFIX):]))
 
 
 def refuse(message):
@@ -222,13 +240,25 @@ def main(op, args):
     refuse(f"unknown operation {op!r}")
 
 
-sys.exit(main(sys.argv[1], sys.argv[2:]))
+sys.exit(main(sys.argv[1], [argument(value) for value in sys.argv[2:]]))
 '''
 
 
 def helper_argv(python: str, tools: str, *args: str) -> list[str]:
-    """The command line of one helper operation inside the container (Python isolated, no site)."""
-    return [python, "-I", "-S", f"{tools}/helper.py", *args]
+    """The command line of one helper operation inside the container (Python isolated, no site);
+    an argument that is not UTF-8 text travels as its bytes (see the module docstring)."""
+    return [python, "-I", "-S", f"{tools}/helper.py", *map(_argument, args)]
+
+
+def _argument(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        if not value.startswith(ARG_PREFIX):
+            return value
+    return ARG_PREFIX + base64.b64encode(value.encode("utf-8", "surrogateescape")).decode()
 
 
 def helper_result(result: ExecResult, cmd: object) -> ExecResult:
