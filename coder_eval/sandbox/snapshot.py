@@ -126,10 +126,16 @@ def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> i
             member.name, member.uid, member.gid, member.uname, member.gname = name, 0, 0, "", ""
             if member.islnk():
                 member.linkname = member.linkname.partition("/")[2]
+            member.pax_headers = {k: v for k, v in member.pax_headers.items() if k not in _REWRITTEN}
             writer.addfile(member, reader.extractfile(member) if member.isfile() else None)
             kept.add(name)
             count += 1
     return count
+
+
+_REWRITTEN = frozenset({"path", "linkpath", "uid", "gid", "uname", "gname", "hdrcharset"})
+"""PAX records of fields :func:`retar` rewrites: tarfile writes a record it is given over the field
+(a name that is not ASCII, or longer than 100 bytes, comes in a ``path`` record)."""
 
 
 def _keepable(member: tarfile.TarInfo, kept: set[str]) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.snapshot import extract_tar, write_tar
+from coder_eval.sandbox.snapshot import extract_tar, retar, write_tar
 
 
 def archive(*members: tuple[tarfile.TarInfo, bytes]) -> Path:
@@ -77,3 +77,29 @@ def test_a_corrupt_archive_is_a_sandbox_error(tmp_path: Path) -> None:
 
     with pytest.raises(SandboxError, match="cannot extract the workspace snapshot"):
         extract_tar(bad, tmp_path / "dest")
+
+
+def test_names_an_engine_writes_in_pax_records_keep_their_names_through_retar(tmp_path: Path) -> None:
+    long_name = "deep/" + "d" * 120 + "/file.txt"
+    odd = "caf\udce9-\udcff.txt"  # not UTF-8 on disk
+    engine = io.BytesIO()  # as `docker cp C:/workspace -` writes the folder: names in PAX records
+    with tarfile.open(fileobj=engine, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in ("workspace", "workspace/deep", f"workspace/deep/{'d' * 120}"):
+            tar.addfile(member(name, tarfile.DIRTYPE))
+        for name in ("café.txt", long_name, odd):
+            info = member(f"workspace/{name}")
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"hi"))
+        tar.addfile(member("workspace/link-é", tarfile.SYMTYPE, "café.txt"))
+    engine.seek(0)
+    snapshot = io.BytesIO()
+
+    retar(engine, snapshot)
+    snapshot.seek(0)
+    extract_tar(snapshot, tmp_path / "dest")
+
+    assert (tmp_path / "dest" / "café.txt").read_text() == "hi"
+    assert (tmp_path / "dest" / long_name).read_text() == "hi"
+    assert (tmp_path / "dest" / odd).read_text() == "hi"
+    assert (tmp_path / "dest" / "link-é").read_text() == "hi"
+    assert not (tmp_path / "dest" / "workspace").exists()
