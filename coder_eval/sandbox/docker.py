@@ -42,13 +42,15 @@ from coder_eval.sandbox.images import image_for
 from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
-from coder_eval.sandbox.process import run_in_group
+from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
-from coder_eval.sandbox.snapshot import Dropped
+from coder_eval.sandbox.snapshot import Bounds, Dropped
 
 INSIDE = Path("/coder_eval")
 """The sandbox's own folders in the container (HOME, TMPDIR, tools, sockets ...)."""
+NOTE_ROOM = 256
+"""Room past the helper's cap for its note and its timeout line."""
 STOP_MARGIN_S = 10.0
 """How long past a command's own timeout the harness waits for the helper to report it."""
 
@@ -195,6 +197,7 @@ class DockerSandbox:
                 env={**client_env(), **_by_value(variables, keep=False)},
                 timeout=limit + STOP_MARGIN_S,
                 stdin=stdin,
+                max_output=MAX_OUTPUT_BYTES + NOTE_ROOM,  # the helper cut it already, noting the total
             )
         except BaseException:
             await asyncio.shield(self._kill_run(run_id))
@@ -223,7 +226,8 @@ class DockerSandbox:
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
         if self._closed:
             raise SandboxError(f"the sandbox {self.name} is closed; cannot snapshot it")
-        await asyncio.to_thread(copy_out, self.name, self.workdir, out, list(ignore))
+        bounds = Bounds.of(self.provision.limits)
+        await asyncio.to_thread(copy_out, self.name, self.workdir, out, list(ignore), bounds)
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
