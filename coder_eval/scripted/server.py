@@ -16,21 +16,49 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from coder_eval.scripted.handler import Handler
+from coder_eval.scripted.handler import BODY_SLOTS, Handler
 from coder_eval.scripted.replay import Replayer
 from coder_eval.scripted.request_log import RecordedRequest, RequestLog
 from coder_eval.scripted.script import Script, load_script
 
+MAX_CONNECTIONS = 64
+"""Connections served at once; one more is closed unanswered (a client retries, as with any server)."""
+
 
 class _HTTPServer(ThreadingHTTPServer):
+    """A thread per connection, at most :data:`MAX_CONNECTIONS` of them."""
+
     daemon_threads = True
     app: ScriptedServer
+    _open = 0
+    _count_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._count_lock:
+            full = self._open >= MAX_CONNECTIONS
+            self._open += 0 if full else 1
+        if full:
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._count_lock:
+                self._open -= 1
 
 
 class ScriptedServer:
     """Serves ``script`` with ``seed`` on an ephemeral port; a context manager, or start()/stop().
 
     ``log_path`` (optional) gets every :class:`RecordedRequest` appended as a JSON line.
+
+    What reaches it may come from an agent's sandbox, so it is bounded: connections
+    (:data:`MAX_CONNECTIONS`), request bodies (``handler.MAX_BODY_BYTES``, each sent within
+    ``handler.BODY_DEADLINE_S``, ``handler.BODY_SLOTS`` read at once) and the bodies the request
+    log keeps (``request_log.BODY_BUDGET_BYTES``).
     """
 
     def __init__(
@@ -44,6 +72,7 @@ class ScriptedServer:
         self.seed = seed
         self.replayer = Replayer(self.script, seed)
         self.stopping = threading.Event()
+        self.body_slots = threading.BoundedSemaphore(BODY_SLOTS)
         self._host = host
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
