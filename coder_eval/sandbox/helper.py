@@ -221,6 +221,36 @@ def run(workdir, cwd, timeout, mode, end, argv):
     return 128 - code if code < 0 else code
 
 
+def measure(workdir, max_bytes, max_entries):
+    """Walk the workspace counting entries and apparent sizes; print the counts at the first entry
+    past a bound (a negative bound is none), or ``{}``."""
+    import json
+
+    root = inside(workdir, ".")
+    entries = total = 0
+    pending = [root]
+    while pending:
+        try:
+            items = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for item in items:
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            entries, total = entries + 1, total + size
+            if 0 <= max_entries < entries or 0 <= max_bytes < total:
+                name = os.path.relpath(item.path, root)
+                print(json.dumps({"name": name, "size": size, "entries": entries, "bytes": total}))
+                return 0
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(item.path)
+    print("{}")
+    return 0
+
+
 def read(workdir, path, limit):
     real = inside(workdir, path)
     if not os.path.isfile(real):
@@ -293,6 +323,8 @@ def main(op, args):
         return write(args[0], args[1], args[2] == "1")
     if op == "glob":
         return glob(args[0], args[1], args[2], args[3] == "1")
+    if op == "measure":
+        return measure(args[0], int(args[1]), int(args[2]))
     if op == "kill":
         kill(lambda: marked(args[0]))
         return 0

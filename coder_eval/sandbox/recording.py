@@ -20,7 +20,10 @@ call: once before the target runs (``exit_code`` null), once when it has returne
 happens that graders cannot see. Arguments, working directories and stdin that are not UTF-8 are
 kept byte for byte (``coder_eval/untrusted_json.py``). The socket is bounded: at most
 :data:`MAX_CONNECTIONS` open, :data:`MAX_CALLS` read and answered at once (the others wait, unread),
-a request of at most :data:`REQUEST_CAP_BYTES` sent within :data:`REQUEST_DEADLINE_S`.
+a request of at most :data:`REQUEST_CAP_BYTES` sent within :data:`REQUEST_DEADLINE_S`. What is
+recorded is bounded too, and a call past a bound is refused rather than recorded in part: its
+arguments and folder at most :data:`MAX_ARGV_BYTES`, all of an episode's records at most
+:data:`RECORD_BUDGET_BYTES`; the workspace copy of a log stops at :data:`LOG_COPY_BYTES`.
 """
 
 from __future__ import annotations
@@ -56,6 +59,13 @@ MAX_CALLS = 4
 """Calls read and answered at once; a further one waits its turn without being read."""
 MAX_CONNECTIONS = 64
 """Connections open at once; a further one is closed unanswered (the client exits 127)."""
+MAX_ARGV_BYTES = 128 * 1024
+"""A call whose arguments and working directory are longer is refused: a record cut short could
+hide what a grader looks for."""
+RECORD_BUDGET_BYTES = 64 * 1024 * 1024
+"""All the records of one recorder host (the trajectory's ``cli_call`` events); past it, calls are refused."""
+LOG_COPY_BYTES = 1024 * 1024
+"""The workspace copy of a log holds the records up to this size (the trajectory holds them all)."""
 SOCKET_VARIABLE = "CODER_EVAL_RECORDER"
 """Environment variable that tells the client where the socket is (inside the sandbox)."""
 HARNESS_VARIABLES = (SOCKET_VARIABLE, "CODER_EVAL_SANDBOX")
@@ -168,6 +178,7 @@ class RecordingHost:
         self._server: asyncio.base_events.Server | None = None
         self._lock = asyncio.Lock()
         self._slots = Slots(MAX_CALLS)
+        self._recorded = 0
 
     async def start(self, socket_path: Path) -> None:
         self._server = await serve_unix(
@@ -252,7 +263,14 @@ class RecordingHost:
         return cwd[len(root) + 1 :] if cwd.startswith(root + "/") else cwd
 
     def _record(self, call: ShimCall) -> None:
-        """The trajectory's record of a call that is about to run (raises when it cannot be written)."""
+        """The trajectory's record of a call (raises when it cannot be written, or is past a bound)."""
+        if call.exit_code is None:
+            length = len(call.cwd) + sum(len(arg) for arg in call.argv)
+            if length > MAX_ARGV_BYTES:
+                raise ValueError(f"its arguments hold {length} characters, past {MAX_ARGV_BYTES}")
+            if self._recorded > RECORD_BUDGET_BYTES:
+                raise ValueError(f"this episode's recorded calls passed {RECORD_BUDGET_BYTES // 2**20} MiB")
+        self._recorded += len(call.cwd) + sum(map(len, (*call.argv, call.stdout, call.stderr)))
         if self.on_call is not None:
             self.on_call(call)
 
@@ -264,7 +282,10 @@ class RecordingHost:
             if recorder.log is None:
                 return
             lines = self._logs.setdefault(recorder.log, [])
-            lines.append(dumps(call.record(), separators=(", ", ": ")))
+            line = dumps(call.record(), separators=(", ", ": "))
+            if sum(map(len, lines)) + len(line) > LOG_COPY_BYTES:
+                return  # the copy is full; the trajectory has every record
+            lines.append(line)
             with contextlib.suppress(Exception):  # the workspace copy is a courtesy, never the record
                 await self.sandbox.write_file(recorder.log, "\n".join(lines) + "\n")
 

@@ -67,8 +67,13 @@ class Bounds:
         return cls(None if mb is None else mb * MB, files)
 
     def count(self, name: str, size: int) -> None:
+        """Count one entry of ``size`` bytes named ``name``."""
         self.bytes += size
         self.entries += 1
+        self.check(name, size)
+
+    def check(self, name: str, size: int) -> None:
+        """``WorkspaceTooLarge`` when the counts so far (the last entry: ``name``, ``size``) pass a bound."""
         if self.max_entries is not None and self.entries > self.max_entries:
             raise WorkspaceTooLarge(
                 f"the workspace holds more than {self.max_entries} files, folders and links "
@@ -79,6 +84,19 @@ class Bounds:
                 f"the workspace's files pass {self.max_bytes // MB} MB at {name!r} ({size} bytes; "
                 "sandbox.limits.max_workspace_mb counts apparent sizes)"
             )
+
+
+def measured(found: Mapping[str, Any], bounds: Bounds) -> WorkspaceTooLarge | None:
+    """What a measure elsewhere (the docker helper's: ``{name, size, entries, bytes}`` at the first
+    entry past a bound, ``{}`` within them) means for ``bounds``: the error to raise, or None."""
+    if not found:
+        return None
+    bounds.entries, bounds.bytes = int(found["entries"]), int(found["bytes"])
+    try:
+        bounds.check(str(found["name"]), int(found["size"]))
+    except WorkspaceTooLarge as exc:
+        return exc
+    return None
 
 
 def measure(root: Path, bounds: Bounds) -> None:

@@ -26,12 +26,13 @@ from coder_eval.scripted.usage import input_tokens, tokens
 if TYPE_CHECKING:
     from coder_eval.scripted.server import ScriptedServer
 
-MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_BODY_BYTES = 8 * 1024 * 1024
 """The largest request body read (a larger one is answered 413 unread)."""
 BODY_DEADLINE_S = 30.0
 """A body must arrive whole within this; a client that trickles it is disconnected."""
 BODY_SLOTS = 2
-"""Bodies read and parsed at once; further requests wait their turn before reading theirs."""
+"""Requests read and answered at once, by that many worker threads; further ones wait their turn
+before their bodies are read (a scripted ``hang`` stalls outside the workers)."""
 
 
 class _Unreadable(Exception):
@@ -55,6 +56,14 @@ class Handler(BaseHTTPRequestHandler):
         """Silent: every request is in the request log instead."""
 
     def do_POST(self) -> None:
+        """Read and answer the request in one of the server's few body workers (so only their
+        threads ever hold a large body), then stall here if the script says ``hang``."""
+        self._stall: float | None = -1.0
+        self.app.body_workers.run(self._post)
+        if self._stall is None or self._stall >= 0:
+            self.app.stopping.wait(self._stall)
+
+    def _post(self) -> None:
         path = self.path.split("?", 1)[0]
         try:
             body = self._read_json()
@@ -147,7 +156,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload[: len(payload) // 2])
             self.wfile.flush()
         if error.kind == "hang":
-            self.app.stopping.wait(error.seconds)
+            self._stall = error.seconds  # stalled by do_POST: a stall holds no body worker
 
     def _not_found(self, path: str, body: Any) -> None:
         self._record(path, body, "other", 404)
@@ -163,12 +172,11 @@ class Handler(BaseHTTPRequestHandler):
         if length < 0 or length > MAX_BODY_BYTES:
             raise _Unreadable(413, f"request body of {length} bytes; this server reads {MAX_BODY_BYTES}")
         self._body_size = length
-        with self.app.body_slots:
-            raw = self._read_body(length)
-            try:
-                return json.loads(raw) if raw else None
-            except (ValueError, RecursionError):  # not JSON, or past the parser's limits
-                return raw.decode("utf-8", errors="replace")
+        raw = self._read_body(length)
+        try:
+            return json.loads(raw) if raw else None
+        except (ValueError, RecursionError):  # not JSON, or past the parser's limits
+            return raw.decode("utf-8", errors="replace")
 
     def _read_body(self, length: int) -> bytes:
         deadline = time.monotonic() + BODY_DEADLINE_S

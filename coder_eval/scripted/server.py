@@ -10,7 +10,9 @@ Example::
 
 from __future__ import annotations
 
+import queue
 import threading
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -50,6 +52,49 @@ class _HTTPServer(ThreadingHTTPServer):
                 self._open -= 1
 
 
+class Workers:
+    """A few daemon threads that run what request handlers hand them, one job at a time each.
+
+    Example: ``workers.run(job)`` runs ``job`` in one of them and returns when it is done (raising
+    what it raised); ``workers.stop()`` ends the threads once their jobs are done.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], None], threading.Event, list[BaseException]] | None]
+        self._jobs = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            while len(self._threads) < self.count:
+                thread = threading.Thread(target=self._serve, name="scripted-body", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        done, raised = threading.Event(), list[BaseException]()
+        self._jobs.put((job, done, raised))
+        done.wait()
+        if raised:
+            raise raised[0]
+
+    def stop(self) -> None:
+        with self._lock:
+            for _ in self._threads:
+                self._jobs.put(None)
+            self._threads = []
+
+    def _serve(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, done, raised = item
+            try:
+                job()
+            except BaseException as exc:  # handed back to the handler, as if it had run there
+                raised.append(exc)
+            finally:
+                done.set()
+
+
 class ScriptedServer:
     """Serves ``script`` with ``seed`` on an ephemeral port; a context manager, or start()/stop().
 
@@ -57,8 +102,9 @@ class ScriptedServer:
 
     What reaches it may come from an agent's sandbox, so it is bounded: connections
     (:data:`MAX_CONNECTIONS`), request bodies (``handler.MAX_BODY_BYTES``, each sent within
-    ``handler.BODY_DEADLINE_S``, ``handler.BODY_SLOTS`` read at once) and the bodies the request
-    log keeps (``request_log.BODY_BUDGET_BYTES``).
+    ``handler.BODY_DEADLINE_S``, read and answered by ``handler.BODY_SLOTS`` worker threads: only
+    they ever hold a large body, which bounds what the allocator keeps too) and the bodies the
+    request log keeps (``request_log.BODY_BUDGET_BYTES``).
     """
 
     def __init__(
@@ -72,7 +118,7 @@ class ScriptedServer:
         self.seed = seed
         self.replayer = Replayer(self.script, seed)
         self.stopping = threading.Event()
-        self.body_slots = threading.BoundedSemaphore(BODY_SLOTS)
+        self.body_workers = Workers(BODY_SLOTS)
         self._host = host
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -120,6 +166,7 @@ class ScriptedServer:
         self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        self.body_workers.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._httpd, self._thread = None, None

@@ -10,7 +10,13 @@ from typing import Any, TypeVar
 import pytest
 
 from coder_eval.sandbox import HostSandbox, RecordingHost
-from coder_eval.sandbox.recording import MAX_CONNECTIONS, REQUEST_CAP_BYTES, STDOUT_CAP_BYTES, ShimCall
+from coder_eval.sandbox.recording import (
+    MAX_ARGV_BYTES,
+    MAX_CONNECTIONS,
+    REQUEST_CAP_BYTES,
+    STDOUT_CAP_BYTES,
+    ShimCall,
+)
 from coder_eval.sandbox.spec import CliRecorder, StarterFile, StarterFiles
 
 from .builders import DRIVER_NAMES, HOST_DRIVERS, host_folder, run
@@ -191,6 +197,16 @@ def test_arguments_and_folders_that_are_not_utf8_are_recorded_byte_for_byte(
     assert os.fsencode(call.argv[2]) == b"\xff\xe9" and os.fsencode(call.cwd) == b"d\xfe"
     assert [c.argv for c in written] == [call.argv, call.argv]
     assert json.loads(log.decode("utf-8"))["argv"] == list(call.argv)  # the copy: valid UTF-8, same text
+
+
+def test_a_call_too_long_to_record_whole_is_refused_unrun(make_sandbox: MakeSandbox) -> None:
+    sandbox = recorded(make_sandbox, "tempdir")
+    command = "a=$(head -c 70000 /dev/zero | tr '\\0' x); gh touch $a $a --env production"
+
+    result, records = with_host(sandbox, lambda: sandbox.exec(command))
+
+    assert result.exit_code == 126 and f"past {MAX_ARGV_BYTES}" in result.stderr
+    assert records == [] and not (host_folder(sandbox) / "work" / "ran").exists()
 
 
 def test_a_request_over_the_cap_is_refused_unrun(make_sandbox: MakeSandbox) -> None:
