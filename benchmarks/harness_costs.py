@@ -1,8 +1,9 @@
 """What an agent's floods cost the harness, bounded (now) against unbounded (the bounds lifted).
 
-Each attack runs against the harness's own parts in this process (the clients in another, so only
-the harness is measured), once with coder_eval's bounds and once with them lifted to what it did
-before they existed, and prints both and their ratio:
+Each attack runs against the harness's own parts (the clients in another process, so only the
+harness is measured; each memory figure in a fresh process, so no earlier attack's freed memory is
+counted), once with coder_eval's bounds and once with them lifted to what it did before they
+existed, and prints both and their ratio:
 
 - 40 connections of 15 MiB to the CLI recorder: the harness's peak resident memory growth;
 - 20 requests of 15 MiB to the scripted model server (and, bounded, 20 of just under its 8 MiB cap);
@@ -102,10 +103,12 @@ def clients(kind: str, address: str, count: int, size: int) -> subprocess.Popen[
     return subprocess.Popen([sys.executable, "-c", CLIENT, kind, address, str(count), str(size)])
 
 
-def recorder_flood(folder: Path, count: int, size: int) -> float:
+def recorder_flood(folder: Path, count: int, size: int, *, unbounded: bool = False) -> float:
+    lifted = {"MAX_CALLS": 10_000, "MAX_CONNECTIONS": 10_000, "REQUEST_CAP_BYTES": 16 * MB}
+
     async def scenario() -> float:
         host = RecordingHost(FakeSandbox(), [CliRecorder(name="deployctl", exit_code=0)])
-        path = folder / f"recorder-{time.monotonic_ns()}.sock"
+        path = folder / f"recorder-{os.getpid()}.sock"
         await host.start(path)
         with peak_rss() as peak:
             proc = clients("recorder", str(path), count, size)
@@ -114,7 +117,8 @@ def recorder_flood(folder: Path, count: int, size: int) -> float:
         await host.stop()
         return peak[0]
 
-    return asyncio.run(scenario())
+    with patched(recording, **(lifted if unbounded else {})):
+        return asyncio.run(scenario())
 
 
 def model_flood(count: int, size: int, *, unbounded: bool = False) -> float:
@@ -169,39 +173,52 @@ def row(name: str, unbounded: float, bounded: float, unit: str) -> None:
     print(f"{name:<52} {unbounded:>10.1f} {bounded:>10.2f} {unit:<4} {ratio:>8.1f}x")
 
 
+MEMORY = {
+    "recorder-unbounded": lambda folder: recorder_flood(folder, 40, 15 * MB, unbounded=True),
+    "recorder": lambda folder: recorder_flood(folder, 40, 15 * MB),
+    "recorder-at-cap": lambda folder: recorder_flood(folder, 40, 4 * MB - 64 * 1024),
+    "model-unbounded": lambda folder: model_flood(20, 15 * MB, unbounded=True),
+    "model": lambda folder: model_flood(20, 15 * MB),
+    "model-at-cap": lambda folder: model_flood(20, 8 * MB - 64 * 1024),
+}
+"""Each memory measurement, run alone in a fresh process (``--measure NAME`` prints its MB)."""
+
+
+def measured(name: str, folder: Path) -> float:
+    done = subprocess.run(
+        [sys.executable, __file__, "--measure", name, "--folder", str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=100_000, help="files in the inode flood")
     parser.add_argument("--flood-mb", type=int, default=2048, help="MB printed on stdout")
+    parser.add_argument("--measure", choices=sorted(MEMORY), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        print(f"{MEMORY[args.measure](args.folder):.2f}")
+        return
     with tempfile.TemporaryDirectory(prefix="coder_eval-costs-") as name:
         folder = Path(name)
         print(f"{'attack':<52} {'unbounded':>10} {'bounded':>10} {'':<4} {'ratio':>9}")
-        lifted = {"MAX_CALLS": 10_000, "MAX_CONNECTIONS": 10_000, "REQUEST_CAP_BYTES": 16 * MB}
-        with patched(recording, **lifted):
-            before = recorder_flood(folder, 40, 15 * MB)
-        row(
-            "recorder: 40 connections x 15 MiB, RSS growth", before, recorder_flood(folder, 40, 15 * MB), "MB"
-        )
-        row(
-            "recorder: 40 x just under its 4 MiB cap",
-            before,
-            recorder_flood(folder, 40, 4 * MB - 64 * 1024),
-            "MB",
-        )
-        before = model_flood(20, 15 * MB, unbounded=True)
-        row("model server: 20 requests x 15 MiB, RSS growth", before, model_flood(20, 15 * MB), "MB")
-        row("model server: 20 x just under its 8 MiB cap", before, model_flood(20, 8 * MB - 64 * 1024), "MB")
+        before = measured("recorder-unbounded", folder)
+        row("recorder: 40 connections x 15 MiB, RSS growth", before, measured("recorder", folder), "MB")
+        row("recorder: 40 x just under its 4 MiB cap", before, measured("recorder-at-cap", folder), "MB")
+        before = measured("model-unbounded", folder)
+        row("model server: 20 requests x 15 MiB, RSS growth", before, measured("model", folder), "MB")
+        row("model server: 20 x just under its 8 MiB cap", before, measured("model-at-cap", folder), "MB")
         flood = folder / "flood"
         flood.mkdir()
         for i in range(args.files):
             (flood / str(i)).touch()
-        row(
-            f"{args.files} files: seconds to snapshot / refuse",
-            snapshot(flood, False)[0],
-            snapshot(flood, True)[0],
-            "s",
-        )
+        seconds = snapshot(flood, False)[0], snapshot(flood, True)[0]
+        row(f"{args.files} files: seconds to snapshot / refuse", *seconds, "s")
         sparse = folder / "sparse"
         sparse.mkdir()
         for i in range(3):
