@@ -31,6 +31,7 @@ class _HTTPServer(ThreadingHTTPServer):
     """A thread per connection, at most :data:`MAX_CONNECTIONS` of them."""
 
     daemon_threads = True
+    request_queue_size = MAX_CONNECTIONS  # the listen backlog (5 by default: a burst was reset)
     app: ScriptedServer
     _open = 0
     _count_lock = threading.Lock()

@@ -100,6 +100,7 @@ FLOOD = """
 import json, os, socket, sys, threading
 
 target, connections, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+answered, refused = [], []
 
 def send(body):
     try:
@@ -107,14 +108,15 @@ def send(body):
             conn = socket.socket(socket.AF_UNIX)
             conn.connect(os.environ["CODER_EVAL_RECORDER"])
             conn.sendall(body + b"\\n")
+            conn.shutdown(socket.SHUT_WR)
         else:
             conn = model()
-            conn.sendall(b"POST /v1/messages HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body))
+            head = "POST /v1/messages HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n"
+            conn.sendall(head.encode() + b"Content-Length: %d\\r\\n\\r\\n" % len(body))
             conn.sendall(body)
-        conn.shutdown(socket.SHUT_WR)
-        conn.recv(100)
-    except OSError as exc:
-        print(type(exc).__name__)
+        (answered if conn.recv(100) else refused).append(1)
+    except (BrokenPipeError, ConnectionResetError):  # refused while it was still sending
+        refused.append(1)
 
 def model():
     host, port = os.environ["ANTHROPIC_BASE_URL"].removeprefix("http://").split(":")
@@ -135,6 +137,7 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
+print(f"answered {len(answered)} refused {len(refused)}")
 """
 SOCKETS = """
 task_id: flood
@@ -154,13 +157,17 @@ success_criteria:
 def test_a_connection_flood_leaves_the_harness_small(
     attack: Attack, driver: str, target: str, connections: int, cap: int
 ) -> None:
-    """40 connections to the CLI recorder, 20 requests to the model endpoint, each of 15 MiB or, where
-    the server reads less, as large as it still reads."""
-    size = min(15 * MB, cap - 64 * 1024)
+    """40 connections of 15 MiB to the CLI recorder; 20 requests to the model endpoint, each as large
+    as the server still reads (just under 8 MiB)."""
+    size = 15 * MB if target == "recorder" else cap - 64 * 1024  # the recorder refuses past 4 MiB
     script = f"cat > $TMPDIR/flood.py <<'EOF'\n{FLOOD}EOF\npython3 $TMPDIR/flood.py {target} {connections} {size}\ntrue\n"
     agent = {"kind": "command", "model": "scripted", "command": script}
     with watched() as watch:
         outcome = attack("", driver, task=SOCKETS, overrides={"agent": agent})
 
     assert outcome.end.outcome != "invalid" and outcome.end.status == "completed"
+    expected = (
+        f"answered 0 refused {connections}" if target == "recorder" else f"answered {connections} refused 0"
+    )
+    assert expected in (outcome.end.final_message or "")  # each reached the harness, and was dealt with
     assert watch.rss_growth < 200 * MB, f"the harness grew by {watch.rss_growth / MB:.0f} MB"
