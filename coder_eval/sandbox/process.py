@@ -143,7 +143,7 @@ class _Output:
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self._source, self.sink = os.pipe2(os.O_CLOEXEC)
+        self._source, self.sink = os.pipe()  # not inherited (PEP 446); Popen gives the child its end
         os.set_blocking(self._source, False)
         self.kept = bytearray()
         self.total = 0

@@ -179,6 +179,7 @@ class RecordingHost:
         self._lock = asyncio.Lock()
         self._slots = Slots(MAX_CALLS)
         self._recorded = 0
+        self._stopped = False
 
     async def start(self, socket_path: Path) -> None:
         self._server = await serve_unix(
@@ -186,6 +187,9 @@ class RecordingHost:
         )
 
     async def stop(self) -> None:
+        """Stop answering: a call still in flight keeps only the record made before it ran (its
+        trajectory may be closing), and a new one is refused."""
+        self._stopped = True
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
@@ -264,6 +268,8 @@ class RecordingHost:
 
     def _record(self, call: ShimCall) -> None:
         """The trajectory's record of a call (raises when it cannot be written, or is past a bound)."""
+        if self._stopped:
+            raise ValueError("the episode's recording has ended")
         if call.exit_code is None:
             length = len(call.cwd) + sum(len(arg) for arg in call.argv)
             if length > MAX_ARGV_BYTES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -29,6 +30,7 @@ if [ "$1" = big ]; then head -c 20000 /dev/zero | tr '\\0' x; exit 0; fi
 if [ "$1" = stdin ]; then cat; exit 0; fi
 if [ "$1" = env ]; then echo "token=$GH_TOKEN"; exit 0; fi
 if [ "$1" = touch ]; then : > ran; exit 0; fi
+if [ "$1" = slow ]; then sleep 1; exit 0; fi
 echo "{\\"method\\": \\"POST\\", \\"args\\": \\"$*\\"}"
 """
 
@@ -166,6 +168,26 @@ def test_a_call_is_recorded_before_its_target_runs(make_sandbox: MakeSandbox, dr
 
     assert [(code, existed) for code, existed, _ in seen] == [(None, False), (0, True)]
     assert seen[0][2] == seen[1][2] != ""
+
+
+def test_a_call_still_running_when_recording_ends_keeps_only_its_first_record(
+    make_sandbox: MakeSandbox,
+) -> None:
+    sandbox = recorded(make_sandbox, "tempdir")
+    seen: list[ShimCall] = []
+
+    async def scenario() -> int:
+        host = RecordingHost(sandbox, sandbox.spec.recorders, on_call=seen.append)
+        await host.start(sandbox.host_socket("recorder"))
+        call = asyncio.create_task(sandbox.exec("gh slow"))
+        while not seen:
+            await asyncio.sleep(0.02)
+        await host.stop()  # the episode ends while the call runs
+        return (await call).exit_code
+
+    code = run(scenario())
+
+    assert code == 0 and [c.exit_code for c in seen] == [None]  # nothing written after the end
 
 
 def test_a_call_that_cannot_be_recorded_does_not_run(make_sandbox: MakeSandbox) -> None:
