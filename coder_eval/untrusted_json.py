@@ -17,6 +17,10 @@ reads back exactly the same string (``text.encode("utf-8", "surrogateescape")`` 
 bytes). Values JSON has no form for never stop a line from being written either: NaN and infinities
 are ``null``, bytes are decoded with ``surrogateescape``, other objects are their ``str``, and
 containers nested deeper than :data:`MAX_DEPTH` are cut there with a marker.
+
+Where such text leaves for a reader that takes only valid Unicode (a model's API, an HTML page, a
+terminal), :func:`visible` shows each of those code points as an escape instead: ``\\xff`` for an
+undecodable byte, ``\\ud800`` for another lone surrogate.
 """
 
 from __future__ import annotations
@@ -87,3 +91,27 @@ def plain(value: Any, depth: int = 0) -> Any:
 
 def _key(key: Any) -> str:
     return key if isinstance(key, str) else str(plain(key))
+
+
+def visible(text: str) -> str:
+    """``text`` as valid Unicode: undecodable bytes as ``\\xNN``, other lone surrogates as ``\\uNNNN``.
+
+    Example: ``visible(os.fsdecode(b"caf\\xe9"))`` -> ``'caf\\\\xe9'``.
+    """
+    return _SURROGATE.sub(_shown, text)
+
+
+def visible_data(value: Any) -> Any:
+    """``value`` with :func:`visible` applied to every string in it (keys too), for a JSON request."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, Mapping):
+        return {visible_data(key): visible_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [visible_data(item) for item in value]
+    return value
+
+
+def _shown(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
