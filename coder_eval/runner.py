@@ -32,6 +32,7 @@ from coder_eval.iterations import (
 )
 from coder_eval.run_dir import RunDir, episode_id
 from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.snapshot import WorkspaceTooLarge
 from coder_eval.skill_record import skill_load
 from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
@@ -177,7 +178,10 @@ async def _phases(
     hits = limits_hit(result, plan.task, stage.sandbox.limits_hit())
     if hits:
         result = at_limit(result, plan.task, hits)
-    snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
+    try:
+        snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
+    except WorkspaceTooLarge as exc:
+        return workspace_too_large(result, exc, plan.task)
     kept = None
     if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded
         kept = await _keep_snapshot(snapshot, keep, plan.task, notes)
@@ -191,6 +195,17 @@ async def _phases(
     end.snapshot = kept
     if plan.task.agent.kind in MODEL_AGENTS:  # agents that load skills: what they were offered and loaded
         end.skills = skill_load(stage.plugins, sink.events)
+    return end
+
+
+def workspace_too_large(result: AgentResult, exc: WorkspaceTooLarge, task: TaskSpec) -> EpisodeEnd:
+    """The workspace passed ``max_workspace_mb`` or ``max_workspace_files``: nothing is graded, and
+    the agent failed with status ``resource_limit`` (an agent that was not measured stays ``invalid``)."""
+    if not result.invalid:
+        result.status, result.error = "resource_limit", str(exc)
+    end = end_event(result, [], task)
+    if not result.invalid:
+        end.outcome = "fail"  # no criterion ran, so none passed
     return end
 
 
@@ -309,7 +324,16 @@ def _grade_now(plan: EpisodePlan, stage: Stage, sink: TrajectoryWriter) -> Grade
     """Grades the workspace as it is at that moment, in a verifier made from a fresh snapshot."""
 
     async def grade(reply: str) -> list[CriterionResult]:
-        with await take_snapshot(stage.sandbox) as snapshot:
+        try:
+            snapshot = await take_snapshot(stage.sandbox)
+        except WorkspaceTooLarge as exc:  # a failed check the agent is told about, not a harness fault
+            details = {"error": str(exc)}
+            return [
+                CriterionResult(
+                    criterion_id="workspace", kind="workspace", score=0, passed=False, details=details
+                )
+            ]
+        with snapshot:
             return await verify(plan, stage, snapshot, list(sink.events), reply, [])
 
     return grade

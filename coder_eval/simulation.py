@@ -40,6 +40,7 @@ from coder_eval.agents.base import AgentReply, EventSink
 from coder_eval.errors import AgentError
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.trajectory import CriterionResult, Message, Usage
+from coder_eval.untrusted_json import visible, visible_data
 
 DIALOG_AGENTS = ("claude-code",)
 """Agent kinds that keep their session across user turns, so a ``simulation`` block can drive them."""
@@ -234,8 +235,8 @@ class Simulator:
                 response = await client.messages.create(
                     model=endpoint.model,
                     max_tokens=self.spec.max_tokens,
-                    system=self.system,
-                    messages=self.history,
+                    system=visible(self.system),
+                    messages=visible_data(self.history),  # the agent's replies: valid Unicode only
                 )
             except anthropic.APIError as exc:
                 raise AgentError(f"user simulator ({endpoint.model}): {type(exc).__name__}: {exc}") from exc

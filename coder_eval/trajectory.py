@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from coder_eval.errors import TrajectoryError
+from coder_eval.untrusted_json import event_line
 
 SCHEMA_VERSION = 1
 """Bumped on any incompatible change; readers refuse other versions."""
@@ -165,13 +166,20 @@ class ToolResult(_Event):
 
 
 class CliCall(_Event):
-    """A call to a recorded CLI, made and recorded by the harness (never by the agent's files)."""
+    """A call to a recorded CLI, made and recorded by the harness (never by the agent's files).
+
+    Each call is recorded before its target runs (``exit_code`` null) and again when it returned,
+    with the same ``call_id``; graders read the later one in the earlier one's place.
+    """
 
     type: Literal["cli_call"] = "cli_call"
+    call_id: str = Field(default="", description="Shared by a call's records ('' in older files).")
     name: str = Field(description="The recorded command's name.")
     argv: list[str] = Field(default_factory=list, description="The command line, name first.")
     cwd: str = Field(default=".", description="Working directory, relative to the workspace when inside.")
-    exit_code: int = Field(description="Exit code returned to the agent.")
+    exit_code: int | None = Field(
+        description="Exit code returned to the agent; null: the call had not returned (yet)."
+    )
     duration_s: float = Field(default=0.0, description="Seconds the call took.")
     stdout: str = Field(default="", description="stdout, cut to 10,000 bytes.")
     stdout_truncated: bool = Field(default=False, description="stdout was cut.")
@@ -320,6 +328,8 @@ class TrajectoryWriter:
     writes durably, as a dask worker's is).
 
     ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
+    Text the agent produced never makes an event unwritable: undecodable bytes and lone surrogates
+    are kept as JSON escapes (``coder_eval/untrusted_json.py``).
     """
 
     def __init__(self, path: Path, *, durable: bool = True) -> None:
@@ -331,7 +341,7 @@ class TrajectoryWriter:
 
     def write(self, event: Event) -> None:
         """Append one event as one line and flush it."""
-        self._file.write(event.model_dump_json() + "\n")
+        self._file.write(event_line(event) + "\n")
         self._file.flush()
         self.events.append(event)
 

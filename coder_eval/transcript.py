@@ -141,8 +141,9 @@ def _lines(event: Event) -> list[str]:
     if isinstance(event, ToolResult):
         return _tool_result(event)
     if isinstance(event, CliCall):
+        returned = "started" if event.exit_code is None else f"exit {event.exit_code}"
         lines = block("  ⇢ ", shlex.join(event.argv))
-        return [*lines[:-1], f"{lines[-1]} (recorded, exit {event.exit_code})"]
+        return [*lines[:-1], f"{lines[-1]} (recorded, {returned})"]
     if isinstance(event, PhaseEvent):
         where = f" in {_flat(event.details['driver'])} sandbox" if "driver" in event.details else ""
         return [f"-- {_flat(event.name)}{where} --"]

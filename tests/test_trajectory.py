@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,12 @@ from coder_eval.trajectory import (
     EpisodeStart,
     Message,
     ToolCall,
+    ToolResult,
     TrajectoryWriter,
     json_schema,
     read_trajectory,
 )
+from coder_eval.untrusted_json import MAX_DEPTH, TOO_DEEP
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -88,3 +92,40 @@ def test_every_event_field_is_documented() -> None:
         for field, spec in definition.get("properties", {}).items():
             if field not in {"type", "schema_version", "ts"}:
                 assert spec.get("description"), f"{name}.{field} has no description"
+
+
+def test_text_that_is_not_unicode_is_written_escaped_and_read_back_unchanged(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9 \xff.txt")  # undecodable bytes, as a file name carries them
+    lone = "half a pair: \ud83d"  # a lone surrogate, as a JSON escape in an event stream gives it
+    path = tmp_path / "e.jsonl"
+    with TrajectoryWriter(path) as sink:
+        sink.write(start())
+        sink.write(ToolResult(id="c1", output=f"{name} {lone}"))
+        sink.write(EpisodeEnd(outcome="fail", status="completed", notes=[f"left out: {name}"]))
+    raw = path.read_bytes()
+    events = read_trajectory(path).events
+
+    raw.decode("utf-8")  # strict: every line is valid UTF-8
+    assert b"\\udce9 \\udcff.txt" in raw and b"\\ud83d" in raw
+    assert isinstance(events[1], ToolResult) and events[1].output == f"{name} {lone}"
+    assert os.fsencode(events[1].output.split()[0]) == b"caf\xe9"
+    assert isinstance(events[2], EpisodeEnd) and events[2].notes == [f"left out: {name}"]
+
+
+def test_input_nested_past_the_serializer_and_bytes_are_written_not_raised(tmp_path: Path) -> None:
+    nested: dict[str, object] = {}
+    cursor = nested
+    for _ in range(400):
+        cursor["a"] = {}
+        cursor = cursor["a"]  # type: ignore[assignment]
+    path = tmp_path / "e.jsonl"
+    with TrajectoryWriter(path) as sink:
+        sink.write(ToolCall(id="c1", name="Bash", input={"deep": nested, "raw": b"\xff\xfe", "n": math.nan}))
+    (call,) = read_trajectory(path).events
+
+    assert isinstance(call, ToolCall)
+    assert call.input["raw"] == os.fsdecode(b"\xff\xfe") and call.input["n"] is None
+    depth, value = 0, call.input["deep"]
+    while isinstance(value, dict):
+        depth, value = depth + 1, value["a"]
+    assert value == TOO_DEEP and depth == MAX_DEPTH - 2

@@ -17,6 +17,10 @@ host), as the leader of a new session, with a per-run token in its environment. 
 block, normally or by cancellation (the task timeout), SIGKILLs the session, every descendant and
 every process carrying the token, then waits for the CLI: no process of the run outlives it.
 This is the one place an agent starts its CLI.
+
+Bytes that are not UTF-8 never stop the stream: in a JSON line they are kept as the code points
+Python's ``surrogateescape`` gives them (written escaped to the trajectory), in the text kept for error
+messages as visible ``\\xNN`` escapes. A line longer than :data:`LINE_LIMIT` is skipped, and noted.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ TOKEN_VARIABLE = "CODER_EVAL_PROCESS_TOKEN"
 """Set in the CLI's environment; marks every process of one run (see :meth:`CliProcess.kill`)."""
 
 LINE_LIMIT = 64 * 1024 * 1024
-"""The longest stdout line read (a tool result inside one JSON event can be large)."""
+"""The longest stdout or stderr line read (a tool result inside one JSON event can be large): the
+most the harness holds of one line."""
 
 
 class CliProcess:
@@ -97,14 +102,14 @@ class CliProcess:
         """Every stdout line that is a JSON object, as it is printed; other lines are kept in
         :attr:`stdout_tail` (a CLI's plain-text complaints end up there)."""
         assert self._proc is not None and self._proc.stdout is not None
-        async for raw in self._proc.stdout:
-            line = raw.decode("utf-8", errors="replace").strip()
+        async for raw in _lines(self._proc.stdout, self.stdout_tail):
+            line = raw.decode("utf-8", errors="surrogateescape").strip()
             if not line:
                 continue
             try:
                 event = json.loads(line)
-            except json.JSONDecodeError:
-                self.stdout_tail.append(line[:500])
+            except (ValueError, RecursionError):  # not JSON, or past the parser's limits
+                self.stdout_tail.append(_visible(raw))
                 continue
             if isinstance(event, dict):
                 yield event
@@ -124,8 +129,8 @@ class CliProcess:
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        async for raw in self._proc.stderr:
-            line = raw.decode("utf-8", errors="replace").rstrip()
+        async for raw in _lines(self._proc.stderr, self.stderr_tail):
+            line = raw.decode("utf-8", errors="backslashreplace").rstrip()
             if line:
                 self.stderr_tail.append(line[:500])
             if line and self.on_stderr is not None and self.on_stderr(line):
@@ -146,3 +151,21 @@ class CliProcess:
         """The last ``lines`` of stderr (and unparsed stdout), joined for an error message."""
         tail = [*list(self.stdout_tail)[-2:], *list(self.stderr_tail)[-lines:]]
         return " | ".join(line.strip() for line in tail if line.strip())
+
+
+async def _lines(stream: asyncio.StreamReader, tail: deque[str]) -> AsyncIterator[bytes]:
+    """The lines of ``stream`` until its end; one over :data:`LINE_LIMIT` is dropped and noted in ``tail``."""
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:  # the line passed the limit: the reader dropped what it held of it
+            tail.append(f"[coder_eval: a line of more than {LINE_LIMIT} bytes was left out]")
+            continue
+        if not line:
+            return
+        yield line
+
+
+def _visible(raw: bytes) -> str:
+    """A line for an error message: bytes that are not UTF-8 as ``\\xNN``, at most 500 characters."""
+    return raw.decode("utf-8", errors="backslashreplace").strip()[:500]

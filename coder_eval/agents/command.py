@@ -70,7 +70,7 @@ def read_stream(kind: str, stdout: str, sink: EventSink) -> AgentResult:
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, a number past the int-string limit, too deep
+        except (ValueError, RecursionError):  # not JSON, or past the parser's limits
             continue
         if isinstance(event, dict):
             stream.handle(event)

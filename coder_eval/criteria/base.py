@@ -103,9 +103,15 @@ class GradingContext:
     """Workspace paths the agent left that the verifier did not restore (links leading out, devices)."""
 
     def cli_calls(self, names: Iterable[str] | None = None) -> list[CliCall]:
-        """The harness's records of recorded-CLI calls (``names``: only those commands)."""
+        """The harness's records of recorded-CLI calls (``names``: only those commands), one per
+        call in the order they started: a call's record from when it returned replaces the one
+        written before it ran; a call that never returned keeps ``exit_code`` None."""
         wanted = set(names) if names is not None else None
-        return [e for e in self.events if isinstance(e, CliCall) and (wanted is None or e.name in wanted)]
+        calls: dict[str | int, CliCall] = {}
+        for index, event in enumerate(self.events):
+            if isinstance(event, CliCall) and (wanted is None or event.name in wanted):
+                calls[event.call_id or index] = event
+        return list(calls.values())
 
 
 @dataclass(frozen=True)

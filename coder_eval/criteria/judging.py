@@ -39,6 +39,7 @@ from coder_eval.errors import GraderError
 from coder_eval.pricing import cost_usd
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.trajectory import Usage
+from coder_eval.untrusted_json import visible_data
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """The judge model when none is given; also the name a scripted judge answers as."""
@@ -193,7 +194,7 @@ async def _vote(
     """One vote: call, read the forced tool call, retry a failure; GraderError when all attempts fail."""
     import anthropic
 
-    request = _request(model, spec, ballot, number)
+    request = visible_data(_request(model, spec, ballot, number))  # the API takes valid Unicode only
     errors: list[str] = []
     usage = Usage()
     for attempt in range(1, spec.max_retries + 2):

@@ -233,11 +233,12 @@ def _write(path: Path, value: str) -> None:
 
 
 def rlimits(limits: Limits, *, cgroup: bool) -> list[str]:
-    """``prlimit`` options for what no control group enforces (or everything, without one)."""
+    """``prlimit`` options for what no control group enforces: file size and CPU time always; memory
+    (as address space) and processes, without a group, only where the task set them."""
     options = []
-    if limits.max_memory_mb is not None and not cgroup:
+    if limits.set_by_task("max_memory_mb") and limits.max_memory_mb is not None and not cgroup:
         options.append(f"--as={limits.max_memory_mb * 1024 * 1024}")
-    if limits.max_pids is not None and not cgroup:
+    if limits.set_by_task("max_pids") and limits.max_pids is not None and not cgroup:
         options.append(f"--nproc={limits.max_pids}")
     if limits.max_disk_mb is not None:
         options.append(f"--fsize={limits.max_disk_mb * 1024 * 1024}")

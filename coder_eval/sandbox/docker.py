@@ -44,13 +44,15 @@ from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tre
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.plugins import stage_plugins
-from coder_eval.sandbox.process import run_in_group
+from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
-from coder_eval.sandbox.snapshot import Dropped
+from coder_eval.sandbox.snapshot import Bounds, Dropped, WorkspaceTooLarge, measured
 
 INSIDE = Path("/coder_eval")
 """The sandbox's own folders in the container (HOME, TMPDIR, tools, sockets ...)."""
+NOTE_ROOM = 256
+"""Room past the helper's cap for its note and its timeout line."""
 STOP_MARGIN_S = 10.0
 """How long past a command's own timeout the harness waits for the helper to report it."""
 
@@ -72,6 +74,7 @@ class DockerSandbox:
         self.python = str(interpreter_bin() / "python")
         self._created = self._running = self._oom = self._closed = self._pids_refused = False
         self._runs: set[str] = set()
+        self._measured: WorkspaceTooLarge | None = None
 
     @classmethod
     async def create(cls, spec: DockerSpec, provision: Provision, *, base_dir: Path | None = None) -> Self:
@@ -199,6 +202,7 @@ class DockerSandbox:
                 env={**client_env(), **_by_value(variables, keep=False)},
                 timeout=limit + STOP_MARGIN_S,
                 stdin=stdin,
+                max_output=MAX_OUTPUT_BYTES + NOTE_ROOM,  # the helper cut it already, noting the total
             )
         except BaseException:
             await asyncio.shield(self._kill_run(run_id))
@@ -225,9 +229,26 @@ class DockerSandbox:
         return [f"{root.rstrip('/')}/{item}" for item in found] if pattern.startswith("/") else found
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
+        """``docker cp`` of the workspace, bounded: measured in the container first (here, or in
+        ``stop`` while it still ran), then counted again as it streams."""
         if self._closed:
             raise SandboxError(f"the sandbox {self.name} is closed; cannot snapshot it")
-        await asyncio.to_thread(copy_out, self.name, self.workdir, out, list(ignore))
+        measured = await self._measure() if self._running else self._measured
+        if measured is not None:
+            raise measured
+        bounds = Bounds.of(self.provision.limits)
+        await asyncio.to_thread(copy_out, self.name, self.workdir, out, list(ignore), bounds)
+
+    async def _measure(self) -> WorkspaceTooLarge | None:
+        """The workspace past its bounds, measured by the helper (apparent sizes, entries), or None
+        (also when the helper cannot run: the stream is counted anyway)."""
+        bounds = Bounds.of(self.provision.limits)
+        limits = [-1 if bound is None else bound for bound in (bounds.max_bytes, bounds.max_entries)]
+        try:
+            done = await self._helper("measure", self.workdir, *map(str, limits))
+        except SandboxError:
+            return None
+        return measured(json.loads(done.out), bounds)
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
@@ -255,6 +276,7 @@ class DockerSandbox:
             return
         if self.provision.limits.max_pids is not None:
             self._pids_refused = self._pids_refused or await self._forks_refused()
+        self._measured = await self._measure()  # while it runs: a stopped container runs no helper
         await must("stop", "--time", "0", self.name)
         self._running = False
         state = await docker("inspect", "--format", "{{.State.OOMKilled}}", self.name)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.snapshot import retar
+from coder_eval.sandbox.snapshot import Bounds, retar
 
 CALL_TIMEOUT_S = 120.0
 """How long one engine call (create, copy, inspect ...) may take before it is a sandbox fault."""
@@ -131,14 +131,19 @@ def forget_probe() -> None:
     _problems.clear()
 
 
-def copy_out(container: str, folder: str, out: IO[bytes], ignore: Sequence[str]) -> None:
+def copy_out(
+    container: str, folder: str, out: IO[bytes], ignore: Sequence[str], bounds: Bounds | None = None
+) -> None:
     """``docker cp container:folder -`` rewritten to ``out`` as a workspace snapshot (``retar``); it
-    works on a stopped container too."""
+    works on a stopped container too. Past ``bounds`` the copy is stopped (``WorkspaceTooLarge``)."""
     argv = [*cli(), "cp", f"{container}:{folder}", "-"]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env()) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         try:
-            retar(proc.stdout, out, ignore=ignore)
+            retar(proc.stdout, out, ignore=ignore, bounds=bounds)
+        except BaseException:
+            proc.kill()  # it may be writing gigabytes nobody will read
+            raise
         finally:
             err = proc.stderr.read().decode(errors="replace").strip()
             proc.wait()

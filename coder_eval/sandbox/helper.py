@@ -12,28 +12,48 @@ Example (what the docker driver runs; ``PY`` is the harness's Python, bound read
 (kept inside the workspace) and, when it ends or times out, kills every process carrying its
 ``CODER_EVAL_EXEC`` marker (``own``), or every process in the container but those of the runs it
 names (``all:<ids>``, the verifier's sweep, which also catches a process that dropped its
-environment); in ``capture`` mode its output goes through unlinked files, so a background process
-holding stdout cannot keep the ``docker exec`` open. ``read``, ``write`` and
-``glob`` keep workspace-relative paths inside the workspace (an absolute path may be anywhere in the
-container). Failures the harness must recognise exit with :data:`REFUSED` and a line starting with
-:data:`PREFIX` on stderr.
+environment); in ``capture`` mode its output is read from pipes while it runs, capped there as on
+the host (:data:`~coder_eval.sandbox.process.MAX_OUTPUT_BYTES` a stream, with the same note), and
+sent when it ends, so a background process holding stdout cannot keep the ``docker exec`` open.
+``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace (an absolute
+path may be anywhere in the container). Failures the harness must recognise exit with
+:data:`REFUSED` and a line starting with :data:`PREFIX` on stderr.
+
+The engine carries arguments as Unicode text, and would replace bytes that are not UTF-8 (a file
+name, a folder, an argument of the agent's); :func:`helper_argv` sends such an argument as
+:data:`ARG_PREFIX` and the base64 of its bytes, which the helper turns back into the same bytes.
 """
 
 from __future__ import annotations
 
+import base64
+
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult
+from coder_eval.sandbox.process import MAX_OUTPUT_BYTES
 
 REFUSED = 125
 """Exit code of a refused request (a path leading out of the workspace, a missing file)."""
 PREFIX = "coder_eval-helper: "
 MARKER = "CODER_EVAL_EXEC"
 """Environment variable every process of one ``run`` carries (value: that run's id)."""
+ARG_PREFIX = "coder_eval-bytes:"
+"""An argument sent as its bytes in base64 (one that is not UTF-8, or starts with this prefix)."""
 
 HELPER = r'''
 import os, signal, stat, sys
 
 REFUSED, PREFIX, MARKER, GRACE = 125, "coder_eval-helper: ", "CODER_EVAL_EXEC", 0.5
+ARG_PREFIX, CAP = "coder_eval-bytes:", @CAP@
+
+
+def argument(value):
+    """An argument as the harness meant it (bytes that are not UTF-8 come base64-encoded)."""
+    if not value.startswith(ARG_PREFIX):
+        return value
+    import base64
+
+    return os.fsdecode(base64.b64decode(value[len(ARG_PREFIX):]))
 
 
 def refuse(message):
@@ -102,46 +122,133 @@ def kill(find):
     send(frozen, signal.SIGKILL)
 
 
+class Output:
+    """A captured stream: a pipe read while the command runs; the first CAP bytes kept, the rest counted."""
+
+    def __init__(self):
+        self.source, self.sink = os.pipe()
+        os.set_blocking(self.source, False)
+        self.kept, self.total = bytearray(), 0
+
+    def drain(self):
+        while self.source >= 0:
+            try:
+                chunk = os.read(self.source, 1 << 20)
+            except BlockingIOError:
+                return
+            if not chunk:
+                os.close(self.source)
+                self.source = -1
+                return
+            self.total += len(chunk)
+            room = CAP - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+    def result(self):
+        self.drain()
+        if self.total <= CAP:
+            return bytes(self.kept)
+        return bytes(self.kept) + b"\n[coder_eval: output cut at %d of %d bytes]" % (CAP, self.total)
+
+
+def pump(proc, outputs, seconds):
+    """Read ``outputs`` while ``proc`` runs, for at most ``seconds`` (None: no end); True once it exited."""
+    import select, subprocess, time
+
+    if not outputs:
+        try:
+            proc.wait(seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    end = None if seconds is None else time.monotonic() + seconds
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while proc.poll() is None:
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            fds = [o.source for o in outputs if o.source >= 0] + ([pidfd] if pidfd is not None else [])
+            wait = left if pidfd is not None else min(0.01, left or 0.01)
+            ready = select.select(fds, [], [], wait)[0]
+            for output in outputs:
+                if output.source in ready:
+                    output.drain()
+        return True
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
 def run(workdir, cwd, timeout, mode, end, argv):
-    import subprocess, tempfile
+    import subprocess
 
     target = inside(workdir, cwd)
     if not os.path.isdir(target):
         refuse(f"cwd {cwd!r} is not a directory in the sandbox")
     os.chdir(target)
     value = os.environ.get(MARKER, "")
-    files = [tempfile.TemporaryFile(), tempfile.TemporaryFile()] if mode == "capture" else [None, None]
-    timed_out = False
+    outputs = [Output(), Output()] if mode == "capture" else []
+    sinks = [o.sink for o in outputs] or [None, None]
     try:
-        proc = subprocess.Popen(argv, stdout=files[0], stderr=files[1])
+        proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127 if isinstance(exc, FileNotFoundError) else 126
-    try:
-        code = proc.wait(None if timeout <= 0 else timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    finally:
+        for output in outputs:
+            os.close(output.sink)
+    timed_out = not pump(proc, outputs, None if timeout <= 0 else timeout)
+    if timed_out:
         send(marked(value), signal.SIGTERM)
-        try:
-            proc.wait(GRACE)
-        except subprocess.TimeoutExpired:
-            pass
+        pump(proc, outputs, GRACE)
     if end.startswith("all:"):  # nothing else may run on: every process but the other runs' dies
         keep = [run_id for run_id in end[4:].split(",") if run_id]
         kill(lambda: unmarked(keep))
     elif value:
         kill(lambda: marked(value))
     code = proc.wait()
-    for handle, stream in zip(files, (sys.stdout.buffer, sys.stderr.buffer)):
-        if handle is not None:
-            handle.seek(0)
-            while chunk := handle.read(1 << 20):
-                stream.write(chunk)
+    for output, stream in zip(outputs, (sys.stdout.buffer, sys.stderr.buffer)):
+        stream.write(output.result())
     if timed_out:
         sys.stdout.flush()
         sys.stderr.write(PREFIX + "timed out\n")
         return 124
     return 128 - code if code < 0 else code
+
+
+def measure(workdir, max_bytes, max_entries):
+    """Walk the workspace counting entries and apparent sizes; print the counts at the first entry
+    past a bound (a negative bound is none), or ``{}``."""
+    import json
+
+    root = inside(workdir, ".")
+    entries = total = 0
+    pending = [root]
+    while pending:
+        try:
+            items = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for item in items:
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+            entries, total = entries + 1, total + size
+            if 0 <= max_entries < entries or 0 <= max_bytes < total:
+                name = os.path.relpath(item.path, root)
+                print(json.dumps({"name": name, "size": size, "entries": entries, "bytes": total}))
+                return 0
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(item.path)
+    print("{}")
+    return 0
 
 
 def read(workdir, path, limit):
@@ -216,19 +323,33 @@ def main(op, args):
         return write(args[0], args[1], args[2] == "1")
     if op == "glob":
         return glob(args[0], args[1], args[2], args[3] == "1")
+    if op == "measure":
+        return measure(args[0], int(args[1]), int(args[2]))
     if op == "kill":
         kill(lambda: marked(args[0]))
         return 0
     refuse(f"unknown operation {op!r}")
 
 
-sys.exit(main(sys.argv[1], sys.argv[2:]))
-'''
+sys.exit(main(sys.argv[1], [argument(value) for value in sys.argv[2:]]))
+'''.replace("@CAP@", str(MAX_OUTPUT_BYTES))
 
 
 def helper_argv(python: str, tools: str, *args: str) -> list[str]:
-    """The command line of one helper operation inside the container (Python isolated, no site)."""
-    return [python, "-I", "-S", f"{tools}/helper.py", *args]
+    """The command line of one helper operation inside the container (Python isolated, no site);
+    an argument that is not UTF-8 text travels as its bytes (see the module docstring)."""
+    return [python, "-I", "-S", f"{tools}/helper.py", *map(_argument, args)]
+
+
+def _argument(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        if not value.startswith(ARG_PREFIX):
+            return value
+    return ARG_PREFIX + base64.b64encode(value.encode("utf-8", "surrogateescape")).decode()
 
 
 def helper_result(result: ExecResult, cmd: object) -> ExecResult:

@@ -32,7 +32,7 @@ from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
-from coder_eval.sandbox.snapshot import Dropped, write_tar
+from coder_eval.sandbox.snapshot import Bounds, Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
 
 
@@ -201,7 +201,8 @@ class HostSandbox:
         return _matches(self.layout.work.resolve(), pattern, include_links)
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
-        await asyncio.to_thread(write_tar, self.layout.work, out, ignore=ignore)
+        bounds = Bounds.of(self.provision.limits)
+        await asyncio.to_thread(write_tar, self.layout.work, out, ignore=ignore, bounds=bounds)
 
     def command(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """The host argv that runs ``argv`` in ``cwd`` inside this sandbox: confined by the driver,

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from coder_eval.sandbox.sockets import serve_unix
+
 FORWARDER = r"""
 import os, socket, subprocess, sys, threading
 
@@ -123,8 +125,15 @@ class ModelRoute:
         return cls((host, port), CONNECT_PORT, {"HTTPS_PROXY": proxy, "https_proxy": proxy})
 
 
+MAX_CONNECTIONS = 64
+"""Connections relayed at once (each holds two of the harness's file descriptors)."""
+CONNECT_HEAD_BYTES = 64 * 1024
+"""The longest ``CONNECT`` request head read."""
+
+
 class ModelProxy:
-    """The harness end: relays each connection from the sandbox to ``upstream``, and only there."""
+    """The harness end: relays each connection from the sandbox to ``upstream``, and only there
+    (at most :data:`MAX_CONNECTIONS` at once; the first refused requests are kept in ``refused``)."""
 
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
@@ -133,9 +142,9 @@ class ModelProxy:
         self._server: asyncio.base_events.Server | None = None
 
     async def start(self, socket_path: Path) -> None:
-        socket_path.parent.mkdir(parents=True, exist_ok=True)
-        self._server = await asyncio.start_unix_server(self._serve, path=str(socket_path))
-        socket_path.chmod(0o777)
+        self._server = await serve_unix(
+            self._serve, socket_path, max_connections=MAX_CONNECTIONS, limit=CONNECT_HEAD_BYTES
+        )
 
     async def stop(self) -> None:
         if self._server is not None:
@@ -149,7 +158,7 @@ class ModelProxy:
             if self.connect_mode and not await self._accept_connect(reader, writer):
                 return
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
-        except OSError:
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):  # gone, or no request head
             writer.close()
             return
         await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
@@ -162,7 +171,8 @@ class ModelProxy:
         target = rest.split(" ", 1)[0]
         host, _, port = target.rpartition(":")
         if method.upper() != "CONNECT" or (host, port) != (self.upstream[0], str(self.upstream[1])):
-            self.refused.append(line)
+            if len(self.refused) < 20:
+                self.refused.append(line[:200])
             writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
             await writer.drain()
             writer.close()

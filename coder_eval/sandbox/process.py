@@ -5,8 +5,11 @@ Example::
     result = await run_in_group(["/bin/bash", "-c", "make test"], cwd=root, env=env, timeout=60)
     result.timed_out  # True when the group outlived 60 s and was killed (exit_code 124)
 
-Output goes to unlinked temporary files rather than pipes, so a background grandchild that keeps
-stdout open can never make the caller wait: the call returns as soon as the command itself exits.
+Output is read from pipes by the event loop as it comes, and capped there: the first
+:data:`MAX_OUTPUT_BYTES` of each stream are kept, the rest counted and dropped, so a command that
+prints gigabytes costs the harness neither disk nor memory. The call returns as soon as the command
+itself exits, with what the pipes hold by then: a background process that keeps stdout open can
+never make the caller wait (what it writes later is not read; its writes fail as a broken pipe).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ TERM_GRACE_S = 0.5
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 """stdout and stderr are each cut to this many bytes (a note says how many were dropped)."""
+READ_BYTES = 1 << 20
 
 
 async def run_in_group(
@@ -42,21 +46,32 @@ async def run_in_group(
     timeout: float | None = None,
     stdin: str | None = None,
     on_start: Callable[[int], None] | None = None,
+    max_output: int | None = None,
 ) -> ExecResult:
-    """Run ``argv`` as the leader of a new session; ``on_start`` receives its pid (= its group id).
+    """Run ``argv`` as the leader of a new session; ``on_start`` receives its pid (= its group id);
+    each stream is kept up to ``max_output`` bytes (default :data:`MAX_OUTPUT_BYTES`).
 
     Example: ``await run_in_group(["sleep", "9"], cwd=Path("/tmp"), env={}, timeout=1)``
     -> ``ExecResult(exit_code=124, timed_out=True, ...)`` after about 1 s.
     """
     started = time.monotonic()
-    with _capture() as out, _capture() as err, _stdin(stdin) as source:
+    cap = MAX_OUTPUT_BYTES if max_output is None else max_output
+    with _Output(cap) as out, _Output(cap) as err, _stdin(stdin) as source:
         try:
             proc = subprocess.Popen(
-                list(argv), cwd=cwd, env=env, stdin=source, stdout=out, stderr=err, start_new_session=True
+                list(argv),
+                cwd=cwd,
+                env=env,
+                stdin=source,
+                stdout=out.sink,
+                stderr=err.sink,
+                start_new_session=True,
             )
         except (FileNotFoundError, PermissionError) as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
             return ExecResult(code, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started)
+        out.listen()
+        err.listen()
         if on_start is not None:
             on_start(proc.pid)
         try:
@@ -67,8 +82,8 @@ async def run_in_group(
             raise
         return ExecResult(
             exit_code=TIMEOUT_EXIT_CODE if timed_out else proc.returncode,
-            stdout=_read(out),
-            stderr=_read(err),
+            stdout=out.text(),
+            stderr=err.text(),
             duration_s=time.monotonic() - started,
             timed_out=timed_out,
         )
@@ -122,10 +137,66 @@ async def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
         return True
 
 
-@contextlib.contextmanager
-def _capture() -> Iterator[IO[bytes]]:
-    with tempfile.TemporaryFile() as handle:
-        yield handle
+class _Output:
+    """One output stream of a command: a pipe the event loop reads as it fills, keeping the first
+    ``cap`` bytes and counting the rest (a context manager: leaving it closes the pipe)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._source, self.sink = os.pipe()  # not inherited (PEP 446); Popen gives the child its end
+        os.set_blocking(self._source, False)
+        self.kept = bytearray()
+        self.total = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def listen(self) -> None:
+        """The command has its end: read ours on the event loop from now on."""
+        os.close(self.sink)
+        self.sink = -1
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(self._source, self._drain)
+
+    def _drain(self) -> None:
+        while self._source >= 0:
+            try:
+                chunk = os.read(self._source, READ_BYTES)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._stop()
+                return
+            self.total += len(chunk)
+            room = self.cap - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+    def text(self) -> str:
+        """What the command wrote by now, cut with a note past ``cap``."""
+        self._drain()
+        self._stop()
+        kept = self.kept.decode("utf-8", errors="replace")
+        if self.total <= self.cap:
+            return kept
+        return f"{kept}\n[coder_eval: output cut at {self.cap} of {self.total} bytes]"
+
+    def _stop(self) -> None:
+        if self._source < 0:
+            return
+        if self._loop is not None:
+            self._loop.remove_reader(self._source)
+        os.close(self._source)
+        self._source = -1
+
+    def __enter__(self) -> _Output:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+        if self.sink >= 0:
+            os.close(self.sink)
+            self.sink = -1
 
 
 @contextlib.contextmanager
@@ -134,19 +205,17 @@ def _stdin(text: str | None) -> Iterator[IO[bytes] | int]:
         yield subprocess.DEVNULL
         return
     with tempfile.TemporaryFile() as handle:
-        handle.write(text.encode("utf-8"))
+        handle.write(_encoded(text))
         handle.seek(0)
         yield handle
 
 
-def _read(handle: IO[bytes]) -> str:
-    handle.seek(0)
-    data = handle.read(MAX_OUTPUT_BYTES + 1)
-    if len(data) <= MAX_OUTPUT_BYTES:
-        return data.decode("utf-8", errors="replace")
-    total = handle.seek(0, os.SEEK_END)
-    kept = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="replace")
-    return f"{kept}\n[coder_eval: output cut at {MAX_OUTPUT_BYTES} of {total} bytes]"
+def _encoded(text: str) -> bytes:
+    """``text`` as bytes, undecodable bytes it carries (``surrogateescape``) given back as they were."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace")
 
 
 def kill_tree(leaders: Iterable[int], marker: str | None = None, inside: Path | None = None) -> None:

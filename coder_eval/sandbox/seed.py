@@ -26,7 +26,7 @@ from coder_eval.sandbox.layout import interpreter_bin, remove_tree
 from coder_eval.sandbox.network import FORWARDER
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.recording import client_script
-from coder_eval.sandbox.snapshot import Dropped, extract_tar
+from coder_eval.sandbox.snapshot import Bounds, Dropped, extract_tar
 from coder_eval.sandbox.spec import (
     CliRecorder,
     RepoSource,
@@ -43,7 +43,8 @@ GIT_TIMEOUT_S = 600.0
 def seed_workspace(work: Path, provision: Provision) -> tuple[list[Dropped], list[Path]]:
     """Fill ``work`` as ``provision`` says: the snapshot, the hidden tests over it, the templates;
     returns what the snapshot dropped and the mock PATH folders (host paths, files made executable)."""
-    dropped = extract_tar(provision.snapshot, work) if provision.snapshot is not None else []
+    snapshot, bounds = provision.snapshot, Bounds.of(provision.limits)
+    dropped = extract_tar(snapshot, work, bounds) if snapshot is not None else []
     if provision.role == "verifier":
         drop_caches(work)
     if provision.hidden is not None:

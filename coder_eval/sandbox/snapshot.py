@@ -11,6 +11,12 @@ The snapshot is what the verifier grades, so it carries only what a workspace ma
 directories and symbolic links. Extraction is hostile-input safe: a member that would land outside the
 destination, a link that leads out of it, a device or a pipe is dropped and named in the returned
 list, never followed; file modes lose set-uid/set-gid bits.
+
+Both ways are bounded (:class:`Bounds`, from ``sandbox.limits``): by the files' apparent size (a
+sparse file of 2 GB counts 2 GB, whatever it holds on disk) and by the number of entries. A
+workspace past either is refused with :class:`WorkspaceTooLarge` before its tar is written: a host
+folder is measured first (names and ``lstat`` only), an engine's stream is stopped at the first
+member past the bound.
 """
 
 from __future__ import annotations
@@ -20,15 +26,95 @@ import os
 import stat
 import tarfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import pathspec
 
 from coder_eval.errors import SandboxError
 
+if TYPE_CHECKING:
+    from coder_eval.sandbox.spec import Limits
+
+MB = 1024 * 1024
+
 DEFAULT_IGNORE: tuple[str, ...] = ()
 """Patterns always left out (none: a snapshot holds the workspace as the agent left it)."""
+
+
+class WorkspaceTooLarge(SandboxError):
+    """The workspace passed ``sandbox.limits.max_workspace_mb`` or ``max_workspace_files``: the
+    agent's resource limit, not the harness's fault."""
+
+
+@dataclass
+class Bounds:
+    """How much a snapshot may hold: bytes (apparent sizes of files) and entries; None: no bound.
+
+    Example: ``Bounds.of(Limits(max_workspace_mb=10))`` counts each member with :meth:`count`,
+    which raises ``WorkspaceTooLarge`` at the first one past a bound.
+    """
+
+    max_bytes: int | None = None
+    max_entries: int | None = None
+    bytes: int = 0
+    entries: int = 0
+
+    @classmethod
+    def of(cls, limits: Limits) -> Bounds:
+        mb, files = limits.max_workspace_mb, limits.max_workspace_files
+        return cls(None if mb is None else mb * MB, files)
+
+    def count(self, name: str, size: int) -> None:
+        """Count one entry of ``size`` bytes named ``name``."""
+        self.bytes += size
+        self.entries += 1
+        self.check(name, size)
+
+    def check(self, name: str, size: int) -> None:
+        """``WorkspaceTooLarge`` when the counts so far (the last entry: ``name``, ``size``) pass a bound."""
+        if self.max_entries is not None and self.entries > self.max_entries:
+            raise WorkspaceTooLarge(
+                f"the workspace holds more than {self.max_entries} files, folders and links "
+                "(sandbox.limits.max_workspace_files)"
+            )
+        if self.max_bytes is not None and self.bytes > self.max_bytes:
+            raise WorkspaceTooLarge(
+                f"the workspace's files pass {self.max_bytes // MB} MB at {name!r} ({size} bytes; "
+                "sandbox.limits.max_workspace_mb counts apparent sizes)"
+            )
+
+
+def measured(found: Mapping[str, Any], bounds: Bounds) -> WorkspaceTooLarge | None:
+    """What a measure elsewhere (the docker helper's: ``{name, size, entries, bytes}`` at the first
+    entry past a bound, ``{}`` within them) means for ``bounds``: the error to raise, or None."""
+    if not found:
+        return None
+    bounds.entries, bounds.bytes = int(found["entries"]), int(found["bytes"])
+    try:
+        bounds.check(str(found["name"]), int(found["size"]))
+    except WorkspaceTooLarge as exc:
+        return exc
+    return None
+
+
+def measure(root: Path, bounds: Bounds) -> None:
+    """Count every entry under ``root`` into ``bounds`` (``WorkspaceTooLarge`` at the first past it)."""
+    pending = [root]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue  # gone, or unreadable: the tar leaves it out too
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            bounds.count(entry.path, info.st_size if stat.S_ISREG(info.st_mode) else 0)
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(Path(entry.path))
 
 
 def ignore_spec(patterns: Sequence[str]) -> pathspec.PathSpec[Any]:
@@ -36,11 +122,14 @@ def ignore_spec(patterns: Sequence[str]) -> pathspec.PathSpec[Any]:
     return pathspec.PathSpec.from_lines("gitignore", [*DEFAULT_IGNORE, *patterns])
 
 
-def write_tar(root: Path, out: IO[bytes], *, ignore: Sequence[str] = ()) -> int:
+def write_tar(root: Path, out: IO[bytes], *, ignore: Sequence[str] = (), bounds: Bounds | None = None) -> int:
     """Write ``root`` as an uncompressed tar to ``out``; returns the number of members.
 
-    Sockets, pipes and devices are left out (reading a pipe would block).
+    Sockets, pipes and devices are left out (reading a pipe would block). With ``bounds`` the whole
+    folder is measured first, and nothing is written when it is past them.
     """
+    if bounds is not None:
+        measure(root, bounds)
     spec = ignore_spec(ignore)
     count = 0
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
@@ -99,11 +188,13 @@ def write_files_tar(files: Mapping[str, bytes], out: IO[bytes], *, ignore: Seque
     return count
 
 
-def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> int:
+def retar(
+    source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = (), bounds: Bounds | None = None
+) -> int:
     """Rewrite a tar stream of the workspace *folder* (``docker cp C:/workspace -``, whose members
     all start with the folder's name) as a snapshot like :func:`write_tar`'s: the folder's name
     stripped, ``ignore`` applied, only files, folders and links kept, owners dropped. Returns the
-    number of members written."""
+    number of members written. Every member counts into ``bounds``, read or left out."""
     spec = ignore_spec(ignore)
     skipped: list[str] = []
     kept: set[str] = set()
@@ -114,6 +205,8 @@ def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> i
     ):
         for member in reader:
             name = member.name.partition("/")[2].rstrip("/")
+            if name and bounds is not None:
+                bounds.count(name, member.size if member.isfile() else 0)
             if not name or any(name.startswith(prefix) for prefix in skipped):
                 continue
             if member.isdir() and spec.match_file(name + "/"):
@@ -126,10 +219,16 @@ def retar(source: IO[bytes], out: IO[bytes], *, ignore: Sequence[str] = ()) -> i
             member.name, member.uid, member.gid, member.uname, member.gname = name, 0, 0, "", ""
             if member.islnk():
                 member.linkname = member.linkname.partition("/")[2]
+            member.pax_headers = {k: v for k, v in member.pax_headers.items() if k not in _REWRITTEN}
             writer.addfile(member, reader.extractfile(member) if member.isfile() else None)
             kept.add(name)
             count += 1
     return count
+
+
+_REWRITTEN = frozenset({"path", "linkpath", "uid", "gid", "uname", "gname", "hdrcharset"})
+"""PAX records of fields :func:`retar` rewrites: tarfile writes a record it is given over the field
+(a name that is not ASCII, or longer than 100 bytes, comes in a ``path`` record)."""
 
 
 def _keepable(member: tarfile.TarInfo, kept: set[str]) -> bool:
@@ -149,12 +248,15 @@ class Dropped(NamedTuple):
         return f"{self.name} ({self.reason})"
 
 
-def extract_tar(archive: Path | IO[bytes], destination: Path) -> list[Dropped]:
+def extract_tar(archive: Path | IO[bytes], destination: Path, bounds: Bounds | None = None) -> list[Dropped]:
     """Extract a workspace snapshot into ``destination``; returns what was dropped and why. A seekable
-    file is read from its start; a stream (an engine's ``docker cp`` output) from where it is."""
+    file is read from its start; a stream (an engine's ``docker cp`` output) from where it is. Past
+    ``bounds``, ``WorkspaceTooLarge`` (what was extracted so far stays)."""
     dropped: list[Dropped] = []
 
     def keep(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+        if bounds is not None:
+            bounds.count(member.name, member.size if member.isfile() else 0)
         if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
             dropped.append(Dropped(member.name, "not a file, directory or link"))
             return None

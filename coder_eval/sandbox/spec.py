@@ -222,15 +222,47 @@ class PackageEnv(_Strict):
     env_packages: list[str] = Field(default_factory=list, description="Packages to install.")
 
 
+DEFAULT_MEMORY_MB = 4096
+DEFAULT_PIDS = 1024
+DEFAULT_FILE_MB = 1024
+DEFAULT_WORKSPACE_MB = 1024
+DEFAULT_WORKSPACE_FILES = 50_000
+
+
 class Limits(_Strict):
-    """Resource limits. Enforcement depends on the driver (see docs/sandbox.md)."""
+    """Resource limits. Enforcement depends on the driver (see docs/sandbox.md).
+
+    Every task has them: a task that sets none still cannot take the host down with a fork bomb, a
+    memory bomb, a huge file or a flood of files. ``null`` lifts a limit (``max_memory_mb: null``).
+    Memory and processes are enforced by a control group or the container engine; without either,
+    only a value the task sets is enforced, through an rlimit (the defaults would count the user's
+    other processes, or the address space a JavaScript engine reserves).
+    """
 
     timeout: float = Field(default=300.0, gt=0, description="Seconds a command may run when not told.")
-    max_memory_mb: int | None = Field(default=None, ge=16, description="Memory (address space) per process.")
+    max_memory_mb: int | None = Field(
+        default=DEFAULT_MEMORY_MB, ge=16, description="Memory of all the sandbox's processes together."
+    )
     max_cpus: float | None = Field(default=None, gt=0, description="CPUs (docker).")
-    max_pids: int | None = Field(default=None, ge=4, description="Processes and threads.")
-    max_disk_mb: int | None = Field(default=None, ge=1, description="Largest file a process may write.")
+    max_pids: int | None = Field(default=DEFAULT_PIDS, ge=4, description="Processes and threads.")
+    max_disk_mb: int | None = Field(
+        default=DEFAULT_FILE_MB, ge=1, description="Largest file a process may write."
+    )
     max_cpu_seconds: int | None = Field(default=None, ge=1, description="CPU time per process.")
+    max_workspace_mb: int | None = Field(
+        default=DEFAULT_WORKSPACE_MB,
+        ge=1,
+        description="Apparent size of all the workspace's files when it is snapshotted.",
+    )
+    max_workspace_files: int | None = Field(
+        default=DEFAULT_WORKSPACE_FILES,
+        ge=1,
+        description="Files, folders and links in the workspace when it is snapshotted.",
+    )
+
+    def set_by_task(self, name: str) -> bool:
+        """Whether the task (or an experiment) wrote limit ``name``, rather than taking the default."""
+        return name in self.model_fields_set and getattr(self, name) is not None
 
 
 class SandboxSpecBase(_Strict):

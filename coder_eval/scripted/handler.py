@@ -26,6 +26,22 @@ from coder_eval.scripted.usage import input_tokens, tokens
 if TYPE_CHECKING:
     from coder_eval.scripted.server import ScriptedServer
 
+MAX_BODY_BYTES = 8 * 1024 * 1024
+"""The largest request body read (a larger one is answered 413 unread)."""
+BODY_DEADLINE_S = 30.0
+"""A body must arrive whole within this; a client that trickles it is disconnected."""
+BODY_SLOTS = 2
+"""Requests read and answered at once, by that many worker threads; further ones wait their turn
+before their bodies are read (a scripted ``hang`` stalls outside the workers)."""
+
+
+class _Unreadable(Exception):
+    """The request's body was refused (too large: ``status``) or never arrived (``status`` None)."""
+
+    def __init__(self, status: int | None, message: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+
 
 class Handler(BaseHTTPRequestHandler):
     """Routes requests to the owning :class:`ScriptedServer` (``self.server.app``)."""
@@ -40,8 +56,23 @@ class Handler(BaseHTTPRequestHandler):
         """Silent: every request is in the request log instead."""
 
     def do_POST(self) -> None:
+        """Read and answer the request in one of the server's few body workers (so only their
+        threads ever hold a large body), then stall here if the script says ``hang``."""
+        self._stall: float | None = -1.0
+        self.app.body_workers.run(self._post)
+        if self._stall is None or self._stall >= 0:
+            self.app.stopping.wait(self._stall)
+
+    def _post(self) -> None:
         path = self.path.split("?", 1)[0]
-        body = self._read_json()
+        try:
+            body = self._read_json()
+        except _Unreadable as refused:
+            self.close_connection = True
+            if refused.status is not None:
+                self._record(path, None, "other", refused.status)
+                self._send_json(refused.status, error_body("request_too_large", str(refused)))
+            return
         if not isinstance(body, dict):
             self._record(path, body, "other", 400)
             return self._send_json(400, error_body("invalid_request_error", "body must be a JSON object"))
@@ -125,18 +156,44 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload[: len(payload) // 2])
             self.wfile.flush()
         if error.kind == "hang":
-            self.app.stopping.wait(error.seconds)
+            self._stall = error.seconds  # stalled by do_POST: a stall holds no body worker
 
     def _not_found(self, path: str, body: Any) -> None:
         self._record(path, body, "other", 404)
         self._send_json(404, error_body("not_found_error", f"{self.command} {path} is not scripted"))
 
     def _read_json(self) -> Any:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        """The body: its JSON, its text when it is not JSON (``_Unreadable`` past the bounds)."""
+        self._body_size = 0
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            raise _Unreadable(400, "content-length is not a number") from None
+        if length < 0 or length > MAX_BODY_BYTES:
+            raise _Unreadable(413, f"request body of {length} bytes; this server reads {MAX_BODY_BYTES}")
+        self._body_size = length
+        raw = self._read_body(length)
         try:
             return json.loads(raw) if raw else None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or past the parser's limits
             return raw.decode("utf-8", errors="replace")
+
+    def _read_body(self, length: int) -> bytes:
+        deadline = time.monotonic() + BODY_DEADLINE_S
+        chunks, left = [], length
+        try:
+            while left > 0:
+                self.connection.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = self.rfile.read1(min(left, 1 << 20))
+                if not chunk or time.monotonic() > deadline:
+                    raise _Unreadable(None)
+                chunks.append(chunk)
+                left -= len(chunk)
+        except TimeoutError:
+            raise _Unreadable(None) from None
+        finally:
+            self.connection.settimeout(None)
+        return b"".join(chunks)
 
     def _record(self, path: str, body: Any, kind: str, status: int, answer: Answer | None = None) -> None:
         selection = answer.selection if answer is not None else None
@@ -152,6 +209,7 @@ class Handler(BaseHTTPRequestHandler):
                 error=error.kind if error is not None else None,
                 status=status,
                 ts=time.time(),
+                size=getattr(self, "_body_size", 0) if body is not None else 0,
             )
         )
 

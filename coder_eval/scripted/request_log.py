@@ -10,6 +10,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from dataclasses import asdict, dataclass
@@ -36,19 +37,32 @@ class RecordedRequest:
     error: str | None
     status: int
     ts: float
+    size: int = 0
+    """Bytes of the body as sent (its JSON is kept while the log's budget lasts, then ``body`` is None)."""
+
+
+BODY_BUDGET_BYTES = 32 * 1024 * 1024
+"""Bodies (by the bytes sent) a log keeps in all; later requests are kept without theirs."""
 
 
 class RequestLog:
-    """A thread-safe list of :class:`RecordedRequest`, optionally appended to a JSONL file."""
+    """A thread-safe list of :class:`RecordedRequest`, optionally appended to a JSONL file. Bodies
+    are kept until they add up to ``body_budget`` bytes; every request after that is logged with
+    ``body=None`` (a sandbox that sends request after request cannot grow the harness)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, body_budget: int = BODY_BUDGET_BYTES) -> None:
         self.path = path
+        self.body_budget = body_budget
         self._items: list[RecordedRequest] = []
+        self._kept = 0
         self._lock = threading.Lock()
 
     def add(self, request: RecordedRequest) -> None:
         """Keep ``request`` (and append it to ``path`` as one JSON line)."""
         with self._lock:
+            self._kept += request.size
+            if self._kept > self.body_budget and request.body is not None:
+                request = dataclasses.replace(request, body=None)
             self._items.append(request)
             if self.path is not None:
                 with self.path.open("a", encoding="utf-8") as file:

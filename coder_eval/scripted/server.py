@@ -10,27 +10,102 @@ Example::
 
 from __future__ import annotations
 
+import queue
 import threading
+from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from coder_eval.scripted.handler import Handler
+from coder_eval.scripted.handler import BODY_SLOTS, Handler
 from coder_eval.scripted.replay import Replayer
 from coder_eval.scripted.request_log import RecordedRequest, RequestLog
 from coder_eval.scripted.script import Script, load_script
 
+MAX_CONNECTIONS = 64
+"""Connections served at once; one more is closed unanswered (a client retries, as with any server)."""
+
 
 class _HTTPServer(ThreadingHTTPServer):
+    """A thread per connection, at most :data:`MAX_CONNECTIONS` of them."""
+
     daemon_threads = True
+    request_queue_size = MAX_CONNECTIONS  # the listen backlog (5 by default: a burst was reset)
     app: ScriptedServer
+    _open = 0
+    _count_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._count_lock:
+            full = self._open >= MAX_CONNECTIONS
+            self._open += 0 if full else 1
+        if full:
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._count_lock:
+                self._open -= 1
+
+
+class Workers:
+    """A few daemon threads that run what request handlers hand them, one job at a time each.
+
+    Example: ``workers.run(job)`` runs ``job`` in one of them and returns when it is done (raising
+    what it raised); ``workers.stop()`` ends the threads once their jobs are done.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], None], threading.Event, list[BaseException]] | None]
+        self._jobs = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            while len(self._threads) < self.count:
+                thread = threading.Thread(target=self._serve, name="scripted-body", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        done, raised = threading.Event(), list[BaseException]()
+        self._jobs.put((job, done, raised))
+        done.wait()
+        if raised:
+            raise raised[0]
+
+    def stop(self) -> None:
+        with self._lock:
+            for _ in self._threads:
+                self._jobs.put(None)
+            self._threads = []
+
+    def _serve(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, done, raised = item
+            try:
+                job()
+            except BaseException as exc:  # handed back to the handler, as if it had run there
+                raised.append(exc)
+            finally:
+                done.set()
 
 
 class ScriptedServer:
     """Serves ``script`` with ``seed`` on an ephemeral port; a context manager, or start()/stop().
 
     ``log_path`` (optional) gets every :class:`RecordedRequest` appended as a JSON line.
+
+    What reaches it may come from an agent's sandbox, so it is bounded: connections
+    (:data:`MAX_CONNECTIONS`), request bodies (``handler.MAX_BODY_BYTES``, each sent within
+    ``handler.BODY_DEADLINE_S``, read and answered by ``handler.BODY_SLOTS`` worker threads: only
+    they ever hold a large body, which bounds what the allocator keeps too) and the bodies the
+    request log keeps (``request_log.BODY_BUDGET_BYTES``).
     """
 
     def __init__(
@@ -44,6 +119,7 @@ class ScriptedServer:
         self.seed = seed
         self.replayer = Replayer(self.script, seed)
         self.stopping = threading.Event()
+        self.body_workers = Workers(BODY_SLOTS)
         self._host = host
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -91,6 +167,7 @@ class ScriptedServer:
         self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        self.body_workers.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._httpd, self._thread = None, None

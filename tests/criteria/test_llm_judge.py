@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -355,3 +356,18 @@ def test_original_spelling_errors_name_the_fields_as_written(tmp_path: Path) -> 
     assert "escapes the sandbox" in load_error(
         tmp_path, "- type: llm_judge\n  prompt: p\n  files: [$TASK_DIR/../secret]"
     )
+
+
+def test_evidence_that_is_not_unicode_reaches_the_judge_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    final = "Done " + os.fsdecode(b"caf\xe9") + " \ud800"  # an undecodable byte, a lone surrogate
+    with ScriptedServer({"turns": [{"blocks": verdict(0.0, False)}]}) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        spec = criterion({"type": "llm_judge", "rubric": "Is it done?", "model": "claude-haiku-4-5"})
+        result = evaluate(spec, ctx_for(tmp_path, final_message=final))
+        sent = server.requests[0].body["messages"][0]["content"]
+
+    assert result.score == 0.0 and result.passed is False  # graded, not a grader error
+    assert "Done caf\\xe9 \\ud800" in sent

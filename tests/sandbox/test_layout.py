@@ -59,9 +59,11 @@ def test_each_folder_is_made_for_what_uses_it() -> None:
 
 
 def test_a_control_group_joins_the_hierarchies_its_limits_use() -> None:
-    assert v1_controllers(Limits()) == ("freezer",)
+    unlimited = {"max_pids": None, "max_memory_mb": None}
+    assert v1_controllers(Limits(**unlimited)) == ("freezer",)
+    assert v1_controllers(Limits()) == ("pids", "memory", "freezer")  # the defaults
     assert v1_controllers(Limits(max_pids=16, max_memory_mb=64)) == ("pids", "memory", "freezer")
-    assert v1_controllers(Limits(max_cpus=1.5)) == ("cpu", "freezer")
+    assert v1_controllers(Limits(max_cpus=1.5, **unlimited)) == ("cpu", "freezer")
 
 
 def test_processes_are_searched_for_only_after_a_command_started(

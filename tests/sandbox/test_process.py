@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,24 @@ def test_exit_codes_and_timeouts_with_and_without_pidfds(
 
     assert (done.exit_code, done.stdout, done.stderr, done.timed_out) == (3, "out\n", "err\n", False)
     assert (slow.exit_code, slow.timed_out) == (124, True) and slow.duration_s < 5
+
+
+def test_a_flood_is_read_as_it_comes_and_only_the_cap_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "MAX_OUTPUT_BYTES", 1000)
+    env = {"PATH": "/usr/bin:/bin"}
+    script = "head -c 50000000 /dev/zero; echo done >&2"
+
+    result = run(run_in_group(["/bin/sh", "-c", script], cwd=tmp_path, env=env, max_output=1000))
+
+    assert result.stdout == "\0" * 1000 + "\n[coder_eval: output cut at 1000 of 50000000 bytes]"
+    assert (result.exit_code, result.stderr) == (0, "done\n")
+
+
+def test_stdin_carries_undecodable_bytes_back_as_they_were(tmp_path: Path) -> None:
+    text = os.fsdecode(b"caf\xe9 \xff")
+
+    result = run(run_in_group(["od", "-An", "-tx1"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, stdin=text))
+
+    assert result.stdout.split() == ["63", "61", "66", "e9", "20", "ff"]

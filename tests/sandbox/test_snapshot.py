@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.snapshot import extract_tar, write_tar
+from coder_eval.sandbox.snapshot import MB, Bounds, WorkspaceTooLarge, extract_tar, retar, write_tar
 
 
 def archive(*members: tuple[tarfile.TarInfo, bytes]) -> Path:
@@ -77,3 +77,70 @@ def test_a_corrupt_archive_is_a_sandbox_error(tmp_path: Path) -> None:
 
     with pytest.raises(SandboxError, match="cannot extract the workspace snapshot"):
         extract_tar(bad, tmp_path / "dest")
+
+
+def test_names_an_engine_writes_in_pax_records_keep_their_names_through_retar(tmp_path: Path) -> None:
+    long_name = "deep/" + "d" * 120 + "/file.txt"
+    odd = "caf\udce9-\udcff.txt"  # not UTF-8 on disk
+    engine = io.BytesIO()  # as `docker cp C:/workspace -` writes the folder: names in PAX records
+    with tarfile.open(fileobj=engine, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in ("workspace", "workspace/deep", f"workspace/deep/{'d' * 120}"):
+            tar.addfile(member(name, tarfile.DIRTYPE))
+        for name in ("café.txt", long_name, odd):
+            info = member(f"workspace/{name}")
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"hi"))
+        tar.addfile(member("workspace/link-é", tarfile.SYMTYPE, "café.txt"))
+    engine.seek(0)
+    snapshot = io.BytesIO()
+
+    retar(engine, snapshot)
+    snapshot.seek(0)
+    extract_tar(snapshot, tmp_path / "dest")
+
+    assert (tmp_path / "dest" / "café.txt").read_text() == "hi"
+    assert (tmp_path / "dest" / long_name).read_text() == "hi"
+    assert (tmp_path / "dest" / odd).read_text() == "hi"
+    assert (tmp_path / "dest" / "link-é").read_text() == "hi"
+    assert not (tmp_path / "dest" / "workspace").exists()
+
+
+def flood(root: Path, files: int, size: int = 0) -> Path:
+    root.mkdir()
+    for i in range(files):
+        with (root / f"f{i}").open("wb") as handle:
+            handle.truncate(size)  # sparse: no blocks, all apparent size
+    return root
+
+
+def test_a_workspace_past_its_bounds_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    sparse, many = flood(tmp_path / "sparse", 3, size=5 * MB), flood(tmp_path / "many", 30)
+    out = io.BytesIO()
+
+    with pytest.raises(WorkspaceTooLarge, match=r"pass 10 MB at .*max_workspace_mb counts apparent sizes"):
+        write_tar(sparse, out, bounds=Bounds(max_bytes=10 * MB))
+    with pytest.raises(WorkspaceTooLarge, match=r"more than 20 files.*max_workspace_files"):
+        write_tar(many, out, bounds=Bounds(max_entries=20))
+    assert out.getvalue() == b""
+    assert write_tar(many, out, bounds=Bounds(max_bytes=10 * MB, max_entries=30)) == 30
+
+
+def test_an_engine_stream_past_its_bounds_is_stopped_at_the_first_member_over(tmp_path: Path) -> None:
+    engine = io.BytesIO()
+    with tarfile.open(fileobj=engine, mode="w") as tar:
+        tar.addfile(member("workspace", tarfile.DIRTYPE))
+        for i in range(3):
+            info = member(f"workspace/f{i}")
+            info.size = 4 * MB
+            tar.addfile(info, io.BytesIO(b"\0" * info.size))
+    bounds = Bounds(max_bytes=10 * MB)
+
+    engine.seek(0)
+    with pytest.raises(WorkspaceTooLarge):
+        retar(engine, io.BytesIO(), bounds=bounds)
+    engine.seek(0)
+    with pytest.raises(WorkspaceTooLarge):
+        extract_tar(engine, tmp_path / "dest", Bounds(max_entries=2))
+
+    assert bounds.bytes == 12 * MB and bounds.entries == 3  # counted from headers: the third not read
+    assert len(list((tmp_path / "dest").iterdir())) == 1

@@ -1,4 +1,5 @@
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -9,7 +10,9 @@ import anthropic
 import pytest
 
 import coder_eval.scripted
-from coder_eval.scripted import ScriptedServer
+from coder_eval.scripted import RecordedRequest, ScriptedServer, handler
+from coder_eval.scripted import server as server_module
+from coder_eval.scripted.request_log import RequestLog
 
 from .conftest import MODEL, client, tool
 
@@ -265,3 +268,51 @@ def test_base_url_needs_a_started_server() -> None:
         _ = server.base_url
     with server:
         assert server.base_url.startswith("http://127.0.0.1:")
+
+
+def test_a_body_over_the_cap_is_refused_unread_and_logged_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handler, "MAX_BODY_BYTES", 1000)
+    with ScriptedServer(TOOL_TURNS) as server:
+        status, body = raw(server, "/v1/messages", {**ASK, "pad": "x" * 2000})
+        after = client(server).messages.create(**ASK)
+
+    assert status == 413 and json.loads(body)["error"]["type"] == "request_too_large"
+    assert after.content[0].type == "text"  # the server goes on
+    first = server.requests[0]
+    assert (first.status, first.body) == (413, None)
+
+
+def test_a_body_that_trickles_in_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handler, "BODY_DEADLINE_S", 0.5)
+    with ScriptedServer(TOOL_TURNS) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as conn:
+            conn.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+            started = time.monotonic()
+            closed = conn.recv(100) == b""
+
+    assert closed and time.monotonic() - started < 4
+
+
+def test_connections_past_the_cap_are_closed_and_the_rest_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server_module, "MAX_CONNECTIONS", 4)
+    with ScriptedServer(TOOL_TURNS) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        held = [socket.create_connection((host, int(port)), timeout=5) for _ in range(4)]
+        time.sleep(0.2)  # the four are being served (idle, keep-alive)
+        with socket.create_connection((host, int(port)), timeout=5) as extra:
+            refused = extra.recv(100) == b""
+        for conn in held:
+            conn.close()
+        time.sleep(0.2)
+        answered = client(server).messages.create(**ASK)
+
+    assert refused and answered.content[0].type == "text"
+
+
+def test_the_log_keeps_bodies_only_within_its_budget() -> None:
+    log = RequestLog(body_budget=100)
+    for size in (60, 30, 60, 5):
+        log.add(RecordedRequest("POST", "/v1/messages", {"n": size}, "main", 0, None, None, 200, 0.0, size))
+
+    assert [r.body for r in log.snapshot()] == [{"n": 60}, {"n": 30}, None, None]

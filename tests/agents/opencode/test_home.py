@@ -16,7 +16,9 @@ def permissions(**fields: object) -> dict[str, str]:
     sandbox = FakeSandbox()
     config = OpenCodeConfig("/home/.config/opencode")
     asyncio.run(
-        config.write(sandbox, OpenCodeSpec(**fields), model=None, endpoint=None, instructions=None, skill_paths=[])
+        config.write(
+            sandbox, OpenCodeSpec(**fields), model=None, endpoint=None, instructions=None, skill_paths=[]
+        )
     )
     written: dict[str, str] = json.loads(sandbox.files["home/.config/opencode/opencode.json"])["permission"]
     return written

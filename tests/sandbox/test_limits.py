@@ -1,0 +1,67 @@
+"""``sandbox.limits``: defaults every task has, overridable, lifted with null; who enforces which."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from coder_eval.sandbox.cgroups import rlimits
+from coder_eval.sandbox.container import limit_flags
+from coder_eval.sandbox.spec import Limits
+from coder_eval.task import load_tasks
+
+
+def limits_of(tmp_path: Path, block: str) -> Limits:
+    path = tmp_path / "task.yaml"
+    path.write_text(
+        textwrap.dedent(f"""
+        task_id: t
+        initial_prompt: hi
+        agent: {{kind: none}}
+        sandbox: {{driver: tempdir{block}}}
+        success_criteria: [{{type: file_exists, path: x}}]
+        """),
+        encoding="utf-8",
+    )
+    return load_tasks([path])[0].sandbox.limits
+
+
+def test_a_task_without_limits_has_the_defaults(tmp_path: Path) -> None:
+    limits = limits_of(tmp_path, "")
+
+    assert (limits.max_memory_mb, limits.max_pids, limits.max_disk_mb) == (4096, 1024, 1024)
+    assert (limits.max_workspace_mb, limits.max_workspace_files, limits.max_cpu_seconds) == (
+        1024,
+        50_000,
+        None,
+    )
+    assert limit_flags(limits) == [
+        "--memory", "4096m", "--memory-swap", "4096m", "--pids-limit", "1024",
+        "--ulimit", f"fsize={1024 * 1024 * 1024}:{1024 * 1024 * 1024}",
+    ]  # fmt: skip
+
+
+def test_a_task_sets_or_lifts_each_limit(tmp_path: Path) -> None:
+    limits = limits_of(tmp_path, ", limits: {max_memory_mb: 512, max_pids: null, max_workspace_files: null}")
+
+    assert (limits.max_memory_mb, limits.max_pids, limits.max_workspace_files) == (512, None, None)
+    assert limit_flags(limits)[:4] == ["--memory", "512m", "--memory-swap", "512m"]
+    assert "--pids-limit" not in limit_flags(limits)
+
+
+def test_without_a_control_group_only_what_the_task_set_becomes_an_rlimit(tmp_path: Path) -> None:
+    defaults, chosen = (
+        limits_of(tmp_path, ""),
+        limits_of(tmp_path, ", limits: {max_memory_mb: 512, max_pids: 64}"),
+    )
+    size = f"--fsize={1024 * 1024 * 1024}"
+
+    assert rlimits(defaults, cgroup=False) == ["/usr/bin/prlimit", size, "--"]
+    assert rlimits(chosen, cgroup=False) == [
+        "/usr/bin/prlimit",
+        f"--as={512 * 1024 * 1024}",
+        "--nproc=64",
+        size,
+        "--",
+    ]
+    assert rlimits(chosen, cgroup=True) == ["/usr/bin/prlimit", size, "--"]
