@@ -3,29 +3,43 @@
 
 Example::
 
-    run = RunDir.create(Path("runs"), manifest)
+    run = RunDir.create(Path("runs"), manifest)   # holds the run's lock (run_lock.py) until released
     run.episode_path("hello--default--r0")   # runs/<run_id>/episodes/hello--default--r0.jsonl
     RunDir.open(Path("runs/latest")).finished_episodes()
+    RunDir.open(Path("runs/latest"), lock=True)   # to write it: RunLocked while another process does
+
+A writer also keeps ``.reserve`` (a few times the manifest's size) while it holds the lock: when the
+disk fills, the reserve is given up so that ``run.json`` can still say ``interrupted``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coder_eval.errors import InputError
-from coder_eval.trajectory import SCHEMA_VERSION, EpisodeEnd, now, read_trajectory
+from coder_eval.errors import InputError, ManifestError, RunWriteError
+from coder_eval.run_lock import RunLock
+from coder_eval.trajectory import SCHEMA_VERSION, EpisodeEnd, EpisodeStart, now, read_trajectory
 
 MANIFEST = "run.json"
 EPISODES = "episodes"
 PARTIAL = "partial"
 SNAPSHOTS = "snapshots"
+RESERVE = ".reserve"
+RESERVE_MIN_BYTES = 256 * 1024
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+NAME_MARGIN = len(".") + len(".jsonl.attempt99.tmp")
+"""Bytes the longest file named after an episode adds to its id (``.<id>.jsonl.attempt<N>.tmp``)."""
+DEFAULT_NAME_MAX = 255
 RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
 
 
@@ -72,6 +86,25 @@ class RegradeRecord(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
 
 
+class ResumeRecord(BaseModel):
+    """One ``--resume`` of the run: what it kept, and what it ran again, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+    at: datetime = Field(default_factory=now, description="When the resume began (UTC).")
+    kept: int = Field(default=0, description="Finished episodes kept as they were.")
+    unfinished: list[str] = Field(default_factory=list, description="Interrupted or never started: run.")
+    harness_invalid: list[str] = Field(
+        default_factory=list, description="Invalid by the harness's fault (invalid_cause harness): run again."
+    )
+    retried_invalid: list[str] = Field(
+        default_factory=list, description="Other invalid episodes, run again because --retry-invalid asked."
+    )
+    replanned: list[str] = Field(
+        default_factory=list,
+        description="Finished with a task that has changed since, run again because --replan asked.",
+    )
+
+
 class RunManifest(BaseModel):
     """``run.json``: what a run was asked to do, and how far it got."""
 
@@ -93,6 +126,7 @@ class RunManifest(BaseModel):
     regraded_from: RegradeRecord | None = Field(
         default=None, description="Set on a run made by coder-eval regrade."
     )
+    resumes: list[ResumeRecord] = Field(default_factory=list, description="Each --resume, in order.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
 
 
@@ -112,31 +146,95 @@ def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-%f")
 
 
-class RunDir:
-    """A run's directory on disk."""
+class Recorded(NamedTuple):
+    """What a run directory holds of one episode: its first and last events, as read."""
 
-    def __init__(self, path: Path) -> None:
+    start: EpisodeStart | None
+    end: EpisodeEnd | None
+    complete: bool
+    tampered: bool
+
+
+def read_manifest(folder: Path) -> RunManifest:
+    """``folder/run.json`` as a manifest; ``ManifestError`` (exit 2) naming the file when it is not
+    UTF-8, not JSON, not a coder_eval manifest, or of another schema version."""
+    path = folder / MANIFEST
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read the run's manifest: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start}); not a coder_eval manifest") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ManifestError(f"{path}: not JSON ({exc}); not a coder_eval manifest") from exc
+    if not isinstance(data, dict) or "run_id" not in data:
+        raise ManifestError(f"{path}: not a coder_eval run manifest (no run_id)")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ManifestError(
+            f"{path}: manifest schema_version {version!r} is not supported (this coder_eval reads "
+            f"{SCHEMA_VERSION}); use the coder_eval version that wrote the run"
+        )
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "(top level)"
+        raise ManifestError(f"{path}: not a coder_eval run manifest: {where}: {first['msg']}") from exc
+
+
+class RunDir:
+    """A run's directory on disk; one created, or opened with ``lock=True``, holds the run's lock."""
+
+    def __init__(self, path: Path, lock: RunLock | None = None) -> None:
         self.path = path
         self.tampered: list[str] = []
+        self.lock = lock
+        self._read: dict[Path, tuple[tuple[int, int, int], Recorded]] = {}
 
     @classmethod
     def create(cls, runs_root: Path, manifest: RunManifest) -> RunDir:
-        """Make ``<runs_root>/<run_id>``, write the manifest and point ``<runs_root>/latest`` at it."""
+        """Make ``<runs_root>/<run_id>``, lock it, write the manifest and point ``<runs_root>/latest``
+        at it. ``RunWriteError`` when the folder cannot be made; ``InputError`` when it exists."""
         run = cls(runs_root / manifest.run_id)
-        (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
+        try:
+            (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
+        except FileExistsError as exc:
+            raise InputError(
+                f"{run.path} already exists; use --resume to finish it or choose another --run-dir"
+            ) from exc
+        except OSError as exc:
+            raise RunWriteError.of(run.path, exc) from exc
+        run._hold()
         run.write_manifest(manifest)
         _point_latest(runs_root, manifest.run_id)
         return run
 
     @classmethod
-    def open(cls, path: Path) -> RunDir:
-        """Open an existing run directory (``runs/latest`` is followed)."""
+    def open(cls, path: Path, *, lock: bool = False) -> RunDir:
+        """Open an existing run directory (``runs/latest`` is followed); with ``lock``, to write it."""
         resolved = path.resolve()
         if not (resolved / MANIFEST).is_file():
             raise InputError(
                 f"{path}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest"
             )
-        return cls(resolved)
+        run = cls(resolved)
+        if lock:
+            run._hold()
+        return run
+
+    def _hold(self) -> None:
+        self.lock = RunLock.acquire(self.path)
+        with contextlib.suppress(OSError):  # without room for it the run stops at its first write
+            _reserve(self.path / RESERVE, self.path / MANIFEST)
+
+    def release(self) -> None:
+        """Give up the reserve and the lock (both also go when the process ends, however it ends)."""
+        if self.lock is not None:
+            with contextlib.suppress(OSError):
+                (self.path / RESERVE).unlink(missing_ok=True)
+            self.lock.release()
+            self.lock = None
 
     @property
     def episodes_dir(self) -> Path:
@@ -160,14 +258,25 @@ class RunDir:
         )
 
     def read_manifest(self) -> RunManifest:
-        return RunManifest.model_validate_json((self.path / MANIFEST).read_text(encoding="utf-8"))
+        return read_manifest(self.path)
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        """Atomically replace ``run.json``."""
+        """Atomically replace ``run.json``; on a full disk the writer's reserve makes room for it.
+        ``RunWriteError`` when it cannot be written."""
         manifest.updated_at = now()
-        tmp = self.path / f".{MANIFEST}.tmp"
-        tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(self.path / MANIFEST)
+        data = manifest.model_dump_json(indent=2).encode()
+        try:
+            _replace(self.path / MANIFEST, data)
+        except OSError as exc:
+            reserve = self.path / RESERVE
+            if exc.errno not in DISK_FULL or self.lock is None or not reserve.exists():
+                raise RunWriteError.of(self.path / MANIFEST, exc) from exc
+            with contextlib.suppress(OSError):
+                reserve.unlink()
+            try:
+                _replace(self.path / MANIFEST, data)
+            except OSError as again:
+                raise RunWriteError.of(self.path / MANIFEST, again) from again
 
     def trajectory_paths(self) -> list[Path]:
         return sorted(self.episodes_dir.glob("*.jsonl"))
@@ -180,26 +289,95 @@ class RunDir:
         """
         finished = {}
         self.tampered = []
-        for path in self.trajectory_paths():
-            trajectory = read_trajectory(path)
-            if trajectory.tampered:
-                self.tampered.append(path.stem)
-            elif trajectory.complete and trajectory.end is not None:
-                finished[path.stem] = trajectory.end
+        for episode, recorded in self.recorded_episodes().items():
+            if recorded.tampered:
+                self.tampered.append(episode)
+            elif recorded.complete and recorded.end is not None:
+                finished[episode] = recorded.end
         return finished
 
+    def recorded_episodes(self) -> dict[str, Recorded]:
+        """Each trajectory's ``episode_start`` and ``episode_end``, by episode id (a file unchanged
+        since it was last read here is not read again)."""
+        recorded = {}
+        for path in self.trajectory_paths():
+            info = path.stat()
+            key = (info.st_ino, info.st_size, info.st_mtime_ns)
+            cached = self._read.get(path)
+            if cached is None or cached[0] != key:
+                trajectory = read_trajectory(path)
+                read = Recorded(trajectory.start, trajectory.end, trajectory.complete, trajectory.tampered)
+                cached = key, read
+                self._read[path] = cached
+            recorded[path.stem] = cached[1]
+        return recorded
+
     def set_aside(self, episode_id: str) -> Path | None:
-        """Move an incomplete trajectory to ``partial/`` (kept, never deleted) before a re-run."""
+        """Move an episode's trajectory (and its failed attempts) to ``partial/`` (kept, never
+        deleted) before a re-run; ``RunWriteError`` when it cannot be moved."""
         src = self.episode_path(episode_id)
-        if not src.exists():
+        attempts = sorted(self.episodes_dir.glob(f"{src.name}.attempt*"))  # ids are filename-safe
+        if not src.exists() and not attempts:
             return None
         dest_dir = self.path / PARTIAL
-        dest_dir.mkdir(exist_ok=True)
-        n = 0
-        while (dest := dest_dir / f"{episode_id}.{n}.jsonl").exists():  # never overwrite an earlier one
-            n += 1
-        src.replace(dest)
+        try:
+            dest_dir.mkdir(exist_ok=True)
+            n = 0
+            while (dest := dest_dir / f"{episode_id}.{n}.jsonl").exists():  # never overwrite an earlier one
+                n += 1
+            for attempt in attempts:
+                attempt.replace(dest_dir / f"{dest.name}{attempt.name.removeprefix(src.name)}")
+            if src.exists():
+                src.replace(dest)
+        except OSError as exc:
+            raise RunWriteError.of(src, exc) from exc
         return dest
+
+
+def check_episode_names(episodes: Iterable[tuple[str, str]], folder: Path) -> None:
+    """Refuse (``InputError``, exit 2) episodes whose files would be named longer than the file
+    system under ``folder`` allows; ``episodes`` are (episode id, task id) pairs."""
+    limit = name_max(folder)
+    long = [(e, t) for e, t in episodes if len(e.encode()) + NAME_MARGIN > limit]
+    if long:
+        episode, task = long[0]
+        more = f" (and {len(long) - 1} more episodes)" if len(long) > 1 else ""
+        raise InputError(
+            f"task {task!r}: the episode id {episode!r} makes file names of "
+            f"{len(episode.encode()) + NAME_MARGIN} bytes, more than the {limit} the file system "
+            f"at {folder} allows{more}; shorten the task id or the variant id"
+        )
+
+
+def name_max(folder: Path) -> int:
+    """The longest file name the file system holding ``folder`` (or its nearest existing parent) allows."""
+    for candidate in [folder, *folder.absolute().parents]:
+        if candidate.is_dir():
+            with contextlib.suppress(OSError, ValueError):
+                return int(os.pathconf(candidate, "PC_NAME_MAX"))
+            break
+    return DEFAULT_NAME_MAX
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _reserve(reserve: Path, manifest: Path) -> None:
+    """Set aside room for a few manifests (``write_manifest`` gives it up when the disk fills)."""
+    size = max(RESERVE_MIN_BYTES, 4 * (manifest.stat().st_size if manifest.exists() else 0))
+    with reserve.open("wb") as handle:
+        try:
+            os.posix_fallocate(handle.fileno(), 0, size)
+        except OSError:
+            handle.write(b"\0" * size)
 
 
 def _point_latest(runs_root: Path, run_id: str) -> None:

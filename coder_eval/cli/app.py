@@ -22,7 +22,15 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from coder_eval import __version__
-from coder_eval.errors import CoderEvalError, ExitCode, InputError, ReportError, did_you_mean
+from coder_eval.errors import (
+    CoderEvalError,
+    ExecutorLost,
+    ExitCode,
+    InputError,
+    ReportError,
+    RunWriteError,
+    did_you_mean,
+)
 
 PROG = "coder-eval"
 console = Console(stderr=True)
@@ -143,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False, soft_wrap=True)
-        sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
+        sys.exit(exit_code(exc))
     except KeyboardInterrupt:
         sys.exit(_interrupted())
     except typer.Abort as exc:  # older click turns Ctrl-C into Abort
@@ -152,6 +160,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         exc.show()
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, _click.UsageError) else exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def exit_code(exc: CoderEvalError) -> int:
+    """The exit code of an error that reached the top (README's table)."""
+    if isinstance(exc, INPUT_ERRORS):
+        return ExitCode.INVALID_INPUT
+    if isinstance(exc, RunWriteError):
+        return ExitCode.RUN_DIR_UNWRITABLE
+    if isinstance(exc, ExecutorLost):
+        return ExitCode.INTERRUPTED
+    return 1
 
 
 def _interrupted() -> int:

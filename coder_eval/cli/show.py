@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
 from coder_eval.run_dir import RunDir
+from coder_eval.run_lock import RunLock
 from coder_eval.trajectory import EVENT_ADAPTER, EpisodeEnd, parse_line
 from coder_eval.transcript import describe, transcript_text
 
@@ -48,9 +49,14 @@ def show(
     path = target if target.is_file() else running_path(target, episode)
     console.print(f"following {path}", highlight=False)
     run = None if target.is_file() else RunDir.open(target)
-    stopped = (lambda: run.read_manifest().status != "running") if run else (lambda: False)
+    stopped = (lambda: not run_is_live(run)) if run else (lambda: False)
     for text in follow_transcript(path, stopped):
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def run_is_live(run: RunDir) -> bool:
+    """A process is writing the run (its manifest says ``running`` and its lock is held)."""
+    return run.read_manifest().status == "running" and RunLock.holder(run.path) is not None
 
 
 def trajectory_path(target: Path, episode: str | None) -> Path:
@@ -106,28 +112,31 @@ def follow_transcript(
         if stopped():
             raise InputError(f"{path.stem}: the run is not running and never started this episode")
         sleep(poll_s)
-    with path.open(encoding="utf-8") as stream:
-        pending = ""
+    with path.open("rb") as stream:
+        pending, offset = b"", 0
         while True:
             chunk = stream.readline()
             if not chunk:
                 sleep(poll_s)
                 continue
             pending += chunk
-            if not pending.endswith("\n"):
+            if not pending.endswith(b"\n"):
                 continue
-            line, pending = pending, ""
+            line, pending = pending, b""
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
-            text, ended = _describe_line(line)
+            text, ended = _describe_line(line, start)
             yield text
             if ended:
                 return
 
 
-def _describe_line(line: str) -> tuple[str, bool]:
+def _describe_line(line: bytes, offset: int) -> tuple[str, bool]:
     try:
-        event = EVENT_ADAPTER.validate_python(parse_line(line))
-    except (ValueError, ValidationError) as exc:  # JSONDecodeError is a ValueError
-        return f"! unreadable line ({type(exc).__name__})", False
+        event = EVENT_ADAPTER.validate_python(parse_line(line.decode("utf-8")))
+    except UnicodeDecodeError as exc:  # a write cut inside a character: unreadable, like a cut line
+        return f"! unreadable line (not UTF-8 at byte {offset + exc.start})", False
+    except (ValueError, ValidationError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return f"! unreadable line ({type(exc).__name__} at byte {offset})", False
     return describe(event), isinstance(event, EpisodeEnd)

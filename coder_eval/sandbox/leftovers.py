@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from coder_eval.errors import SandboxError
+from coder_eval.errors import RunWriteError, SandboxError
 from coder_eval.sandbox.cgroups import Cgroup
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.process import kill_tree
@@ -48,7 +48,7 @@ def owner(token: str) -> dict[str, Any]:
 @functools.cache
 def _own_start_time(pid: int) -> int | None:
     """This process's start time, read once (keyed by pid, so a forked child reads its own)."""
-    return _start_time(pid)
+    return start_time(pid)
 
 
 def register(base: Path, token: str, *, container: str | None = None) -> None:
@@ -58,8 +58,11 @@ def register(base: Path, token: str, *, container: str | None = None) -> None:
     (base / OWNER_FILE).write_text(json.dumps(record), encoding="utf-8")
     log = SANDBOX_LOG.get()
     if log is not None:
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        try:
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+        except OSError as exc:  # the run directory's own file: the run stops, the sandbox goes
+            raise RunWriteError.of(log, exc) from exc
 
 
 @contextlib.contextmanager
@@ -75,7 +78,7 @@ def recording_sandboxes(log: Path) -> Iterator[None]:
 def is_dead(record: dict[str, Any]) -> bool:
     """The harness that made a sandbox is gone (or its pid now belongs to another process)."""
     pid = int(record.get("pid", 0))
-    return pid != os.getpid() and _start_time(pid) != record.get("started")
+    return pid != os.getpid() and start_time(pid) != record.get("started")
 
 
 def reap(base: Path, token: str | None, container: str | None = None) -> str | None:
@@ -116,10 +119,16 @@ def reap_logged(log: Path) -> tuple[int, list[str]]:
     if not log.is_file():
         return 0, []
     reaped, problems = 0, []
-    for line in log.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = log.read_bytes().split(b"\n")
+    except OSError:
+        return 0, [f"{log}: cannot be read"]
+    for line in lines:
         try:
-            record = json.loads(line)
+            record = json.loads(line)  # a cut or undecodable line is a UnicodeDecodeError or ValueError
         except ValueError:
+            continue
+        if not isinstance(record, dict):
             continue
         base = Path(record.get("base", ""))
         if not record.get("base") or not is_dead(record) or not os.path.lexists(base):
@@ -156,7 +165,7 @@ def _remove_cgroups(token: str) -> None:
         group.remove()
 
 
-def _start_time(pid: int) -> int | None:
+def start_time(pid: int) -> int | None:
     """A process's start time in clock ticks since boot (field 22 of ``/proc/<pid>/stat``)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
