@@ -36,7 +36,7 @@ from coder_eval.sandbox.base import Sandbox
 from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
-from coder_eval.task_hash import task_hash
+from coder_eval.task_files import task_hash
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,

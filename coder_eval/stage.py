@@ -59,6 +59,10 @@ class Stage:
     recorder: RecordingHost | None = None
     model_answered: Callable[[], bool] | None = None
     """Whether the scripted model answered this attempt (None for a real model: it cannot be seen)."""
+    model_stalled: Callable[[], bool] | None = None
+    """Whether the model owes a reply right now: the scripted server holds a request unanswered, or
+    (a real model under ``network: model``) the model proxy passed a request on and nothing came back
+    since. None where it cannot be seen."""
     leftovers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -106,6 +110,7 @@ async def open_stage(
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
     stage.model_answered = provider.answer_watch()
+    stage.model_stalled = provider.stall_watch()
     stack.push_async_callback(close_quietly, stage.sandbox, stage.leftovers)
     if spec.recorders:
         stage.recorder = RecordingHost(
@@ -117,6 +122,7 @@ async def open_stage(
         proxy = ModelProxy(route.upstream)
         await proxy.start(stage.sandbox.host_socket("model"))
         stack.push_async_callback(proxy.stop)
+        stage.model_stalled = stage.model_stalled or proxy.awaiting_reply
     await _pre_run(task, stage.sandbox)
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
     if not reads_only(task):  # a verifier that runs nothing reads no pytest configuration
@@ -199,3 +205,16 @@ class ScriptedProvider:
             return any(r.kind == "main" and r.error is None for r in server.requests[seen:])
 
         return answered
+
+    def stall_watch(self) -> Callable[[], bool] | None:
+        """From now on: whether the server is holding the latest main request unanswered (a ``hang``)."""
+        server = self._server
+        if server is None:
+            return None
+        seen = len(server.requests)
+
+        def stalled() -> bool:
+            main = [r for r in server.requests[seen:] if r.kind == "main"]
+            return bool(main) and main[-1].error == "hang"
+
+        return stalled

@@ -8,12 +8,13 @@ Example::
     files = await watch.until_lost(client.submit(run_on_worker, ...))   # ExecutorLost once it is gone
 
 Every ``HEARTBEAT_S`` the scheduler is asked who it is (a small RPC, with its list of workers). No
-answer for ``SCHEDULER_LOST_S`` (it died, its machine is gone or frozen, the network between is cut:
-a connection that is never closed otherwise waits for ever), or no worker for ``NO_WORKERS_S``
-while episodes wait (a running cluster whose workers all died; the LocalCluster coder_eval starts
-replaces a dead worker within seconds), and every episode still waiting raises ``ExecutorLost``:
-``run`` leaves them interrupted, says why, and ``--resume`` against a cluster that answers finishes
-the run.
+answer for 10 s (it died, its machine is gone or frozen, the network between is cut: a connection
+that is never closed otherwise waits for ever), or no worker for 30 s while episodes wait (a running
+cluster whose workers all died; the LocalCluster coder_eval starts replaces a dead worker within
+seconds), and every episode still waiting raises ``ExecutorLost``: ``run`` leaves them interrupted,
+says why, and ``--resume`` against a cluster that answers finishes the run. Both times are dask
+configuration (``coder_eval.scheduler-timeout``, ``coder_eval.no-workers-timeout``; in the
+environment ``DASK_CODER_EVAL__SCHEDULER_TIMEOUT=20s``), for a cluster that scales from no worker.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+import dask.config
+from dask.utils import parse_timedelta
+
 from coder_eval.errors import ExecutorLost
 
 HEARTBEAT_S = 2.0
-SCHEDULER_LOST_S = 10.0
-NO_WORKERS_S = 30.0
+SCHEDULER_TIMEOUT = "10s"
+NO_WORKERS_TIMEOUT = "30s"
 
 T = TypeVar("T")
 
@@ -39,6 +43,8 @@ class ClusterWatch:
     def __init__(self, client: Any, where: str) -> None:
         self.client = client
         self.where = where
+        self.scheduler_timeout = _seconds("scheduler-timeout", SCHEDULER_TIMEOUT)
+        self.no_workers_timeout = _seconds("no-workers-timeout", NO_WORKERS_TIMEOUT)
         self.lost: str | None = None
         self.waiting = 0
         self._gone = asyncio.Event()
@@ -54,10 +60,14 @@ class ClusterWatch:
                 answered = now
                 if workers or not self.waiting:
                     has_workers = now
-            if now - answered >= SCHEDULER_LOST_S:
-                self._lose(f"the dask scheduler at {self.where} has not answered for {SCHEDULER_LOST_S:g} s")
-            elif now - has_workers >= NO_WORKERS_S:
-                self._lose(f"the dask cluster at {self.where} has had no worker for {NO_WORKERS_S:g} s")
+            if now - answered >= self.scheduler_timeout:
+                self._lose(
+                    f"the dask scheduler at {self.where} has not answered for {self.scheduler_timeout:g} s"
+                )
+            elif now - has_workers >= self.no_workers_timeout:
+                self._lose(
+                    f"the dask cluster at {self.where} has had no worker for {self.no_workers_timeout:g} s"
+                )
 
     async def until_lost(self, work: Awaitable[T]) -> T:
         """``work``'s result, or ``ExecutorLost`` as soon as the cluster is lost (``work`` is dropped)."""
@@ -91,3 +101,7 @@ class ClusterWatch:
             identity = await asyncio.wait_for(self.client.scheduler.identity(), 2 * HEARTBEAT_S)
             return len(identity.get("workers") or {})
         return None
+
+
+def _seconds(key: str, default: str) -> float:
+    return float(parse_timedelta(dask.config.get(f"coder_eval.{key}", default)))
