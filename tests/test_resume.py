@@ -122,6 +122,7 @@ agent: {kind: command, command: "setsid env -i /bin/sleep 321.75 > /dev/null 2>&
 
 
 def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_path: Path) -> None:
+    from tests.executors.builders import descends
     from tests.sandbox.builders import alive
 
     minimal_task(tmp_path / "tasks", "orphan", extra=ORPHAN_AGENT)
@@ -132,6 +133,9 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
     )
     try:
         wait_for(lambda: bool(alive("sleep 321.75", within=0)), timeout=60)
+        for sentinel in alive("coder_eval sentinel", within=0):  # killed too: a power cut, the OOM killer
+            if descends(sentinel, process.pid):
+                os.kill(sentinel, signal.SIGKILL)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
