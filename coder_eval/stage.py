@@ -109,8 +109,7 @@ async def open_stage(
         node_modules=task_node_modules,
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
-    stage.model_answered = provider.answer_watch()
-    stage.model_stalled = provider.stall_watch()
+    stage.model_answered, stage.model_stalled = provider.model_watch() or (None, None)
     stack.push_async_callback(close_quietly, stage.sandbox, stage.leftovers)
     if spec.recorders:
         stage.recorder = RecordingHost(
@@ -194,27 +193,21 @@ class ScriptedProvider:
         self._endpoint = ModelEndpoint(self._server.base_url, model=script.model)
         return self._endpoint
 
-    def answer_watch(self) -> Callable[[], bool] | None:
-        """From now on: whether the server has answered a main request (None when not scripted)."""
+    def model_watch(self) -> tuple[Callable[[], bool], Callable[[], bool]] | None:
+        """From now on: whether the server has answered a main request, and whether it is holding
+        the latest one unanswered (a ``hang``); None when the model is not scripted."""
         server = self._server
         if server is None:
             return None
         seen = len(server.requests)
+
+        def main() -> list[Any]:
+            return [r for r in server.requests[seen:] if r.kind == "main"]
 
         def answered() -> bool:
-            return any(r.kind == "main" and r.error is None for r in server.requests[seen:])
-
-        return answered
-
-    def stall_watch(self) -> Callable[[], bool] | None:
-        """From now on: whether the server is holding the latest main request unanswered (a ``hang``)."""
-        server = self._server
-        if server is None:
-            return None
-        seen = len(server.requests)
+            return any(r.error is None for r in main())
 
         def stalled() -> bool:
-            main = [r for r in server.requests[seen:] if r.kind == "main"]
-            return bool(main) and main[-1].error == "hang"
+            return bool(requests := main()) and requests[-1].error == "hang"
 
-        return stalled
+        return answered, stalled

@@ -64,42 +64,33 @@ def resume_on_a_new_cluster(tmp_path: Path, count: int) -> None:
     assert manifest(tmp_path / "runs" / "r")["status"] == "completed"
 
 
-def test_a_frozen_scheduler_ends_the_run_as_interrupted_and_resume_finishes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("setting", "victim", "sig", "says"),
+    [
+        (
+            "SCHEDULER_TIMEOUT",
+            "scheduler",
+            signal.SIGSTOP,
+            "the dask scheduler at {} has not answered for 4 s",
+        ),
+        ("NO_WORKERS_TIMEOUT", "worker", signal.SIGKILL, "the dask cluster at {} has had no worker for 4 s"),
+    ],
+)
+def test_a_lost_cluster_ends_the_run_as_interrupted_and_resume_finishes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, victim: str, sig: int, says: str
 ) -> None:
-    monkeypatch.setenv("DASK_CODER_EVAL__SCHEDULER_TIMEOUT", "4s")
+    """A frozen scheduler (SIGSTOP: its connections stay open, as when its machine hangs), or the
+    only worker of a running cluster killed."""
+    monkeypatch.setenv(f"DASK_CODER_EVAL__{setting}", "4s")
     slow_tasks(tmp_path, 3)
     with running_cluster(tmp_path / "cluster") as first:
-        code, stderr, seconds = run_until_lost(
-            tmp_path, first.address, lambda: os.killpg(first.scheduler.pid, signal.SIGSTOP)
-        )
+        process = getattr(first, victim)
+        code, stderr, seconds = run_until_lost(tmp_path, first.address, lambda: os.killpg(process.pid, sig))
     assert code == 130, stderr
-    assert (
-        f"error: the dask scheduler at {first.address} has not answered for 4 s; the run is left interrupted"
-        in stderr
-    )
+    assert f"error: {says.format(first.address)}; the run is left interrupted" in stderr
     assert "coder-eval run --resume --run-dir" in stderr and "Traceback" not in stderr
     assert seconds < 30
     assert manifest(tmp_path / "runs" / "r")["status"] == "interrupted"
-    assert not [
-        e for e in episodes(tmp_path / "runs" / "r").values() if e is not None and e.outcome != "pass"
-    ]
+    ended = episodes(tmp_path / "runs" / "r").values()
+    assert not [e for e in ended if e is not None and e.outcome != "pass"]  # none failed nor invalid
     resume_on_a_new_cluster(tmp_path, 3)
-
-
-def test_a_cluster_whose_every_worker_died_ends_the_run_as_interrupted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DASK_CODER_EVAL__NO_WORKERS_TIMEOUT", "4s")
-    slow_tasks(tmp_path, 2)
-    with running_cluster(tmp_path / "cluster") as first:
-        assert first.worker is not None
-        worker = first.worker
-        code, stderr, seconds = run_until_lost(
-            tmp_path, first.address, lambda: os.killpg(worker.pid, signal.SIGKILL)
-        )
-    assert code == 130, stderr
-    assert f"the dask cluster at {first.address} has had no worker for 4 s" in stderr
-    assert seconds < 30
-    assert manifest(tmp_path / "runs" / "r")["status"] == "interrupted"
-    resume_on_a_new_cluster(tmp_path, 2)
