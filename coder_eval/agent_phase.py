@@ -90,7 +90,8 @@ def _provider_check(
     provider was unavailable. Never answered at all: ``infra_error``. Answered, then stopped
     answering: ``model_stalled``. Both ``invalid``; anything else stays the agent's ``timeout``.
 
-    The scripted server says whether it answered and whether it holds a request; for a real model,
+    The scripted server says whether it was asked, whether it answered and whether it holds a request
+    (a CLI that never asked spent the time itself: its ``timeout``); for a real model,
     the trajectory's assistant messages say whether it answered (a CLI that reports a step only when
     its tool finishes may hide an answer until then), and under ``network: model`` the model proxy
     says whether a request went unanswered. Elsewhere a stall cannot be told from a slow agent, and
@@ -100,6 +101,8 @@ def _provider_check(
     replies = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant" and e.content]
     if stage.model_answered is not None:
         answered = stage.model_answered()
+        if answered is None:  # the CLI never asked (still starting): the time was its own
+            return result
     else:
         answered = any(m.model != "<synthetic>" for m in replies)
     if not answered:

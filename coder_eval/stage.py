@@ -57,8 +57,9 @@ class Stage:
     prepared: list[Any]
     pytest_config: tuple[str, bytes] | None
     recorder: RecordingHost | None = None
-    model_answered: Callable[[], bool] | None = None
-    """Whether the scripted model answered this attempt (None for a real model: it cannot be seen)."""
+    model_answered: Callable[[], bool | None] | None = None
+    """Whether the scripted model answered this attempt (None: it was never asked); None for a real
+    model: it cannot be seen."""
     model_stalled: Callable[[], bool] | None = None
     """Whether the model owes a reply right now: the scripted server holds a request unanswered, or
     (a real model under ``network: model``) the model proxy passed a request on and nothing came back
@@ -193,9 +194,9 @@ class ScriptedProvider:
         self._endpoint = ModelEndpoint(self._server.base_url, model=script.model)
         return self._endpoint
 
-    def model_watch(self) -> tuple[Callable[[], bool], Callable[[], bool]] | None:
-        """From now on: whether the server has answered a main request, and whether it is holding
-        the latest one unanswered (a ``hang``); None when the model is not scripted."""
+    def model_watch(self) -> tuple[Callable[[], bool | None], Callable[[], bool]] | None:
+        """From now on: whether the server has answered a main request (None: none came), and whether
+        it is holding the latest one unanswered (a ``hang``); None when the model is not scripted."""
         server = self._server
         if server is None:
             return None
@@ -204,8 +205,9 @@ class ScriptedProvider:
         def main() -> list[Any]:
             return [r for r in server.requests[seen:] if r.kind == "main"]
 
-        def answered() -> bool:
-            return any(r.error is None for r in main())
+        def answered() -> bool | None:
+            requests = main()
+            return any(r.error is None for r in requests) if requests else None
 
         def stalled() -> bool:
             return bool(requests := main()) and requests[-1].error == "hang"
