@@ -67,9 +67,15 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
         )
     stage.notes += outcome.notes + _single_iteration(task)
     if outcome.timed_out:
-        return _timed_out(task, sink, stage)
+        limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
+        return _provider_check(task, sink, stage, _stopped(task, sink, "timeout", f"{limit} reached"), limit)
     if outcome.stop is not None:
-        return _stopped(task, sink, outcome.stop.status, outcome.stop.reason)
+        result = _stopped(task, sink, outcome.stop.status, outcome.stop.reason)
+        if outcome.stop.status != "timeout":
+            return result
+        return _provider_check(
+            task, sink, stage, result, f"turn_timeout of {task.run_limits.turn_timeout:g} s"
+        )
     assert outcome.result is not None
     return _apply_budgets(task, outcome.result)
 
@@ -130,21 +136,36 @@ def at_limit(result: AgentResult, task: TaskSpec, hits: Sequence[str]) -> AgentR
     return result
 
 
-def _timed_out(task: TaskSpec, sink: TrajectoryWriter, stage: Stage) -> AgentResult:
-    """The agent was cut off at ``task_timeout``. A model agent that never got one reply from its
-    model was not measured: the provider was unavailable (``invalid``). The scripted server says
-    whether it answered; for a real model, the trajectory's assistant messages do (a CLI that
-    reports a step only when its tool finishes may hide an answer until then)."""
-    limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
-    result = _stopped(task, sink, "timeout", f"{limit} reached")
+def _provider_check(
+    task: TaskSpec, sink: TrajectoryWriter, stage: Stage, result: AgentResult, limit: str
+) -> AgentResult:
+    """A model agent cut off by a time limit while its model owed it a reply was not measured: the
+    provider was unavailable. Never answered at all: ``infra_error``. Answered, then stopped
+    answering: ``model_stalled``. Both ``invalid``; anything else stays the agent's ``timeout``.
+
+    The scripted server says whether it was asked, whether it answered and whether it holds a request
+    (a CLI that never asked spent the time itself: its ``timeout``); for a real model,
+    the trajectory's assistant messages say whether it answered (a CLI that reports a step only when
+    its tool finishes may hide an answer until then), and under ``network: model`` the model proxy
+    says whether a request went unanswered. Elsewhere a stall cannot be told from a slow agent, and
+    the timeout stays the agent's."""
+    if task.agent.type not in MODEL_AGENTS:
+        return result
     replies = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant" and e.content]
     if stage.model_answered is not None:
         answered = stage.model_answered()
+        if answered is None:  # the CLI never asked (still starting): the time was its own
+            return result
     else:
         answered = any(m.model != "<synthetic>" for m in replies)
-    if task.agent.type in MODEL_AGENTS and not answered:
+    if not answered:
         result.status, result.invalid = "infra_error", True
         result.error = f"provider unavailable: the model did not answer once before the {limit} was reached"
+    elif stage.model_stalled is not None and stage.model_stalled():
+        result.status, result.invalid = "model_stalled", True
+        result.error = (
+            f"the model stopped answering mid-episode: a request was unanswered when the {limit} was reached"
+        )
     return result
 
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coder_eval.errors import TaskError
+from coder_eval.file_kinds import not_readable
 from coder_eval.row_selection import select_rows
 from coder_eval.yaml_source import YamlDoc, explain, read_text_file
 
@@ -79,50 +81,95 @@ def dataset_rows(doc: YamlDoc, spec: Any) -> list[dict[str, Any]] | None:
         dataset = DatasetSpec.model_validate(spec)
     except ValidationError as exc:
         raise TaskError(explain(exc, doc, DatasetSpec, prefix=("dataset",))) from exc
-    rows = list(dataset.rows or [])
-    if dataset.path is not None:
-        rows.extend(read_jsonl(doc, dataset.path, ("dataset", "path")))
-    for i, relative in enumerate(dataset.paths):
-        rows.extend(read_jsonl(doc, relative, ("dataset", "paths", i)))
+    inline = enumerate(dataset.rows or [])
+    rows = [Row(row, doc.where(("dataset", "rows", i)), f"dataset row {i}") for i, row in inline]
+    for path in _files(doc, dataset):
+        rows.extend(read_jsonl(path))
     if not rows:
         raise TaskError(
             f"{doc.where(('dataset',))}: dataset: no rows; add 'rows', or 'path' / 'paths' with JSONL rows"
         )
-    for i, row in enumerate(rows):
-        if dataset.id_field not in row:
+    for row in rows:
+        _check_row(row, dataset.id_field)
+    first: dict[str, str] = {}
+    for row in rows:
+        row_id = str(row.data[dataset.id_field])
+        if row_id in first:
             raise TaskError(
-                f"{doc.where(('dataset',))}: dataset row {i} has no {dataset.id_field!r} "
-                f"(id_field); its fields: {', '.join(row)}"
+                f"{row.where}: {row.label}: id {row_id!r} is also the id of the row at {first[row_id]}"
             )
-        if not ROW_ID.fullmatch(str(row[dataset.id_field])):
-            raise TaskError(
-                f"{doc.where(('dataset',))}: dataset row {i}: {dataset.id_field} {row[dataset.id_field]!r} "
-                "cannot be part of a task id: use letters, digits, '.', '_' and '-', starting and ending "
-                "with a letter or digit, at most 80 characters"
-            )
-    ids = [str(r[dataset.id_field]) for r in rows]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise TaskError(f"{doc.where(('dataset',))}: dataset: duplicate row ids {duplicates}")
-    rows = [{**row, "__id__": str(row[dataset.id_field])} for row in rows]
-    return select_rows(dataset, rows, doc.where(("dataset",)))
+        first[row_id] = row.where
+    selected = [{**r.data, "__id__": str(r.data[dataset.id_field])} for r in rows]
+    return select_rows(dataset, selected, doc.where(("dataset",)))
 
 
-def read_jsonl(doc: YamlDoc, relative: str, loc: tuple[str | int, ...]) -> list[dict[str, Any]]:
-    path = doc.path.resolve().parent / relative
-    if not path.is_file():
-        raise TaskError(f"{doc.where(loc)}: dataset file {relative!r} not found ({path})")
-    lines = read_text_file(path, kind=TaskError, what="dataset").splitlines()
+class Row(NamedTuple):
+    """A dataset row and where it was written: ``rows.jsonl:12`` (its file and 1-based line), or
+    ``task.yaml:7`` for an inline one."""
+
+    data: dict[str, Any]
+    where: str
+    label: str = "dataset row"
+
+
+def _check_row(row: Row, id_field: str) -> None:
+    if id_field not in row.data:
+        raise TaskError(
+            f"{row.where}: {row.label} has no {id_field!r} (id_field); "
+            f"its fields: {', '.join(row.data) or 'none'}"
+        )
+    if not ROW_ID.fullmatch(str(row.data[id_field])):
+        raise TaskError(
+            f"{row.where}: {row.label}: {id_field} {row.data[id_field]!r} cannot be part of a task id: "
+            "use letters, digits, '.', '_' and '-', starting and ending with a letter or digit, "
+            "at most 80 characters"
+        )
+
+
+def _files(doc: YamlDoc, dataset: DatasetSpec) -> list[Path]:
+    """The dataset's JSONL files, each once (``a.jsonl`` and ``./a.jsonl`` are one file)."""
+    found: dict[Path, Path] = {}
+    locs = [("dataset", "path")] * (dataset.path is not None) + [
+        ("dataset", "paths", i) for i in range(len(dataset.paths))
+    ]
+    for relative, loc in zip(dataset.files, locs, strict=True):
+        path = doc.path.resolve().parent / relative
+        problem = not_readable(path)
+        if problem is not None:
+            what = "not found" if problem == "not found" else f"is {problem}"
+            raise TaskError(f"{doc.where(loc)}: dataset file {relative!r} {what} ({path})")
+        found.setdefault(path.resolve(), path)
+    return list(found.values())
+
+
+def read_jsonl(path: Path) -> list[Row]:
+    """The rows of a JSONL dataset file, each with its file and 1-based line."""
+    lines = read_text_file(path, kind=TaskError, what="dataset").split("\n")
     rows = []
     for number, line in enumerate(lines, start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise TaskError(f"{path}:{number}: invalid JSON in dataset: {exc.msg}") from exc
-            except RecursionError as exc:
-                raise TaskError(f"{path}:{number}: dataset row nested too deep") from exc
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"{path}:{number}: invalid JSON in dataset: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise TaskError(f"{path}:{number}: dataset row nested too deep") from exc
+        if not isinstance(data, dict):
+            raise TaskError(
+                f"{path}:{number}: dataset row is not an object (a JSON {_json_kind(data)}); "
+                'each line must be one object, like {"id": "a", ...}'
+            )
+        rows.append(Row(data, f"{path}:{number}"))
     return rows
+
+
+JSON_KINDS = ((bool, "boolean"), (int, "number"), (float, "number"), (str, "string"), (list, "array"))
+
+
+def _json_kind(value: Any) -> str:
+    """``array``, ``string``, ``number``, ``boolean`` or ``null``: what a JSON value is."""
+    return next((name for kind, name in JSON_KINDS if isinstance(value, kind)), "null")
 
 
 def substitute_row(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,12 @@
      │    ├── TaskError                a task file is malformed (file, line, field, what to do)
      │    ├── ExperimentError          an experiment file or override is malformed
      │    ├── PluginError              an installed plugin cannot load, or would shadow another's name
-     │    └── TrajectoryError          a trajectory file cannot be read (e.g. another schema version)
+     │    ├── TrajectoryError          a trajectory file cannot be read (e.g. another schema version)
+     │    ├── ManifestError            a run directory's run.json cannot be read as a manifest
+     │    ├── RunLocked                another process is writing the run directory
+     │    └── ResumeRefused            --resume would mix runs of a task as it was and as it is now
+     ├── RunWriteError                 a file of the run directory could not be written (exit 6)
+     ├── ExecutorLost                  the dask scheduler, or every worker, went away (the run is interrupted)
      ├── SandboxError                  a sandbox could not be made, used or closed
      ├── AgentError                    an agent could not run (infra, not the agent's fault)
      ├── GraderError                   a criterion crashed; recorded on the episode, never raised past it
@@ -32,6 +37,7 @@ class ExitCode(IntEnum):
     BUDGET_STOPPED = 3
     REPORT_FAILED = 4
     NOTHING_MEASURED = 5
+    RUN_DIR_UNWRITABLE = 6
     INTERRUPTED = 130
 
 
@@ -63,6 +69,44 @@ class PluginError(InputError):
 
 class TrajectoryError(InputError):
     """A trajectory file cannot be read at all (another schema version, not JSONL)."""
+
+
+class ManifestError(InputError):
+    """``run.json`` is not JSON, not UTF-8, not a coder_eval manifest, or of another schema version."""
+
+
+class RunLocked(InputError):
+    """Another process holds the run directory's lock (it is running, resuming or re-grading it)."""
+
+
+class ResumeRefused(InputError):
+    """``--resume`` was refused: the tasks no longer resolve to what the kept episodes ran."""
+
+
+class RunWriteError(CoderEvalError):
+    """A file of the run directory could not be written (no space, read-only, name too long).
+
+    The run stops launching episodes and is left ``interrupted``; ``--resume`` finishes it once the
+    directory is writable. ``path`` is the file that could not be written.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"cannot write {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[RunWriteError], tuple[object, str]]:
+        return type(self), (self.path, self.reason)  # a dask worker's error travels pickled
+
+    @classmethod
+    def of(cls, path: object, exc: OSError) -> RunWriteError:
+        """From the ``OSError`` of writing ``path``: ``cannot write run.json: No space left on device``."""
+        return cls(exc.filename or path, exc.strerror or str(exc))
+
+
+class ExecutorLost(CoderEvalError):
+    """Where the episodes run went away (the dask scheduler, or every worker, for too long): the run
+    is left ``interrupted`` and ``--resume`` (against a cluster that answers) finishes it."""
 
 
 class SandboxError(CoderEvalError):

@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from coder_eval.criteria import PLUGIN_CRITERIA, CriterionSpec, GradingContext, 
 from coder_eval.plugins import crash_text
 from coder_eval.sandbox.base import WorkspaceFileError
 from coder_eval.task import TaskSpec
-from coder_eval.trajectory import CriterionResult, Event, Outcome, Status
+from coder_eval.trajectory import CriterionResult, Event, InvalidCause, Outcome, Status
 from coder_eval.verifier import Verifier
 
 
@@ -128,3 +129,20 @@ def episode_outcome(
         return "fail", result.status, result.error
     passed = all(r.passed for r in results if r.gating)
     return ("pass" if passed else "fail"), result.status, result.error
+
+
+PROVIDER_ERROR = re.compile(
+    r"model API error|provider unavailable|\b(429|5\d\d)\b|rate.?limit|overload|connection", re.IGNORECASE
+)
+"""An agent's ``infra_error`` that the model's provider caused (not a CLI that is missing or broken)."""
+
+
+def invalid_cause(status: Status, error: str | None) -> InvalidCause:
+    """Who made an invalid episode measure nothing, from how it ended: the provider (no answer, a
+    stall, API errors), a gating grader, or the agent's CLI; ``harness`` is set where it happens
+    (an exception in a phase, a lost dask worker)."""
+    if status == "grader_error":
+        return "grader"
+    if status == "model_stalled" or (status == "infra_error" and PROVIDER_ERROR.search(error or "")):
+        return "provider"
+    return "agent"

@@ -37,7 +37,7 @@ from typing import Any
 from coder_eval.errors import ReportError, unknown_name
 from coder_eval.interop.inspect_files import is_inspect_log
 from coder_eval.report_files import RenderFiles, export_html, mark_failed
-from coder_eval.run_dir import EPISODES, MANIFEST, RunManifest
+from coder_eval.run_dir import EPISODES, MANIFEST, read_manifest
 
 TEMPLATE_PACKAGE = "coder_eval.notebooks"
 """The package that holds the templates: the top-level ``notebooks/`` folder, mapped by setuptools."""
@@ -226,10 +226,9 @@ def convert(name: str, text: str, kind: ParamType) -> Any:
 
 def run_id(run: Path) -> str:
     """The run id from the manifest, else the directory name."""
-    try:
-        return RunManifest.model_validate_json((run / MANIFEST).read_text(encoding="utf-8")).run_id
-    except (OSError, ValueError):  # no manifest: an Inspect log file
+    if not (run / MANIFEST).is_file():  # no manifest: an Inspect log file
         return run.stem if run.is_file() else run.name
+    return read_manifest(run).run_id
 
 
 def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: float) -> str | None:

@@ -3,97 +3,48 @@
 
 Example::
 
-    run = RunDir.create(Path("runs"), manifest)
+    run = RunDir.create(Path("runs"), manifest)   # holds the run's lock (run_lock.py) until released
     run.episode_path("hello--default--r0")   # runs/<run_id>/episodes/hello--default--r0.jsonl
     RunDir.open(Path("runs/latest")).finished_episodes()
+    RunDir.open(Path("runs/latest"), lock=True)   # to write it: RunLocked while another process does
+
+A writer also keeps ``.reserve`` (a few times the manifest's size) while it holds the lock: when the
+disk fills, the reserve is given up so that ``run.json`` can still say ``interrupted``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
-from datetime import datetime
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from coder_eval.errors import InputError, RunWriteError
+from coder_eval.manifest import (
+    MANIFEST,
+    PlannedEpisode,
+    RegradeRecord,
+    ResumeRecord,
+    RunManifest,
+    RunStatus,
+    SnapshotTotals,
+    read_manifest,
+)
+from coder_eval.run_lock import RunLock
+from coder_eval.trajectory import EpisodeEnd, EpisodeStart, now, read_trajectory
 
-from coder_eval.errors import InputError
-from coder_eval.trajectory import SCHEMA_VERSION, EpisodeEnd, now, read_trajectory
-
-MANIFEST = "run.json"
 EPISODES = "episodes"
 PARTIAL = "partial"
 SNAPSHOTS = "snapshots"
-RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
-
-
-class PlannedEpisode(BaseModel):
-    """One planned episode in the manifest."""
-
-    model_config = ConfigDict(extra="forbid")
-    episode_id: str
-    task_id: str
-    variant_id: str
-    repeat: int
-
-
-class SnapshotTotals(BaseModel):
-    """What a run keeps of its episodes' workspaces (``snapshots/``)."""
-
-    model_config = ConfigDict(extra="forbid")
-    kept: bool = Field(default=True, description="Workspace snapshots were kept (false: --no-snapshots).")
-    max_mb: float | None = Field(default=None, description="The per-episode cap, MB (compressed).")
-    count: int = Field(default=0, description="Snapshots in snapshots/.")
-    bytes: int = Field(default=0, description="Their total size.")
-
-
-class RegradeRecord(BaseModel):
-    """How a run made by ``coder-eval regrade`` came about, and what changed."""
-
-    model_config = ConfigDict(extra="forbid")
-    run_id: str = Field(description="The run whose agent events were re-graded.")
-    run_dir: str = Field(description="Its directory.")
-    task_files: list[str] = Field(default_factory=list, description="Task files whose criteria were used.")
-    episodes: int = Field(default=0, description="Episodes in the new run.")
-    changed: int = Field(default=0, description="Episodes whose outcome changed.")
-    outcomes_before: dict[str, int] = Field(default_factory=dict, description="Outcome counts before.")
-    outcomes_after: dict[str, int] = Field(default_factory=dict, description="Outcome counts after.")
-    criteria_kept: int = Field(
-        default=0, description="Unchanged workspace criteria kept as recorded (the episode had no snapshot)."
-    )
-    criteria_not_regraded: int = Field(
-        default=0, description="Workspace criteria left as errors: no snapshot, and the criterion changed."
-    )
-    evaluation_cost_usd: float | None = Field(
-        default=None, description="What the model judges cost in this re-grade; null when a price is unknown."
-    )
-    seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
-
-
-class RunManifest(BaseModel):
-    """``run.json``: what a run was asked to do, and how far it got."""
-
-    model_config = ConfigDict(extra="forbid")
-    schema_version: int = Field(default=SCHEMA_VERSION, description="Same version as the trajectories.")
-    run_id: str = Field(description="Directory name under runs/.")
-    experiment_id: str = Field(default="default", description="Experiment that produced the run.")
-    description: str = Field(default="", description="Experiment description.")
-    created_at: datetime = Field(default_factory=now, description="When the run was created (UTC).")
-    updated_at: datetime = Field(default_factory=now, description="Last manifest update (UTC).")
-    status: RunStatus = Field(default="running", description="running, completed, interrupted, ...")
-    command: list[str] = Field(default_factory=list, description="The command line that started it.")
-    variants: list[str] = Field(default_factory=list, description="Variant ids, in experiment order.")
-    tasks: list[str] = Field(default_factory=list, description="Task ids.")
-    repeats: int = Field(default=1, description="Repeats per task and variant (the most any variant has).")
-    episodes: list[PlannedEpisode] = Field(default_factory=list, description="Every planned episode.")
-    versions: dict[str, str] = Field(default_factory=dict, description="coder_eval and Python versions.")
-    snapshots: SnapshotTotals | None = Field(default=None, description="Kept workspace snapshots.")
-    regraded_from: RegradeRecord | None = Field(
-        default=None, description="Set on a run made by coder-eval regrade."
-    )
-    extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
+RESERVE = ".reserve"
+RESERVE_MIN_BYTES = 256 * 1024
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+NAME_MARGIN = len(".") + len(".jsonl.attempt99.tmp")
+"""Bytes the longest file named after an episode adds to its id (``.<id>.jsonl.attempt<N>.tmp``)."""
+DEFAULT_NAME_MAX = 255
 
 
 def safe_id(text: str) -> str:
@@ -112,31 +63,67 @@ def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-%f")
 
 
-class RunDir:
-    """A run's directory on disk."""
+class Recorded(NamedTuple):
+    """What a run directory holds of one episode: its first and last events, as read."""
 
-    def __init__(self, path: Path) -> None:
+    start: EpisodeStart | None
+    end: EpisodeEnd | None
+    complete: bool
+    tampered: bool
+
+
+class RunDir:
+    """A run's directory on disk; one created, or opened with ``lock=True``, holds the run's lock."""
+
+    def __init__(self, path: Path, lock: RunLock | None = None) -> None:
         self.path = path
         self.tampered: list[str] = []
+        self.lock = lock
+        self._read: dict[Path, tuple[tuple[int, int, int], Recorded]] = {}
 
     @classmethod
     def create(cls, runs_root: Path, manifest: RunManifest) -> RunDir:
-        """Make ``<runs_root>/<run_id>``, write the manifest and point ``<runs_root>/latest`` at it."""
+        """Make ``<runs_root>/<run_id>``, lock it, write the manifest and point ``<runs_root>/latest``
+        at it. ``RunWriteError`` when the folder cannot be made; ``InputError`` when it exists."""
         run = cls(runs_root / manifest.run_id)
-        (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
+        try:
+            (run.path / EPISODES).mkdir(parents=True, exist_ok=False)
+        except FileExistsError as exc:
+            raise InputError(
+                f"{run.path} already exists; use --resume to finish it or choose another --run-dir"
+            ) from exc
+        except OSError as exc:
+            raise RunWriteError.of(run.path, exc) from exc
+        run._hold()
         run.write_manifest(manifest)
         _point_latest(runs_root, manifest.run_id)
         return run
 
     @classmethod
-    def open(cls, path: Path) -> RunDir:
-        """Open an existing run directory (``runs/latest`` is followed)."""
+    def open(cls, path: Path, *, lock: bool = False) -> RunDir:
+        """Open an existing run directory (``runs/latest`` is followed); with ``lock``, to write it."""
         resolved = path.resolve()
         if not (resolved / MANIFEST).is_file():
             raise InputError(
                 f"{path}: not a run directory (no {MANIFEST}); pass runs/<run_id> or runs/latest"
             )
-        return cls(resolved)
+        run = cls(resolved)
+        if lock:
+            run._hold()
+        return run
+
+    def _hold(self) -> None:
+        self.lock = RunLock.acquire(self.path)
+        with contextlib.suppress(OSError):  # without room for it the run stops at its first write
+            _reserve(self.path / RESERVE, self.path / MANIFEST)
+
+    def release(self) -> None:
+        """Give up the reserve and the lock (both also go when the process ends, however it ends)."""
+        if self.lock is not None:
+            with contextlib.suppress(OSError):
+                (self.path / RESERVE).unlink(missing_ok=True)
+            self.lock.release()
+            self.lock = None
 
     @property
     def episodes_dir(self) -> Path:
@@ -160,14 +147,25 @@ class RunDir:
         )
 
     def read_manifest(self) -> RunManifest:
-        return RunManifest.model_validate_json((self.path / MANIFEST).read_text(encoding="utf-8"))
+        return read_manifest(self.path)
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        """Atomically replace ``run.json``."""
+        """Atomically replace ``run.json``; on a full disk the writer's reserve makes room for it.
+        ``RunWriteError`` when it cannot be written."""
         manifest.updated_at = now()
-        tmp = self.path / f".{MANIFEST}.tmp"
-        tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-        tmp.replace(self.path / MANIFEST)
+        data = manifest.model_dump_json(indent=2).encode()
+        try:
+            _replace(self.path / MANIFEST, data)
+        except OSError as exc:
+            reserve = self.path / RESERVE
+            if exc.errno not in DISK_FULL or self.lock is None or not reserve.exists():
+                raise RunWriteError.of(self.path / MANIFEST, exc) from exc
+            with contextlib.suppress(OSError):
+                reserve.unlink()
+            try:
+                _replace(self.path / MANIFEST, data)
+            except OSError as again:
+                raise RunWriteError.of(self.path / MANIFEST, again) from again
 
     def trajectory_paths(self) -> list[Path]:
         return sorted(self.episodes_dir.glob("*.jsonl"))
@@ -180,26 +178,95 @@ class RunDir:
         """
         finished = {}
         self.tampered = []
-        for path in self.trajectory_paths():
-            trajectory = read_trajectory(path)
-            if trajectory.tampered:
-                self.tampered.append(path.stem)
-            elif trajectory.complete and trajectory.end is not None:
-                finished[path.stem] = trajectory.end
+        for episode, recorded in self.recorded_episodes().items():
+            if recorded.tampered:
+                self.tampered.append(episode)
+            elif recorded.complete and recorded.end is not None:
+                finished[episode] = recorded.end
         return finished
 
+    def recorded_episodes(self) -> dict[str, Recorded]:
+        """Each trajectory's ``episode_start`` and ``episode_end``, by episode id (a file unchanged
+        since it was last read here is not read again)."""
+        recorded = {}
+        for path in self.trajectory_paths():
+            info = path.stat()
+            key = (info.st_ino, info.st_size, info.st_mtime_ns)
+            cached = self._read.get(path)
+            if cached is None or cached[0] != key:
+                trajectory = read_trajectory(path)
+                read = Recorded(trajectory.start, trajectory.end, trajectory.complete, trajectory.tampered)
+                cached = key, read
+                self._read[path] = cached
+            recorded[path.stem] = cached[1]
+        return recorded
+
     def set_aside(self, episode_id: str) -> Path | None:
-        """Move an incomplete trajectory to ``partial/`` (kept, never deleted) before a re-run."""
+        """Move an episode's trajectory (and its failed attempts) to ``partial/`` (kept, never
+        deleted) before a re-run; ``RunWriteError`` when it cannot be moved."""
         src = self.episode_path(episode_id)
-        if not src.exists():
+        attempts = sorted(self.episodes_dir.glob(f"{src.name}.attempt*"))  # ids are filename-safe
+        if not src.exists() and not attempts:
             return None
         dest_dir = self.path / PARTIAL
-        dest_dir.mkdir(exist_ok=True)
-        n = 0
-        while (dest := dest_dir / f"{episode_id}.{n}.jsonl").exists():  # never overwrite an earlier one
-            n += 1
-        src.replace(dest)
+        try:
+            dest_dir.mkdir(exist_ok=True)
+            n = 0
+            while (dest := dest_dir / f"{episode_id}.{n}.jsonl").exists():  # never overwrite an earlier one
+                n += 1
+            for attempt in attempts:
+                attempt.replace(dest_dir / f"{dest.name}{attempt.name.removeprefix(src.name)}")
+            if src.exists():
+                src.replace(dest)
+        except OSError as exc:
+            raise RunWriteError.of(src, exc) from exc
         return dest
+
+
+def check_episode_names(episodes: Iterable[tuple[str, str]], folder: Path) -> None:
+    """Refuse (``InputError``, exit 2) episodes whose files would be named longer than the file
+    system under ``folder`` allows; ``episodes`` are (episode id, task id) pairs."""
+    limit = name_max(folder)
+    long = [(e, t) for e, t in episodes if len(e.encode()) + NAME_MARGIN > limit]
+    if long:
+        episode, task = long[0]
+        more = f" (and {len(long) - 1} more episodes)" if len(long) > 1 else ""
+        raise InputError(
+            f"task {task!r}: the episode id {episode!r} makes file names of "
+            f"{len(episode.encode()) + NAME_MARGIN} bytes, more than the {limit} the file system "
+            f"at {folder} allows{more}; shorten the task id or the variant id"
+        )
+
+
+def name_max(folder: Path) -> int:
+    """The longest file name the file system holding ``folder`` (or its nearest existing parent) allows."""
+    for candidate in [folder, *folder.absolute().parents]:
+        if candidate.is_dir():
+            with contextlib.suppress(OSError, ValueError):
+                return int(os.pathconf(candidate, "PC_NAME_MAX"))
+            break
+    return DEFAULT_NAME_MAX
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _reserve(reserve: Path, manifest: Path) -> None:
+    """Set aside room for a few manifests (``write_manifest`` gives it up when the disk fills)."""
+    size = max(RESERVE_MIN_BYTES, 4 * (manifest.stat().st_size if manifest.exists() else 0))
+    with reserve.open("wb") as handle:
+        try:
+            os.posix_fallocate(handle.fileno(), 0, size)
+        except OSError:
+            handle.write(b"\0" * size)
 
 
 def _point_latest(runs_root: Path, run_id: str) -> None:
@@ -220,3 +287,26 @@ def _point_latest(runs_root: Path, run_id: str) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+__all__ = [  # the manifest's names too: run_dir is where run directories are read and written
+    "EPISODES",
+    "MANIFEST",
+    "PARTIAL",
+    "RESERVE",
+    "SNAPSHOTS",
+    "PlannedEpisode",
+    "Recorded",
+    "RegradeRecord",
+    "ResumeRecord",
+    "RunDir",
+    "RunManifest",
+    "RunStatus",
+    "SnapshotTotals",
+    "check_episode_names",
+    "episode_id",
+    "name_max",
+    "new_run_id",
+    "read_manifest",
+    "safe_id",
+]

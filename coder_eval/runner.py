@@ -14,7 +14,7 @@ import platform
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,20 +23,22 @@ from typing import IO, TYPE_CHECKING, Any
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.agents import MODEL_AGENTS, AgentResult
-from coder_eval.errors import CoderEvalError
-from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria
+from coder_eval.errors import CoderEvalError, ExecutorLost, RunWriteError
+from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.iterations import (
     Grade,
     armed_criteria,
     armed_outcome,
 )
 from coder_eval.run_dir import RunDir, episode_id
+from coder_eval.salvage import salvage
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.sandbox.snapshot import WorkspaceTooLarge
 from coder_eval.skill_record import skill_load
 from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
+from coder_eval.task_files import task_hash
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
@@ -108,7 +110,10 @@ async def run_episode(
             end = await _attempt(plan, provider, run_id, path, keep, durable)
             if attempt > retry.max_retries or not retryable(end):
                 break
-            path.replace(path.with_name(f"{path.name}.attempt{attempt}"))
+            try:
+                path.replace(path.with_name(f"{path.name}.attempt{attempt}"))
+            except OSError as exc:
+                raise RunWriteError.of(path, exc) from exc
             await asyncio.sleep(delay)
             delay *= retry.backoff_multiplier
     return end
@@ -147,9 +152,13 @@ async def _attempt(
         async with AsyncExitStack() as stack:
             try:
                 end = await _phases(plan, provider, sink, stack, phases, notes, keep)
+            except RunWriteError:  # not the episode's fault: it is left unfinished, --resume runs it
+                raise
             except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
                 error = str(exc) if isinstance(exc, CoderEvalError) else f"{type(exc).__name__}: {exc}"
-                end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
+                end = EpisodeEnd(
+                    outcome="invalid", status="infra_error", error=error, invalid_cause="harness"
+                )
             phases.enter("end")
         end.notes = [*notes, *phases.leftovers]
         end.timings = phases.timings()
@@ -298,6 +307,7 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
         task=recorded_task_data(task),
+        task_hash=task_hash(task),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),
@@ -350,6 +360,7 @@ def end_event(result: AgentResult, results: list[CriterionResult], task: TaskSpe
     return EpisodeEnd(
         outcome=outcome,
         status=status,
+        invalid_cause=invalid_cause(status, error) if outcome == "invalid" else None,
         score=episode_score(results),
         usage=result.usage,
         cost_usd=result.cost_usd,
@@ -420,12 +431,17 @@ async def run_batch(
     on_done: Callable[[EpisodePlan, EpisodeEnd], None] | None = None,
     executor: Executor | None = None,
     snapshot_max_bytes: int | None = DEFAULT_MAX_BYTES,
+    rerun: Collection[str] = (),
 ) -> BatchSummary:
-    """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run.
+    """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run
+    (those the harness made ``invalid`` too, and the finished ones named in ``rerun``).
     Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept).
 
     ``executor`` runs each episode (default: the ``local`` executor, in this process); at most
-    ``concurrency`` are in flight, so a budget stops new ones on any executor.
+    ``concurrency`` are in flight, so a budget stops new ones on any executor. An error that escapes
+    an episode is recorded on it (``salvage.py``), so the other episodes go on; one that means the
+    run cannot go on (the run directory cannot be written, the executor is gone) cancels the
+    episodes in flight, starts no more, and is raised.
     """
     if executor is None:
         from coder_eval.executors.local import LocalExecutor  # executors build on this module
@@ -434,7 +450,7 @@ async def run_batch(
     summary = BatchSummary()
     todo = list(plans)
     if resume:
-        done = run.finished_episodes()
+        done = kept_episodes(run, rerun)
         kept = [done[p.episode_id] for p in todo if p.episode_id in done]
         summary.skipped_done = len(kept)
         # a budget caps the run, not one session of it: what the kept episodes cost counts
@@ -456,15 +472,65 @@ async def run_batch(
                 summary.budget_stopped = True
                 summary.not_started += 1
                 return
-            keep = _snapshot_target(run, plan, snapshot_max_bytes)
-            end = await executor.run(plan, run_id, run.episode_path(plan.episode_id), keep)
+            end = await _run_one(executor, plan, run, run_id, snapshot_max_bytes)
             summary.outcomes[end.outcome] += 1
             summary.cost_usd += end.cost_usd or 0.0
             if on_done is not None:
                 on_done(plan, end)
 
-    await asyncio.gather(*(one(plan) for plan in todo))
+    await _all_or_none([asyncio.ensure_future(one(plan)) for plan in todo])
     return summary
+
+
+def kept_episodes(run: RunDir, rerun: Collection[str] = ()) -> dict[str, EpisodeEnd]:
+    """The finished episodes ``--resume`` keeps: not those the harness made invalid, nor ``rerun``."""
+    finished = run.finished_episodes()
+    return {k: end for k, end in finished.items() if k not in rerun and not harness_invalid(end)}
+
+
+def harness_invalid(end: EpisodeEnd) -> bool:
+    """The episode measured nothing because coder_eval, or where it ran, failed: ``--resume`` reruns it."""
+    return end.outcome == "invalid" and end.invalid_cause == "harness"
+
+
+async def _run_one(
+    executor: Executor, plan: EpisodePlan, run: RunDir, run_id: str, snapshot_max_bytes: int | None
+) -> EpisodeEnd:
+    """One episode on ``executor``; whatever escapes it is recorded on it (``invalid``, the harness's)."""
+    path = run.episode_path(plan.episode_id)
+    try:
+        return await executor.run(plan, run_id, path, _snapshot_target(run, plan, snapshot_max_bytes))
+    except (RunWriteError, ExecutorLost):
+        raise
+    except Exception as exc:
+        return await asyncio.to_thread(salvage, path, _start_or_minimal(plan, run_id), exc)
+
+
+def _start_or_minimal(plan: EpisodePlan, run_id: str) -> EpisodeStart:
+    """The episode's ``episode_start``, or its keys alone when even that cannot be made."""
+    try:
+        return start_event(plan, run_id)
+    except Exception:
+        return EpisodeStart(
+            run_id=run_id,
+            episode_id=plan.episode_id,
+            task_id=plan.task.task_id,
+            variant_id=plan.variant_id,
+            repeat=plan.repeat,
+            seed=plan.seed,
+        )
+
+
+async def _all_or_none(tasks: list[asyncio.Future[None]]) -> None:
+    """Wait for every task; when one raises (or the wait is cancelled), cancel the rest, wait for them
+    to stop (their sandboxes removed), and raise."""
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _snapshot_target(run: RunDir, plan: EpisodePlan, max_bytes: int | None) -> SnapshotTarget | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import tarfile
 import time
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from coder_eval.errors import RunWriteError
 from coder_eval.sandbox.snapshot import ignore_spec
 from coder_eval.trajectory import WorkspaceSnapshot
 
@@ -32,6 +34,8 @@ MB = 1_000_000
 DEFAULT_MAX_MB = 100.0
 """Per-episode cap on a kept snapshot (compressed), unless ``--snapshot-max-mb`` says otherwise."""
 DEFAULT_MAX_BYTES = int(DEFAULT_MAX_MB * MB)
+UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ENAMETOOLONG})
+"""What stops the run, rather than leave a snapshot out: the run directory itself cannot be written."""
 COMPRESS_LEVEL = 6
 """gzip level: most of level 9's saving at a fraction of its time."""
 
@@ -85,8 +89,10 @@ def keep_snapshot(
     """Copy the workspace tar ``source`` (a path, or a seekable file read from its start) to
     ``target`` as gzip, leaving out what ``ignore`` matches.
 
-    Never raises: a snapshot over the cap, or one that cannot be written (a full disk), is not kept,
-    and the record says why (keeping it is a convenience; the episode's grade never depends on it).
+    A snapshot over the cap, or one that cannot be read, is not kept, and the record says why
+    (keeping it is a convenience; the episode's grade never depends on it). A run directory that
+    cannot be written (full, read-only) raises ``RunWriteError``: the run stops there, the episode
+    unfinished, rather than go on losing what it cannot write.
     """
     started = time.perf_counter()
     partial = target.path.with_name(f".{target.path.name}.partial")
@@ -96,6 +102,8 @@ def keep_snapshot(
     except (_OverCap, OSError, tarfile.TarError) as exc:
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in UNWRITABLE:
+            raise RunWriteError.of(target.path, exc) from exc
         why = f"it passed the {target.max_bytes / MB:g} MB cap (--snapshot-max-mb)"
         if not isinstance(exc, _OverCap):
             why = f"it could not be written ({type(exc).__name__}: {exc})"

@@ -59,8 +59,13 @@ class Stage:
     prepared: list[Any]
     pytest_config: tuple[str, bytes] | None
     recorder: RecordingHost | None = None
-    model_answered: Callable[[], bool] | None = None
-    """Whether the scripted model answered this attempt (None for a real model: it cannot be seen)."""
+    model_answered: Callable[[], bool | None] | None = None
+    """Whether the scripted model answered this attempt (None: it was never asked); None for a real
+    model: it cannot be seen."""
+    model_stalled: Callable[[], bool] | None = None
+    """Whether the model owes a reply right now: the scripted server holds a request unanswered, or
+    (a real model under ``network: model``) the model proxy passed a request on and nothing came back
+    since. None where it cannot be seen."""
     leftovers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     plugins: tuple[OfferedPlugin, ...] = ()
@@ -111,7 +116,7 @@ async def open_stage(
         plugins=tuple(s.staged for s in staging),
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
-    stage.model_answered = provider.answer_watch()
+    stage.model_answered, stage.model_stalled = provider.model_watch() or (None, None)
     stack.push_async_callback(close_quietly, stage.sandbox, stage.leftovers)
     if spec.recorders:
         stage.recorder = RecordingHost(
@@ -123,6 +128,7 @@ async def open_stage(
         proxy = ModelProxy(route.upstream)
         await proxy.start(stage.sandbox.host_socket("model"))
         stack.push_async_callback(proxy.stop)
+        stage.model_stalled = stage.model_stalled or proxy.awaiting_reply
     await _pre_run(task, stage.sandbox)
     stage.plugins = tuple(await offered_plugins(task.agent, stage.sandbox, staging))
     stage.prepared = [await criterion.prepare(stage.sandbox) for criterion in task.success_criteria]
@@ -196,14 +202,22 @@ class ScriptedProvider:
         self._endpoint = ModelEndpoint(self._server.base_url, model=script.model)
         return self._endpoint
 
-    def answer_watch(self) -> Callable[[], bool] | None:
-        """From now on: whether the server has answered a main request (None when not scripted)."""
+    def model_watch(self) -> tuple[Callable[[], bool | None], Callable[[], bool]] | None:
+        """From now on: whether the server has answered a main request (None: none came), and whether
+        it is holding the latest one unanswered (a ``hang``); None when the model is not scripted."""
         server = self._server
         if server is None:
             return None
         seen = len(server.requests)
 
-        def answered() -> bool:
-            return any(r.kind == "main" and r.error is None for r in server.requests[seen:])
+        def main() -> list[Any]:
+            return [r for r in server.requests[seen:] if r.kind == "main"]
 
-        return answered
+        def answered() -> bool | None:
+            requests = main()
+            return any(r.error is None for r in requests) if requests else None
+
+        def stalled() -> bool:
+            return bool(requests := main()) and requests[-1].error == "hang"
+
+        return answered, stalled

@@ -50,6 +50,7 @@ from coder_eval.criteria.json_check import JsonCheck
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.dataset import DatasetSpec, dataset_rows, substitute_row
 from coder_eval.errors import AgentError, TaskError, did_you_mean
+from coder_eval.file_kinds import not_readable
 from coder_eval.limits import RunLimits
 from coder_eval.plugins import check_plugins
 from coder_eval.sandbox import AutoSpec, SandboxSpec
@@ -351,31 +352,48 @@ HARBOR_CONFIG = "task.toml"
 """A folder holding this file is a Harbor task directory (``coder_eval.interop.harbor``)."""
 
 
-def discover(paths: Iterable[Path]) -> list[Path]:
+def discover(paths: Iterable[Path], notes: list[str] | None = None) -> list[Path]:
     """Task files under ``paths``: files as given, directories searched for ``*.yaml`` / ``*.yml``,
-    and Harbor task directories (a folder holding ``task.toml``), given or found.
+    and Harbor task directories (a folder holding ``task.toml``), given or found; each file once,
+    however often or by whatever path it is given.
 
     In a directory search, YAML files with none of the task fields (scripts, fixtures) are not tasks,
-    and folders named ``fixtures`` or starting with ``_`` or ``.`` are not searched.
+    and folders named ``fixtures`` or starting with ``_`` or ``.`` are not searched; a FIFO, socket,
+    device or symlink loop named like a task file is skipped unopened, with a line in ``notes``. A path
+    given by name that is one of those is refused, saying which.
     """
-    found: list[Path] = []
+    found: dict[Path, Path] = {}
     for path in paths:
         if path.is_dir() and (path / HARBOR_CONFIG).is_file():
-            found.append(path)
+            found.setdefault(path.resolve(), path)
         elif path.is_dir():
-            harbor = [c.parent for c in sorted(path.rglob(HARBOR_CONFIG)) if _searched(c, path)]
-            found.extend(harbor)
-            for candidate in sorted(path.rglob("*.y*ml")):
-                if not _searched(candidate, path) or any(candidate.is_relative_to(h) for h in harbor):
-                    continue
-                if candidate.suffix in {".yaml", ".yml"} and _looks_like_task(candidate):
-                    found.append(candidate)
-        elif path.is_file():
-            found.append(path)
+            for candidate in _search(path, notes if notes is not None else []):
+                found.setdefault(candidate.resolve(), candidate)
+        elif path.is_file() and (problem := not_readable(path)) is None:
+            found.setdefault(path.resolve(), path)
         else:
-            raise TaskError(f"{path}: no such file or directory; pass task files or folders of them")
+            problem = not_readable(path)
+            problem = "no such file or directory" if problem in (None, "not found") else problem
+            raise TaskError(f"{path}: {problem}; pass task files or folders of them")
     if not found:
         raise TaskError(f"no task files found in {', '.join(map(str, paths))}")
+    return list(found.values())
+
+
+def _search(folder: Path, notes: list[str]) -> list[Path]:
+    """The task files and Harbor task directories in ``folder`` (see :func:`discover`)."""
+    harbor = [c.parent for c in sorted(folder.rglob(HARBOR_CONFIG)) if _searched(c, folder)]
+    found = list(harbor)
+    for candidate in sorted(folder.rglob("*.y*ml")):
+        if not _searched(candidate, folder) or any(candidate.is_relative_to(h) for h in harbor):
+            continue
+        if candidate.suffix not in {".yaml", ".yml"}:
+            continue
+        problem = not_readable(candidate)
+        if problem is not None:
+            notes.append(f"{candidate}: {problem}; skipped, not read as a task")
+        elif _looks_like_task(candidate):
+            found.append(candidate)
     return found
 
 
@@ -477,12 +495,13 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     problems: list[str] = []
 
     def existing(relative: str, loc: tuple[str | int, ...], want_dir: bool) -> str:
-        target = (base / relative).resolve()
-        ok = target.is_dir() if want_dir else target.is_file()
-        if not ok:
+        target = _resolved(base / relative)
+        problem = not_readable(target, want_dir=want_dir)
+        if problem is not None:
             kind = "directory" if want_dir else "file"
             problems.append(
-                f"{doc.where(loc)}: {'.'.join(map(str, loc))}: {kind} {relative!r} not found "
+                f"{doc.where(loc)}: {'.'.join(map(str, loc))}: {kind} {relative!r} "
+                f"{'not found' if problem in ('not found', 'not a directory') else 'is ' + problem} "
                 f"(looked for {target}); paths are relative to the task file"
             )
         return str(target)
@@ -529,6 +548,14 @@ def _resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     if problems:
         raise TaskError("\n".join(problems))
     return task.model_copy(update=update)
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` made absolute with its links followed; one in a symlink loop as it is (absolute)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError up to Python 3.12)
+        return path.absolute()
 
 
 def _resolve_agent_files(task: TaskSpec, base: Path, problems: list[str], doc: YamlDoc) -> Any:

@@ -14,8 +14,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +25,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from coder_eval.errors import TrajectoryError
+from coder_eval.errors import RunWriteError, TrajectoryError
 from coder_eval.untrusted_json import event_line
 
 SCHEMA_VERSION = 1
@@ -42,7 +44,13 @@ Status = Literal[
     "resource_limit",
     "tampered",
     "stopped_early",
+    "model_stalled",
 ]
+InvalidCause = Literal["harness", "provider", "agent", "grader"]
+"""Why an episode measured nothing: ``harness`` (coder_eval or where it ran: a lost dask scheduler or
+worker, a sandbox that could not be made), ``provider`` (the model never answered, or stopped),
+``agent`` (its CLI failed), ``grader`` (a gating criterion crashed). ``--resume`` runs the harness's
+again; ``--retry-invalid`` runs every one again."""
 TOOL_OUTPUT_LIMIT = 20_000
 """Characters of a tool result kept in the trajectory; the full length is recorded beside it."""
 
@@ -117,6 +125,10 @@ class EpisodeStart(_Event):
     tags: list[str] = Field(default_factory=list, description="Task tags.")
     agent: dict[str, Any] = Field(default_factory=dict, description="Resolved agent block.")
     task: dict[str, Any] = Field(default_factory=dict, description="Resolved task (JSON form).")
+    task_hash: str | None = Field(
+        default=None,
+        description="sha256 of the resolved task, hidden fields and files it reads (--resume compares it).",
+    )
     provenance: dict[str, str] = Field(
         default_factory=dict, description="For each resolved field path, the config layer that set it."
     )
@@ -300,6 +312,11 @@ class EpisodeEnd(_Event):
     skills: SkillLoad | None = Field(
         default=None, description="Skills offered, loaded and invoked (agents that load skills)."
     )
+    invalid_cause: InvalidCause | None = Field(
+        default=None,
+        description="Set on an invalid episode: harness, provider, agent or grader (--resume runs the "
+        "harness's again).",
+    )
 
 
 Event = Annotated[
@@ -333,25 +350,38 @@ class TrajectoryWriter:
     """
 
     def __init__(self, path: Path, *, durable: bool = True) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.durable = durable
         self.events: list[Event] = []
-        self._file = path.open("a", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise RunWriteError.of(path, exc) from exc
 
     def write(self, event: Event) -> None:
-        """Append one event as one line and flush it."""
-        self._file.write(event_line(event) + "\n")
-        self._file.flush()
+        """Append one event as one line and flush it (``RunWriteError`` when the file cannot take it)."""
+        line = event_line(event) + "\n"
+        try:
+            self._file.write(line)
+            self._file.flush()
+        except OSError as exc:
+            raise RunWriteError.of(self.path, exc) from exc
         self.events.append(event)
 
     def close(self) -> None:
         """Flush (to disk, when durable) and close."""
-        if not self._file.closed:
+        if self._file.closed:
+            return
+        try:
             self._file.flush()
             if self.durable:
                 os.fsync(self._file.fileno())
-            self._file.close()
+        except OSError as exc:
+            raise RunWriteError.of(self.path, exc) from exc
+        finally:
+            with contextlib.suppress(OSError):
+                self._file.close()
 
     def __enter__(self) -> TrajectoryWriter:
         return self
@@ -407,31 +437,65 @@ def parse_line(line: str) -> dict[str, Any]:
     return raw
 
 
-def read_trajectory(path: Path) -> Trajectory:
-    """Read a trajectory, tolerating a truncated last line and a missing ``episode_end``.
+class RawLine(NamedTuple):
+    """One line of a JSONL file as bytes go: its number (from 1), the byte offset where it starts, its
+    text, and, when it is not UTF-8 (a write cut inside a character), the offset of the first bad byte."""
 
-    Raises ``TrajectoryError`` only when the file is of another schema version or unreadable.
+    number: int
+    offset: int
+    text: str
+    bad_byte: int | None = None
+
+    def problem(self, why: str = "") -> str:
+        """How a reader names this line when it cannot be read: ``line 3: unreadable (not UTF-8 at
+        byte 1207)``, ``line 3: unreadable (JSONDecodeError at byte 1180)``."""
+        if self.bad_byte is not None:
+            return f"line {self.number}: unreadable (not UTF-8 at byte {self.bad_byte})"
+        return f"line {self.number}: unreadable ({why or 'not JSON'} at byte {self.offset})"
+
+
+def raw_lines(data: bytes) -> Iterator[RawLine]:
+    """The non-blank lines of ``data``, split on newlines only (text an agent wrote may hold U+2028 or
+    other characters ``str.splitlines`` would split on); undecodable bytes never raise."""
+    offset = 0
+    for number, chunk in enumerate(data.split(b"\n"), start=1):
+        start, offset = offset, offset + len(chunk) + 1
+        if not chunk.strip():
+            continue
+        try:
+            yield RawLine(number, start, chunk.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            yield RawLine(number, start, chunk.decode("utf-8", errors="replace"), start + exc.start)
+
+
+def read_trajectory(path: Path) -> Trajectory:
+    """Read a trajectory, tolerating a truncated last line, undecodable bytes and a missing ``episode_end``.
+
+    A line that cannot be read (cut by a crash, not JSON, not UTF-8) is named in ``problems`` with its
+    byte offset and skipped. Raises ``TrajectoryError`` only when the file is of another schema version
+    or cannot be read at all.
     """
     problems: list[str] = []
     events: list[Event] = []
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")  # U+2028 in a string ends no line
+        data = path.read_bytes()
     except OSError as exc:
         raise TrajectoryError(f"{path}: cannot read trajectory: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    for line in raw_lines(data):
+        if line.bad_byte is not None:
+            problems.append(line.problem())
             continue
         try:
-            raw = parse_line(line)
+            raw = parse_line(line.text)
         except TrajectoryError as exc:
-            raise TrajectoryError(f"{path}:{number}: {exc}") from exc
-        except ValueError as exc:  # JSONDecodeError is a ValueError: a line cut by a crash
-            problems.append(f"line {number}: unreadable ({type(exc).__name__})")
+            raise TrajectoryError(f"{path}:{line.number}: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError: a cut line
+            problems.append(line.problem(type(exc).__name__))
             continue
         try:
             events.append(EVENT_ADAPTER.validate_python(raw))
         except ValidationError as exc:
-            problems.append(f"line {number}: invalid event ({exc.error_count()} errors)")
+            problems.append(f"line {line.number}: invalid event ({exc.error_count()} errors)")
     if not events or not isinstance(events[0], EpisodeStart):
         problems.append("no episode_start")
     ends = [i for i, e in enumerate(events) if isinstance(e, EpisodeEnd)]

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from coder_eval.errors import InputError, did_you_mean
+from coder_eval.file_kinds import not_readable
 
 Loc = tuple[str | int, ...]
 
@@ -153,6 +154,9 @@ MAX_NODES = 200_000
 def read_text_file(path: Path, *, kind: type[InputError] = InputError, what: str = "") -> str:
     """A UTF-8 text file of at most ``MAX_BYTES``; ``kind`` naming the file otherwise."""
     role = f" {what}" if what else ""
+    problem = not_readable(path)
+    if problem is not None and problem != "not found":  # a FIFO would block the read for ever
+        raise kind(f"{path}: {problem}; cannot read it as a{role or ' YAML'} file")
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:

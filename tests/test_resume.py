@@ -122,6 +122,7 @@ agent: {kind: command, command: "setsid env -i /bin/sleep 321.75 > /dev/null 2>&
 
 
 def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_path: Path) -> None:
+    from tests.executors.builders import descends
     from tests.sandbox.builders import alive
 
     minimal_task(tmp_path / "tasks", "orphan", extra=ORPHAN_AGENT)
@@ -132,6 +133,9 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
     )
     try:
         wait_for(lambda: bool(alive("sleep 321.75", within=0)), timeout=60)
+        for sentinel in alive("coder_eval sentinel", within=0):  # killed too: a power cut, the OOM killer
+            if descends(sentinel, process.pid):
+                os.kill(sentinel, signal.SIGKILL)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
@@ -146,3 +150,123 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
     assert "left by a harness that is no longer running" in result.stderr
     assert alive("sleep 321.75") == []
     assert not any(Path(r["base"]).exists() for r in logged)
+
+
+def finished_run(tmp_path: Path, *task_ids: str, extra: str = "agent: {kind: oracle}\n") -> Path:
+    for task_id in task_ids:
+        minimal_task(tmp_path / "tasks", task_id, extra=extra)
+    run = tmp_path / "runs" / "r"
+    result = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    return run
+
+
+def starts(run: Path) -> dict[str, dict[str, object]]:
+    found = {}
+    for path in sorted((run / "episodes").glob("*.jsonl")):
+        start = read_trajectory(path).start
+        assert start is not None
+        found[path.stem] = start.task
+    return found
+
+
+def test_resume_refuses_finished_episodes_whose_task_changed_and_replan_runs_them_again(
+    tmp_path: Path,
+) -> None:
+    run = finished_run(tmp_path, "a", "b")
+    (run / "episodes" / "b--default--r0.jsonl").unlink()  # never finished: it runs either way
+    task = tmp_path / "tasks" / "a.yaml"
+    task.write_text(task.read_text().replace("write ok to ok.txt", "write ok to ok.txt, then stop"))
+
+    refused = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+
+    assert refused.returncode == 2, refused.stderr
+    assert "1 finished episode(s) ran a task that has changed since" in refused.stderr
+    assert "a--default--r0: initial_prompt" in refused.stderr and "--replan" in refused.stderr
+    assert not (run / "episodes" / "b--default--r0.jsonl").exists()  # nothing ran
+
+    replanned = coder_eval("run", "--resume", "--replan", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+
+    assert replanned.returncode == 0, replanned.stderr
+    assert "1 finished episode(s) ran a task that has changed since" in replanned.stderr
+    assert {k: t["initial_prompt"] for k, t in starts(run).items()} == {
+        "a--default--r0": "write ok to ok.txt, then stop",
+        "b--default--r0": "write ok to ok.txt",
+    }
+    assert [p.name for p in (run / "partial").iterdir()] == ["a--default--r0.0.jsonl"]  # kept, not lost
+    resumes = json.loads((run / "run.json").read_text())["resumes"]
+    assert [(r["replanned"], r["unfinished"], r["kept"]) for r in resumes] == [
+        (["a--default--r0"], ["b--default--r0"], 0)
+    ]
+
+
+def test_resume_refuses_a_task_whose_files_changed(tmp_path: Path) -> None:
+    fixture = tmp_path / "tasks" / "fixtures" / "app"
+    fixture.mkdir(parents=True)
+    (fixture / "README").write_text("v1\n")
+    template = "sandbox: {template_sources: [{template_dir: fixtures/app}]}\nagent: {kind: oracle}\n"
+    run = finished_run(tmp_path, "a", extra=template)
+    (fixture / "README").write_text("v2\n")
+
+    refused = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+
+    assert refused.returncode == 2, refused.stderr
+    assert "a--default--r0: the files it reads or its hidden fields" in refused.stderr
+
+
+def test_the_same_task_resumes_with_no_refusal(tmp_path: Path) -> None:
+    run = finished_run(tmp_path, "a", "b")
+    (run / "episodes" / "b--default--r0.jsonl").unlink()
+    resumed = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "kept 1 finished" in resumed.stdout
+
+
+FLAKY_SETUP = """
+sandbox: {{driver: tempdir}}
+pre_run: [{{command: "test -f {flag}", fail_on_error: true}}]
+agent: {{kind: oracle}}
+"""
+BROKEN_AGENT = 'sandbox: {driver: tempdir}\nagent: {kind: command, command: "echo ran >> {log}; exit 3"}\n'
+
+
+def test_resume_runs_the_harness_invalid_again_and_the_agents_only_when_asked(tmp_path: Path) -> None:
+    flag, log = tmp_path / "setup-ready", tmp_path / "broken.log"
+    minimal_task(tmp_path / "tasks", "setup", extra=FLAKY_SETUP.format(flag=flag))
+    minimal_task(tmp_path / "tasks", "broken", extra=BROKEN_AGENT.replace("{log}", str(log)))
+    run = tmp_path / "runs" / "r"
+    first = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    ends = {p.stem: read_trajectory(p).end for p in (run / "episodes").glob("*.jsonl")}
+    assert {k: (e.outcome, e.invalid_cause) for k, e in ends.items() if e} == {
+        "setup--default--r0": ("invalid", "harness"),
+        "broken--default--r0": ("invalid", "agent"),
+    }
+    flag.touch()  # the harness's trouble is over; the agent is as broken as before
+
+    resumed = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 finished episode(s) were left invalid by the harness" in resumed.stderr
+    assert read_trajectory(run / "episodes" / "setup--default--r0.jsonl").end.outcome == "pass"  # type: ignore[union-attr]
+    assert log.read_text().split() == ["ran"]  # the agent's invalid episode was kept
+
+    retried = coder_eval(
+        "run", "--resume", "--retry-invalid", "--run-dir", str(run), "--no-report", cwd=tmp_path
+    )
+
+    assert retried.returncode == 0, retried.stderr
+    assert "were invalid (provider, agent or grader): run again (--retry-invalid)" in retried.stderr
+    assert log.read_text().split() == ["ran", "ran"]
+    resumes = json.loads((run / "run.json").read_text())["resumes"]
+    assert [(r["harness_invalid"], r["retried_invalid"]) for r in resumes] == [
+        (["setup--default--r0"], []),
+        ([], ["broken--default--r0"]),
+    ]
+
+
+def test_replan_and_retry_invalid_are_for_resume(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "a", extra="agent: {kind: oracle}\n")
+    result = coder_eval("run", "tasks", "--replan", "--no-report", cwd=tmp_path)
+    assert result.returncode == 2 and "it is for --resume" in result.stderr
+    assert not (tmp_path / "runs").exists()

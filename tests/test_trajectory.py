@@ -50,10 +50,14 @@ def test_truncated_last_line_and_missing_end_are_reported_not_raised(tmp_path: P
         sink.write(Message(role="assistant", content=[{"type": "text", "text": "hi"}]))
     with path.open("a") as handle:
         handle.write('{"type": "tool_call", "schema_ver')  # a crash mid-line
+    offset = len(b"".join(path.read_bytes().splitlines(keepends=True)[:2]))
     trajectory = read_trajectory(path)
     assert not trajectory.complete
     assert len(trajectory.events) == 2
-    assert trajectory.problems == ["line 3: unreadable (JSONDecodeError)", "no episode_end (interrupted)"]
+    assert trajectory.problems == [
+        f"line 3: unreadable (JSONDecodeError at byte {offset})",
+        "no episode_end (interrupted)",
+    ]
 
 
 def test_text_holding_unicode_line_separators_reads_back_whole(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from coder_eval.run_dir import MANIFEST, RunManifest
+from coder_eval.run_dir import MANIFEST, read_manifest
 
 OUTCOME_CHANGE_COLUMNS = [
     "episode_id",
@@ -72,5 +72,5 @@ def regraded_source(run_dir: str | os.PathLike[str]) -> Path | None:
     manifest_path = Path(run_dir) / MANIFEST
     if not manifest_path.is_file():
         return None
-    manifest = RunManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(Path(run_dir))
     return Path(manifest.regraded_from.run_dir) if manifest.regraded_from is not None else None

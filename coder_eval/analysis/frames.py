@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from coder_eval.analysis.columns import TEXT_LIMIT
 from coder_eval.errors import TrajectoryError
-from coder_eval.trajectory import SCHEMA_VERSION, parse_line
+from coder_eval.trajectory import SCHEMA_VERSION, parse_line, raw_lines
 from coder_eval.transcript import input_summary
 
 EVENT_TYPES = frozenset(
@@ -39,43 +39,46 @@ class ParsedEpisode(NamedTuple):
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The events of a file as dicts, and its problems (unreadable or unknown lines).
+    """The events of a file as dicts, and its problems (unreadable or unknown lines, with their byte
+    offsets).
 
     Example: ``events, problems = read_events(path)``. Another schema version raises TrajectoryError.
     """
     try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise TrajectoryError(f"{path}: cannot read trajectory: {exc}") from exc
     try:  # one parse of the whole file as an array; a damaged file falls back to line by line
-        raws = json.loads("[" + text.strip().replace("\n", ",") + "]")
-    except ValueError:
-        return read_lines(path, text.split("\n"))
+        raws = json.loads("[" + data.decode("utf-8").strip().replace("\n", ",") + "]")
+    except ValueError:  # UnicodeDecodeError is a ValueError too
+        return read_lines(path, data)
     for raw in raws:  # one pass: any odd line sends the whole file to the careful reader
         if (
             type(raw) is not dict
             or raw.get("type") not in EVENT_TYPES
             or raw.get("schema_version") != SCHEMA_VERSION
         ):
-            return read_lines(path, text.split("\n"))
+            return read_lines(path, data)
     return raws, []
 
 
-def read_lines(path: Path, lines: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def read_lines(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
     """``read_events`` line by line, naming each line that cannot be read."""
     events: list[dict[str, Any]] = []
     problems: list[str] = []
-    for number, line in enumerate(lines, start=1):
+    for line in raw_lines(data):
+        if line.bad_byte is not None:
+            problems.append(line.problem())
+            continue
         try:
-            raw = parse_line(line)
+            raw = parse_line(line.text)
         except TrajectoryError as exc:
-            raise TrajectoryError(f"{path}:{number}: {exc}") from exc
-        except ValueError:
-            if line.strip():
-                problems.append(f"line {number} unreadable")
+            raise TrajectoryError(f"{path}:{line.number}: {exc}") from exc
+        except (ValueError, RecursionError) as exc:
+            problems.append(line.problem(type(exc).__name__))
             continue
         if raw.get("type") not in EVENT_TYPES:
-            problems.append(f"line {number} has unknown type {raw.get('type')!r}")
+            problems.append(f"line {line.number} has unknown type {raw.get('type')!r}")
             continue
         events.append(raw)
     return events, problems

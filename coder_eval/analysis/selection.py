@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 
 from coder_eval.analysis.metrics import check_columns, renumbered
-from coder_eval.errors import AnalysisError
-from coder_eval.run_dir import MANIFEST, RunManifest
+from coder_eval.errors import AnalysisError, ManifestError
+from coder_eval.run_dir import MANIFEST, read_manifest
 
 
 @dataclass(frozen=True)
@@ -132,9 +131,9 @@ def compare_selection(run_dirs: Iterable[str | os.PathLike[str]]) -> CompareSele
         if not manifest.is_file():
             continue
         try:
-            extra = RunManifest.model_validate_json(manifest.read_text(encoding="utf-8")).extra
-        except (OSError, ValidationError) as exc:
-            raise AnalysisError(f"{manifest}: cannot read the run manifest: {exc}") from exc
+            extra = read_manifest(Path(run)).extra
+        except ManifestError as exc:
+            raise AnalysisError(str(exc)) from exc
         block = (extra.get("experiment") or {}).get("compare") or {}
         found.add(CompareSelection(tuple(block.get("tags") or ()), tuple(block.get("exclude_tags") or ())))
     if len(found) > 1:

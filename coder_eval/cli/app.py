@@ -25,7 +25,15 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from coder_eval import __version__
-from coder_eval.errors import CoderEvalError, ExitCode, InputError, ReportError, did_you_mean
+from coder_eval.errors import (
+    CoderEvalError,
+    ExecutorLost,
+    ExitCode,
+    InputError,
+    ReportError,
+    RunWriteError,
+    did_you_mean,
+)
 from coder_eval.terminal import ascii_fallback, inert
 
 PROG = "coder-eval"
@@ -151,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         console.print(
             f"[red]error:[/red] {escape(inert(str(exc)))}", markup=True, highlight=False, soft_wrap=True
         )
-        sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, INPUT_ERRORS) else 1)
+        sys.exit(exit_code(exc))
     except KeyboardInterrupt:
         sys.exit(_interrupted())
     except typer.Abort as exc:  # older click turns Ctrl-C into Abort
@@ -160,6 +168,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         exc.show()
         sys.exit(ExitCode.INVALID_INPUT if isinstance(exc, _click.UsageError) else exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def exit_code(exc: CoderEvalError) -> int:
+    """The exit code of an error that reached the top (README's table)."""
+    if isinstance(exc, INPUT_ERRORS):
+        return ExitCode.INVALID_INPUT
+    if isinstance(exc, RunWriteError):
+        return ExitCode.RUN_DIR_UNWRITABLE
+    if isinstance(exc, ExecutorLost):
+        return ExitCode.INTERRUPTED
+    return 1
 
 
 def _interrupted() -> int:

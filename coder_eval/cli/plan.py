@@ -31,6 +31,7 @@ from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.skill_arms import skill_names
+from coder_eval.run_dir import check_episode_names
 from coder_eval.task import load_tasks
 
 
@@ -69,6 +70,7 @@ def plan(
         sample_tasks=sample_tasks,
     )
     resolution = inputs.resolve()
+    check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], Path("runs"))
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))

@@ -40,8 +40,10 @@ from coder_eval.errors import ExitCode, InputError, did_you_mean
 from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
-from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, new_run_id
-from coder_eval.runner import BatchSummary, EpisodePlan, run_batch, versions
+from coder_eval.resume import ResumeDecision, decide_resume
+from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, check_episode_names, new_run_id
+from coder_eval.run_stop import left_interrupted
+from coder_eval.runner import BatchSummary, EpisodePlan, kept_episodes, run_batch, versions
 from coder_eval.sandbox.leftovers import reap_dead, reap_logged, recording_sandboxes
 from coder_eval.skill_record import arm_lines
 from coder_eval.snapshots import DEFAULT_MAX_MB, MB
@@ -92,6 +94,12 @@ def run(
         Path | None, typer.Option(help="This run's directory (default runs/<run_id>).")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Finish an interrupted run (default runs/latest).")] = False,
+    replan: Annotated[
+        bool, typer.Option(help="With --resume: run again the finished episodes whose task has changed.")
+    ] = False,
+    retry_invalid: Annotated[
+        bool, typer.Option(help="With --resume: run again every invalid episode (provider, agent, grader).")
+    ] = False,
     tags: TagsOpt = None,
     sample: SampleOpt = None,
     sample_per_stratum: SamplePerStratumOpt = None,
@@ -135,28 +143,57 @@ def run(
         sample_tasks=sample_tasks,
     )
     after = AfterRun(min_pass_rate, junit_xml, report)
+    if (replan or retry_invalid) and not resume:
+        raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     if resume:
         opened, manifest = _reopen(run_dir or Path("runs/latest"))
-        resolution = inputs.over(RunInputs.model_validate(manifest.extra.get("inputs", {}))).resolve()
-        _check_same_plan(manifest, resolution.plans)
     else:
         resolution = inputs.resolve()
+        root = run_dir.parent if run_dir else Path("runs")
+        check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         opened, manifest = _create(run_dir, resolution, inputs)
-    warn(plan_warnings(resolution))
-    _reap_leftovers(opened, resume)
-    cap_mb = snapshot_max_mb if snapshots else None
-    batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement)
-    summary = _execute(opened, manifest, resolution.plans, batch)
-    totals = print_totals(opened, summary.skipped_done if resume else None)
-    _print_skills(opened, resolution)
-    print_not_passed(opened, totals)
-    code = finish(opened, manifest, resolution, after_run(after, totals))
+    try:
+        rerun: frozenset[str] = frozenset()
+        if resume:
+            stored = RunInputs.model_validate(manifest.extra.get("inputs", {}))
+            resolution = inputs.over(stored).resolve()
+            decision = decide_resume(
+                opened, manifest, resolution.plans, replan=replan, retry_invalid=retry_invalid
+            )
+            _print_decision(decision)
+            manifest.resumes.append(decision.record)
+            rerun = decision.rerun
+        warn(plan_warnings(resolution))
+        _reap_leftovers(opened, resume)
+        cap_mb = snapshot_max_mb if snapshots else None
+        batch = _Batch(jobs, resume, max_cost_usd, cap_mb, placement, rerun)
+        summary = _execute(opened, manifest, resolution.plans, batch)
+        totals = print_totals(opened, summary.skipped_done if resume else None)
+        _print_skills(opened, resolution)
+        print_not_passed(opened, totals)
+        code = finish(opened, manifest, resolution, after_run(after, totals))
+    finally:
+        opened.release()
     if summary.budget_stopped:
         console.print(f"budget of ${max_cost_usd} reached: {summary.not_started} episodes not started")
         code = ExitCode.BUDGET_STOPPED
     code = outcome_code(totals, code, require_all_pass)
     if code:
         raise typer.Exit(code)
+
+
+def _print_decision(decision: ResumeDecision) -> None:
+    """What the resume runs again beyond the unfinished episodes, and why."""
+    record = decision.record
+    lines = [
+        (record.replanned, "ran a task that has changed since: run again with the tasks as they are now"),
+        (record.harness_invalid, "were left invalid by the harness (a lost worker, a sandbox): run again"),
+        (record.retried_invalid, "were invalid (provider, agent or grader): run again (--retry-invalid)"),
+    ]
+    for episodes, why in lines:
+        if episodes:
+            listed = ", ".join(episodes[:5]) + (" ..." if len(episodes) > 5 else "")
+            console.print(f"resume: {len(episodes)} finished episode(s) {why}: {listed}", highlight=False)
 
 
 def _placement(executor: str, scheduler: str | None) -> Placement:
@@ -241,42 +278,45 @@ def _experiment_record(resolution: Resolution) -> dict[str, object]:
 
 
 def _reopen(path: Path) -> tuple[RunDir, RunManifest]:
-    run = RunDir.open(path)
-    manifest = run.read_manifest()
-    if manifest.regraded_from is not None:
-        raise InputError(
-            f"{path} was made by coder-eval regrade from {manifest.regraded_from.run_dir}; its agents "
-            "never run again: regrade that run again into a new --run-dir"
+    """The run to resume, locked (``RunLocked`` while another process writes it)."""
+    run = RunDir.open(path, lock=True)
+    try:
+        manifest = run.read_manifest()
+        if manifest.regraded_from is not None:
+            raise InputError(
+                f"{path} was made by coder-eval regrade from {manifest.regraded_from.run_dir}; its agents "
+                "never run again: regrade that run again into a new --run-dir"
+            )
+    except BaseException:
+        run.release()
+        raise
+    if run.lock is not None and run.lock.previous is not None:
+        console.print(
+            f"resume: took over the run's lock from {run.lock.previous.describe()}, which is no longer "
+            "running",
+            highlight=False,
         )
     return run, manifest
 
 
 @dataclass(frozen=True)
 class _Batch:
-    """How ``run`` executes its episodes (``snapshot_max_mb`` None: no snapshots kept)."""
+    """How ``run`` executes its episodes (``snapshot_max_mb`` None: no snapshots kept; ``rerun``:
+    finished episodes a resume runs again)."""
 
     jobs: int
     resume: bool
     max_cost: float | None
     snapshot_max_mb: float | None
     placement: Placement
-
-
-def _check_same_plan(manifest: RunManifest, plans: list[EpisodePlan]) -> None:
-    planned = {e.episode_id for e in manifest.episodes}
-    now = {p.episode_id for p in plans}
-    if planned != now:
-        extra = sorted(now - planned)[:3] or sorted(planned - now)[:3]
-        raise InputError(
-            f"--resume: the tasks differ from the run's plan (e.g. {extra}); resume with the same inputs"
-        )
+    rerun: frozenset[str] = frozenset()
 
 
 def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch_of: _Batch) -> BatchSummary:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     resume, max_cost, cap_mb = batch_of.resume, batch_of.max_cost, batch_of.snapshot_max_mb
     with Progress(*columns, console=console, transient=False) as progress:
-        done = len(run.finished_episodes().keys() & {p.episode_id for p in plans}) if resume else 0
+        done = len(kept_episodes(run, batch_of.rerun).keys() & {p.episode_id for p in plans}) if resume else 0
         warn(
             [
                 f"{episode}: the trajectory was written to after it ended (tampered); "
@@ -296,11 +336,13 @@ def _execute(run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch
         run.write_manifest(manifest)
         batch = _on_executor(run, manifest.run_id, plans, batch_of, on_done)
         try:
-            with _sigterm_as_interrupt(), recording_sandboxes(run.path / SANDBOX_LOG_FILE):
+            with (
+                left_interrupted(run, manifest),
+                _sigterm_as_interrupt(),
+                recording_sandboxes(run.path / SANDBOX_LOG_FILE),
+            ):
                 summary = asyncio.run(batch)
         except KeyboardInterrupt:
-            manifest.status = "interrupted"
-            run.write_manifest(manifest)
             console.print(resume_hint(run), highlight=False, soft_wrap=True)
             raise
         progress.update(bar, completed=len(plans))
@@ -333,6 +375,7 @@ async def _on_executor(
             on_done=on_done,
             executor=executor,
             snapshot_max_bytes=int(cap_mb * MB) if cap_mb is not None else None,
+            rerun=batch_of.rerun,
         )
 
 

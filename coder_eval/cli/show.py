@@ -22,6 +22,7 @@ from coder_eval.cli.app import app, console, out
 from coder_eval.cli.summary import print_not_passed, print_totals, shown_path
 from coder_eval.errors import InputError
 from coder_eval.run_dir import RunDir
+from coder_eval.run_lock import RunLock
 from coder_eval.trajectory import EVENT_ADAPTER, EpisodeEnd, parse_line
 from coder_eval.transcript import describe, transcript_text
 
@@ -68,7 +69,12 @@ def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], boo
     if target.is_file() or episode is None:
         return target, lambda: False
     run = RunDir.open(target)
-    return running_path(target, episode), lambda: run.read_manifest().status != "running"
+    return running_path(target, episode), lambda: not run_is_live(run)
+
+
+def run_is_live(run: RunDir) -> bool:
+    """A process is writing the run (its manifest says ``running`` and its lock is held)."""
+    return run.read_manifest().status == "running" and RunLock.holder(run.path) is not None
 
 
 def trajectory_path(target: Path, episode: str | None) -> Path:
@@ -134,7 +140,7 @@ def follow_run(
     ended_before = set(run.finished_episodes())
     tails: dict[Path, Tail] = {}
     while True:
-        running = run.read_manifest().status == "running"
+        running = run_is_live(run)
         quiet = True
         for path in run.trajectory_paths():
             tail = tails.setdefault(path, Tail(path, verdict_only=path.stem in ended_before))
@@ -164,12 +170,13 @@ class Tail:
             stream.seek(self.offset)
             data = stream.read()
         complete = data[: data.rfind(b"\n") + 1]
+        texts, start = [], self.offset
         self.offset += len(complete)
-        texts = []
         for line in complete.split(b"\n"):
+            line_start, start = start, start + len(line) + 1
             if not line.strip():
                 continue
-            text, self.ended = _describe_line(line)
+            text, self.ended = _describe_line(line, line_start)
             if self.ended or not self.verdict_only:
                 texts.append(text)
             if self.ended:
@@ -177,9 +184,11 @@ class Tail:
         return texts
 
 
-def _describe_line(line: bytes) -> tuple[str, bool]:
+def _describe_line(line: bytes, offset: int) -> tuple[str, bool]:
     try:
         event = EVENT_ADAPTER.validate_python(parse_line(line.decode("utf-8")))
-    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return f"! unreadable line ({type(exc).__name__})", False
+    except UnicodeDecodeError as exc:  # a write cut inside a character: unreadable, like a cut line
+        return f"! unreadable line (not UTF-8 at byte {offset + exc.start})", False
+    except (ValueError, ValidationError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return f"! unreadable line ({type(exc).__name__} at byte {offset})", False
     return describe(event), isinstance(event, EpisodeEnd)

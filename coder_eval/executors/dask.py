@@ -12,8 +12,9 @@ in a scratch folder and returns the files' bytes (trajectory, failed attempts, k
 :meth:`DaskExecutor.run` writes where the run directory wants them. A worker that dies
 mid-episode: the scheduler runs the episode once more elsewhere (``allowed_failures=1`` on the
 cluster coder_eval starts; a running cluster keeps its own setting); a further death, or any error
-raised on the worker, is recorded as an ``invalid`` episode (``infra_error``) saying so. Either way
-the episode ends up in the run directory exactly once.
+raised on the worker, is recorded as an ``invalid`` episode (``infra_error``, the harness's: ``--resume``
+runs it again) saying so. Either way the episode ends up in the run directory exactly once. A
+scheduler that stops answering, or a cluster with no worker left, ends the run (``cluster_watch.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from distributed.client import FutureCancelledError
 from distributed.comm.addressing import resolve_address
 from distributed.scheduler import KilledWorker
 
-from coder_eval.errors import InputError
+from coder_eval.errors import ExecutorLost, InputError, RunWriteError
+from coder_eval.executors.cluster_watch import ClusterWatch
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
 from coder_eval.runner import EpisodePlan
 from coder_eval.sandbox.leftovers import reap_dead
@@ -121,9 +123,10 @@ async def cancel_on_worker(keys: list[str]) -> int:
 class DaskExecutor:
     """Submits each episode to the cluster and writes what the worker returns."""
 
-    def __init__(self, client: Client, dashboard: str | None) -> None:
+    def __init__(self, client: Client, dashboard: str | None, watch: ClusterWatch) -> None:
         self.client = client
         self.dashboard = dashboard
+        self.watch = watch
         self.abandoned: set[str] = set()
         self.starts: Counter[str] = Counter()
 
@@ -137,14 +140,16 @@ class DaskExecutor:
         key = f"episode-{plan.episode_id}-{uuid.uuid4().hex[:8]}"
         keep_bytes = keep.max_bytes if keep is not None else None
         try:
-            files: EpisodeFiles | None = await self.client.submit(
-                run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False
+            files: EpisodeFiles | None = await self.watch.until_lost(
+                self.client.submit(run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False)
             )
         except FutureCancelledError as exc:  # the scheduler dropped it (say the connection was lost)
+            if await self.watch.confirm_lost():
+                self._interrupted(plan, run_id, path, key)
+                raise ExecutorLost(self.watch.lost or "the dask scheduler went away") from exc
             error = f"the dask scheduler cancelled the episode: {exc}"
-        except asyncio.CancelledError:  # this run is interrupted: the episode stays, as interrupted
-            self.abandoned.add(key)
-            write_interrupted(plan, run_id, path)
+        except (asyncio.CancelledError, ExecutorLost):  # the run stops: the episode stays, as interrupted
+            self._interrupted(plan, run_id, path, key)
             raise
         except KilledWorker as exc:
             error = _killed(exc)
@@ -156,6 +161,11 @@ class DaskExecutor:
             error = "the episode was cancelled on its dask worker"
         return EpisodeFiles.failed(plan, run_id, error).write(path)
 
+    def _interrupted(self, plan: EpisodePlan, run_id: str, path: Path, key: str) -> None:
+        self.abandoned.add(key)
+        with contextlib.suppress(RunWriteError):  # the run is stopping: what it can keep, it keeps
+            write_interrupted(plan, run_id, path)
+
     def _note_reruns(self, key: str, files: EpisodeFiles) -> EpisodeFiles:
         reruns = self.starts.pop(key, 1) - 1
         if reruns < 1:
@@ -166,8 +176,9 @@ class DaskExecutor:
         )
 
     async def cancel_abandoned(self) -> None:
-        """Stop the episodes of an interrupted run on the workers still running them."""
-        if self.abandoned:
+        """Stop the episodes of an interrupted run on the workers still running them (a lost
+        cluster is not asked: its workers, if any, stop them as they lose it)."""
+        if self.abandoned and self.watch.lost is None:
             with contextlib.suppress(Exception):
                 run = self.client.run(cancel_on_worker, sorted(self.abandoned), on_error="ignore")
                 await asyncio.wait_for(run, CANCEL_TIMEOUT_S)
@@ -211,11 +222,14 @@ async def open_dask(
             client = await stack.enter_async_context(_connect(scheduler))
         await client.register_plugin(_EpisodeWorker(scheduler is None), name="coder_eval-worker")
         await client.run(importlib.import_module, "coder_eval.executors.episode_files")
-        executor = DaskExecutor(client, _dashboard(client, local=scheduler is None))
+        watch = ClusterWatch(client, scheduler or "the LocalCluster coder_eval started")
+        executor = DaskExecutor(client, _dashboard(client, local=scheduler is None), watch)
         client.subscribe_topic(STARTS_TOPIC, executor.count_start)
+        watching = asyncio.ensure_future(watch.watch())
         try:
             yield executor
         finally:
+            watching.cancel()
             await executor.cancel_abandoned()
 
 

@@ -13,11 +13,13 @@ one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from coder_eval.errors import RunWriteError
 from coder_eval.run_dir import SNAPSHOTS
 from coder_eval.runner import EpisodePlan, run_episode, start_event
 from coder_eval.snapshots import SnapshotTarget
@@ -51,8 +53,9 @@ class EpisodeFiles:
 
     @classmethod
     def failed(cls, plan: EpisodePlan, run_id: str, error: str) -> EpisodeFiles:
-        """An episode no worker could finish: recorded ``invalid`` (``infra_error``), never lost."""
-        end = EpisodeEnd(outcome="invalid", status="infra_error", error=error)
+        """An episode no worker could finish: recorded ``invalid`` (``infra_error``, the harness's:
+        ``--resume`` runs it again), never lost."""
+        end = EpisodeEnd(outcome="invalid", status="infra_error", error=error, invalid_cause="harness")
         lines = [start_event(plan, run_id).model_dump_json(), end.model_dump_json()]
         return cls("".join(f"{line}\n" for line in lines).encode(), (), end)
 
@@ -68,7 +71,10 @@ class EpisodeFiles:
         (``<episode>.jsonl.attempt<N>``), then the trajectory, synced to disk (an episode counts as
         done once its trajectory is durable, as with the ``local`` executor)."""
         if keep is not None and self.snapshot is not None:
-            keep.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                keep.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RunWriteError.of(keep.path.parent, exc) from exc
             _write_atomically(keep.path, self.snapshot)
         for number, data in enumerate(self.attempts, start=1):
             _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
@@ -95,11 +101,17 @@ def _attempt_number(path: Path) -> int:
 
 
 def _write_atomically(path: Path, data: bytes, *, durable: bool = False) -> None:
-    """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it."""
+    """Readers (``--resume``, ``show``, the explorer) see the whole file or none of it;
+    ``RunWriteError`` when the run directory cannot take it."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        if durable:
-            handle.flush()
-            os.fsync(handle.fileno())
-    tmp.replace(path)
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise RunWriteError.of(path, exc) from exc

@@ -10,7 +10,9 @@
 - an agent field another layer set that the task's agent kind does not have (left out);
 - ``driver: auto`` falling back to ``tempdir`` (not a security boundary) where bubblewrap cannot run;
 - a ``run_limits.turn_timeout`` that ends every turn the task can have before its larger
-  ``task_timeout`` could (the task timeout then never applies).
+  ``task_timeout`` could (the task timeout then never applies);
+- FIFOs, sockets, devices and symlink loops the task search or a task's folders hold: left out
+  unopened (of the task search, and of every sandbox).
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 """
@@ -28,6 +30,7 @@ from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.experiment.skill_arms import skill_warnings
 from coder_eval.sandbox import resolve_driver
 from coder_eval.task import TaskSpec
+from coder_eval.task_files import special_files
 
 LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
 """Criterion fields where an empty value means the label ``none`` on purpose."""
@@ -48,8 +51,19 @@ def plan_warnings(resolution: Resolution) -> list[str]:
             f"variant {variant!r}: prompt_mutations.replace {find!r} matches no selected task's prompt"
             for variant, find in resolution.unmatched
         ),
+        *resolution.skipped,
+        *_special_files(resolution),
     ]
     return list(dict.fromkeys(found))
+
+
+def _special_files(resolution: Resolution) -> Iterator[str]:
+    seen: set[int] = set()
+    for plan in resolution.plans:
+        if id(plan.task) not in seen:
+            seen.add(id(plan.task))
+            for special in special_files(plan.task):
+                yield f"task {plan.task.task_id!r}: {special} is left out of the sandbox, unopened"
 
 
 def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:

@@ -78,6 +78,8 @@ class Resolution:
     sources: list[SourceFile] = field(default_factory=list)
     unmatched: list[tuple[str, str]] = field(default_factory=list)
     """(variant id, find) of prompt replacements that matched no selected task."""
+    skipped: list[str] = field(default_factory=list)
+    """Paths the task search left unopened (FIFOs, sockets, devices, symlink loops), with why."""
 
     @property
     def task_ids(self) -> list[str]:
@@ -111,7 +113,9 @@ def resolve(
     origins = {
         v.variant_id: _repeats_origin(experiment, v, command_line.repeats) for v in experiment.variants
     }
-    files = _build_files(discover(paths or experiment.tasks), experiment, cli, selection, origins)
+    skipped: list[str] = []
+    found = discover(paths or experiment.tasks, skipped)
+    files = _build_files(found, experiment, cli, selection, origins)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
     plans = []
@@ -127,6 +131,7 @@ def resolve(
         _suites(files, first, keep),
         [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
         _unmatched(files, keep),
+        skipped,
     )
     _check_skill_arms(resolution)
     return resolution

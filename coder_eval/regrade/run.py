@@ -24,6 +24,7 @@ from coder_eval.errors import InputError
 from coder_eval.regrade.episode import Recorded, Regraded, regrade_episode
 from coder_eval.regrade.tasks import TaskDefinitions
 from coder_eval.run_dir import RegradeRecord, RunDir, RunManifest
+from coder_eval.run_stop import left_interrupted
 from coder_eval.runner import versions
 from coder_eval.trajectory import now, read_trajectory
 
@@ -86,24 +87,34 @@ async def regrade_run(
         run_id=plan.manifest.run_id, run_dir=str(plan.source.path), task_files=[str(p) for p in task_files]
     )
     manifest = _new_manifest(plan.manifest, target.name, command, record)
-    run = RunDir.create(target.parent, manifest)
+    run = RunDir.create(target.parent, manifest)  # locked: one writer at a time
+    try:
+        with left_interrupted(run, manifest):
+            episodes = await _regrade_all(plan, run, manifest.run_id, concurrency, on_done)
+        manifest.regraded_from = _summary(record, episodes, time.monotonic() - started)
+        manifest.status = "completed"
+        manifest.snapshots = run.snapshot_totals(
+            plan.manifest.snapshots.max_mb if plan.manifest.snapshots else None
+        )
+        run.write_manifest(manifest)
+    finally:
+        run.release()
+    return RegradeResult(run, manifest.regraded_from, episodes, plan.problems)
+
+
+async def _regrade_all(
+    plan: _Plan, run: RunDir, run_id: str, concurrency: int, on_done: Callable[[Regraded], None] | None
+) -> list[Regraded]:
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(recorded: Recorded) -> Regraded:
         async with gate:
-            regraded = await regrade_episode(recorded, plan.source, run, manifest.run_id)
+            regraded = await regrade_episode(recorded, plan.source, run, run_id)
         if on_done is not None:
             on_done(regraded)
         return regraded
 
-    episodes = await asyncio.gather(*(one(r) for r in plan.recorded))
-    manifest.regraded_from = _summary(record, episodes, time.monotonic() - started)
-    manifest.status = "completed"
-    manifest.snapshots = run.snapshot_totals(
-        plan.manifest.snapshots.max_mb if plan.manifest.snapshots else None
-    )
-    run.write_manifest(manifest)
-    return RegradeResult(run, manifest.regraded_from, list(episodes), plan.problems)
+    return list(await asyncio.gather(*(one(r) for r in plan.recorded)))
 
 
 def _new_manifest(

@@ -54,7 +54,7 @@ class Cgroup:
         """The group ``make(name, ...)`` made, as it is left (say by a harness that was killed), or
         ``None`` when there is none: the v1 hierarchies it joined, or its v2 folder under this
         process's own group."""
-        v2 = ROOT / _own_v2_path() / f"coder_eval-{name}"
+        v2 = ROOT / own_v2_path() / f"coder_eval-{name}"
         if (ROOT / "cgroup.controllers").is_file():
             return cls((v2,), unified=True) if v2.is_dir() else None
         folders = tuple(ROOT / c / "coder_eval" / name for c in V1_CONTROLLERS)
@@ -80,7 +80,7 @@ class Cgroup:
 
     @classmethod
     def _make_v2(cls, name: str, limits: Limits) -> Cgroup | None:
-        parent = ROOT / _own_v2_path()
+        parent = ROOT / own_v2_path()
         folder = parent / f"coder_eval-{name}"
         try:
             folder.mkdir()
@@ -97,6 +97,20 @@ class Cgroup:
             if value is not None:
                 _write(folder / key, str(value))
         return group
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The names of every group ``make`` made that still exists (for the reaper)."""
+        if (ROOT / "cgroup.controllers").is_file():
+            parent = ROOT / own_v2_path()
+            found = {
+                p.name.removeprefix("coder_eval-")
+                for p in _folders(parent)
+                if p.name.startswith("coder_eval-")
+            }
+        else:
+            found = {p.name for c in V1_CONTROLLERS for p in _folders(ROOT / c / "coder_eval")}
+        return sorted(found)
 
     def _limit_v1(self, limits: Limits) -> None:
         by_name = {f.parent.parent.name: f for f in self.folders}  # only the hierarchies the limits use
@@ -218,13 +232,20 @@ def v1_controllers(limits: Limits) -> tuple[str, ...]:
     return tuple(c for c in V1_CONTROLLERS if c == "freezer" or used[c] is not None)
 
 
-def _own_v2_path() -> str:
+def own_v2_path() -> str:
     """This process's own v2 group (``0::/path``), under which ours are made."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
             if line.startswith("0::"):
                 return line[3:].lstrip("/")
     return ""
+
+
+def _folders(parent: Path) -> list[Path]:
+    try:
+        return [p for p in parent.iterdir() if p.is_dir()]
+    except OSError:
+        return []
 
 
 def _write(path: Path, value: str) -> None:

@@ -20,6 +20,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from coder_eval.errors import SandboxError
+from coder_eval.errors import RunWriteError, SandboxError
 from coder_eval.sandbox.cgroups import Cgroup
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.process import kill_tree
@@ -48,7 +49,15 @@ def owner(token: str) -> dict[str, Any]:
 @functools.cache
 def _own_start_time(pid: int) -> int | None:
     """This process's start time, read once (keyed by pid, so a forked child reads its own)."""
-    return _start_time(pid)
+    return start_time(pid)
+
+
+def group_name(token: str, record: dict[str, Any] | None = None) -> str:
+    """The control group of the sandbox with ``token`` owned by ``record``'s harness (default: this
+    process): ``<token>.<pid>.<start time>``, so that a group whose sandbox folder is gone still says
+    whose it is."""
+    record = record or owner(token)
+    return f"{token}.{record.get('pid', 0)}.{record.get('started') or 0}"
 
 
 def register(base: Path, token: str, *, container: str | None = None) -> None:
@@ -58,8 +67,11 @@ def register(base: Path, token: str, *, container: str | None = None) -> None:
     (base / OWNER_FILE).write_text(json.dumps(record), encoding="utf-8")
     log = SANDBOX_LOG.get()
     if log is not None:
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        try:
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+        except OSError as exc:  # the run directory's own file: the run stops, the sandbox goes
+            raise RunWriteError.of(log, exc) from exc
 
 
 @contextlib.contextmanager
@@ -75,18 +87,20 @@ def recording_sandboxes(log: Path) -> Iterator[None]:
 def is_dead(record: dict[str, Any]) -> bool:
     """The harness that made a sandbox is gone (or its pid now belongs to another process)."""
     pid = int(record.get("pid", 0))
-    return pid != os.getpid() and _start_time(pid) != record.get("started")
+    return pid != os.getpid() and start_time(pid) != record.get("started")
 
 
-def reap(base: Path, token: str | None, container: str | None = None) -> str | None:
-    """Kill what a sandbox left running and remove it (and its container); the problem when it
-    cannot be removed."""
+def reap(
+    base: Path, token: str | None, container: str | None = None, record: dict[str, Any] | None = None
+) -> str | None:
+    """Kill what a sandbox left running and remove it (and its container, and its control group,
+    named after ``record``, its ``owner.json``); the problem when it cannot be removed."""
     if container:
         _remove_container(container)
     marker = f"{MARKER_VARIABLE}={token}" if token else None
     kill_tree([], marker, base)
     if token:
-        _remove_cgroups(token)
+        _remove_cgroups(token, record)
     try:
         remove_tree(base)
     except SandboxError:
@@ -99,16 +113,36 @@ def reap(base: Path, token: str | None, container: str | None = None) -> str | N
 
 
 def reap_dead(root: Path) -> tuple[int, list[str]]:
-    """Reap every ``coder_eval-*`` sandbox under ``root`` whose owner is gone: (reaped, problems)."""
+    """Reap every ``coder_eval-*`` sandbox under ``root`` whose owner is gone, then every control
+    group whose owner is gone though its sandbox folder is too: (reaped, problems)."""
     reaped, problems = 0, []
     for base in sorted(root.glob("coder_eval-*")):
         record = _owner_of(base)
         if record is None or not is_dead(record):
             continue
-        problem = reap(base, record.get("token"), record.get("container"))
+        problem = reap(base, record.get("token"), record.get("container"), record)
         reaped += problem is None
         problems += [problem] if problem else []
-    return reaped, problems
+    return reaped + reap_orphan_groups(), problems
+
+
+OWNED_GROUP = re.compile(r"(?P<token>[0-9a-f]{32})\.(?P<pid>\d+)\.(?P<started>\d+)")
+
+
+def reap_orphan_groups() -> int:
+    """Remove the control groups of harnesses that are gone (their processes killed first), found by
+    the owner their name records; a group of an unknown owner is left alone. How many were removed."""
+    removed = 0
+    for name in Cgroup.names():
+        match = OWNED_GROUP.fullmatch(name)
+        if match is None or match["started"] == "0":
+            continue
+        if is_dead({"pid": int(match["pid"]), "started": int(match["started"])}):
+            group = Cgroup.existing(name)
+            if group is not None:
+                group.remove()
+                removed += not any(f.exists() for f in group.folders)
+    return removed
 
 
 def reap_logged(log: Path) -> tuple[int, list[str]]:
@@ -116,15 +150,21 @@ def reap_logged(log: Path) -> tuple[int, list[str]]:
     if not log.is_file():
         return 0, []
     reaped, problems = 0, []
-    for line in log.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = log.read_bytes().split(b"\n")
+    except OSError:
+        return 0, [f"{log}: cannot be read"]
+    for line in lines:
         try:
-            record = json.loads(line)
+            record = json.loads(line)  # a cut or undecodable line is a UnicodeDecodeError or ValueError
         except ValueError:
+            continue
+        if not isinstance(record, dict):
             continue
         base = Path(record.get("base", ""))
         if not record.get("base") or not is_dead(record) or not os.path.lexists(base):
             continue
-        problem = reap(base, record.get("token"), record.get("container"))
+        problem = reap(base, record.get("token"), record.get("container"), record)
         reaped += problem is None
         problems += [problem] if problem else []
     return reaped, problems
@@ -148,15 +188,18 @@ def _remove_container(name: str) -> None:
             )
 
 
-def _remove_cgroups(token: str) -> None:
-    """The sandbox's control group: every process in it killed (it may have been left frozen), then
-    removed once empty (a group still holding a dying process cannot be)."""
-    group = Cgroup.existing(token)
-    if group is not None:
-        group.remove()
+def _remove_cgroups(token: str, record: dict[str, Any] | None) -> None:
+    """The sandbox's control group (named by token alone by older coder_eval): every process in it
+    killed (it may have been left frozen), then removed once empty (a group still holding a dying
+    process cannot be)."""
+    names = [group_name(token, record)] if record is not None else []
+    for name in [*names, token]:
+        group = Cgroup.existing(name)
+        if group is not None:
+            group.remove()
 
 
-def _start_time(pid: int) -> int | None:
+def start_time(pid: int) -> int | None:
     """A process's start time in clock ticks since boot (field 22 of ``/proc/<pid>/stat``)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")

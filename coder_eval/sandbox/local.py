@@ -27,7 +27,7 @@ from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.layout import SandboxLayout, remove_tree
-from coder_eval.sandbox.leftovers import register
+from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
@@ -90,7 +90,7 @@ class HostSandbox:
         """Seed the folder and make the control group (one trip to a worker thread for both)."""
         self._populate()
         if self.uses_cgroup and not self.deferred:
-            self.cgroup = Cgroup.make(self.token, self.provision.limits)
+            self.cgroup = Cgroup.make(group_name(self.token), self.provision.limits)
 
     def _populate(self) -> None:
         layout, provision = self.layout, self.provision
@@ -127,7 +127,7 @@ class HostSandbox:
         except OSError as exc:
             raise SandboxError(f"cannot prepare the sandbox at {self.layout.base}: {exc}") from exc
         if self.uses_cgroup and self.cgroup is None:
-            self.cgroup = Cgroup.make(self.token, self.provision.limits)
+            self.cgroup = Cgroup.make(group_name(self.token), self.provision.limits)
         self._prepared = True
 
     def host_socket(self, name: str) -> Path:

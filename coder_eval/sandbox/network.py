@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -140,6 +140,12 @@ class ModelProxy:
         self.connect_mode = not is_loopback(upstream[0])
         self.refused: list[str] = []
         self._server: asyncio.base_events.Server | None = None
+        self._owed: dict[int, bool] = {}
+        """Per open connection: bytes went upstream after the last bytes came back (a reply is owed)."""
+
+    def awaiting_reply(self) -> bool:
+        """The agent sent its model something on an open connection and nothing came back since."""
+        return any(self._owed.values())
 
     async def start(self, socket_path: Path) -> None:
         self._server = await serve_unix(
@@ -161,7 +167,15 @@ class ModelProxy:
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):  # gone, or no request head
             writer.close()
             return
-        await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
+        key = id(writer)
+        self._owed[key] = False
+        try:
+            await asyncio.gather(
+                _pump(reader, up_writer, lambda: self._owed.__setitem__(key, True)),
+                _pump(up_reader, writer, lambda: self._owed.__setitem__(key, False)),
+            )
+        finally:
+            self._owed.pop(key, None)
 
     async def _accept_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Read an HTTP ``CONNECT host:port`` request; answer 200 only for the upstream."""
@@ -182,9 +196,12 @@ class ModelProxy:
         return True
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _pump(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, moved: Callable[[], None] = lambda: None
+) -> None:
     try:
         while chunk := await reader.read(65536):
+            moved()
             writer.write(chunk)
             await writer.drain()
     except (OSError, asyncio.IncompleteReadError):

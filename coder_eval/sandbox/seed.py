@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from coder_eval.errors import SandboxError
+from coder_eval.file_kinds import is_special
 from coder_eval.sandbox.base import inside
 from coder_eval.sandbox.layout import interpreter_bin, remove_tree
 from coder_eval.sandbox.network import FORWARDER
@@ -117,7 +118,7 @@ def replace_with(work: Path, mount_point: str, source: Path) -> None:
         target.unlink()
     elif target.is_dir():
         remove_tree(target)
-    shutil.copytree(source, target)
+    shutil.copytree(source, target, ignore=special_entries)
 
 
 def apply_template(source: TemplateSource, root: Path) -> None:
@@ -200,9 +201,25 @@ def make_executable(path: Path) -> None:
 
 def _copy(source: Path, destination: Path) -> None:
     if source.is_dir():
-        shutil.copytree(source, destination, symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(source, destination, symlinks=True, dirs_exist_ok=True, ignore=special_entries)
         return
     if not source.exists():
         raise SandboxError(f"sandbox.template_sources: {source} not found in the template directory")
+    if is_special(source.lstat().st_mode):
+        return  # a FIFO, a socket, a device: never opened (plan warns about it)
     destination.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def special_entries(folder: str, names: list[str]) -> set[str]:
+    """For ``shutil.copytree``: the FIFOs, sockets and devices in ``folder``, left out unopened
+    (reading a FIFO blocks; a device may never end)."""
+    left_out = set()
+    for name in names:
+        try:
+            mode = (Path(folder) / name).lstat().st_mode
+        except OSError:
+            continue
+        if is_special(mode):
+            left_out.add(name)
+    return left_out

@@ -9,7 +9,8 @@ Example::
 Commands run as the calling user on the host: they can read and write anything that user can, reach
 the network whatever ``network`` says, and a process that detaches itself can outlive the episode.
 This is isolation for reproducibility, for trusted agents and quick checks; use ``bwrap`` (or
-``driver: auto``) for agents you do not trust (docs/security.md).
+``driver: auto``) for agents you do not trust (docs/security.md). If the harness dies while a sandbox
+is open, its sentinel kills the sandbox's processes (``sentinel.py``); the next run removes the folder.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-from coder_eval.sandbox.leftovers import MARKER_VARIABLE
+from coder_eval.sandbox.leftovers import MARKER_VARIABLE, group_name
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.process import kill_tree
+from coder_eval.sandbox.sentinel import guard, release
 from coder_eval.sandbox.spec import SandboxSpecBase
 
 
@@ -33,6 +35,16 @@ class TempdirSandbox(HostSandbox):
     """A sandbox in a fresh temporary folder (see ``layout.py`` for what it holds)."""
 
     driver = "tempdir"
+
+    def _make(self) -> None:
+        super()._make()
+        guard(self.token, group_name(self.token), self.layout.base)
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            release(self.token)
 
     async def stop(self) -> None:
         """Kill every process the sandbox's commands left behind. With a control group (as root on

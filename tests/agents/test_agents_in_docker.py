@@ -7,9 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.scripted import ScriptedServer
 from coder_eval.trajectory import PhaseEvent, ToolResult
 
-from .test_cli_agents import AGENTS, EDIT_AND_RUN, EDIT_CRITERIA, SLEEP, criteria, run, survivors, task_file
+from .test_cli_agents import (
+    AGENTS,
+    EDIT_AND_RUN,
+    EDIT_CRITERIA,
+    SLEEP,
+    criteria,
+    run,
+    status_at_the_limit,
+    survivors,
+    task_file,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
@@ -62,7 +73,9 @@ def test_plugin_skills_are_staged_into_the_container(tmp_path: Path) -> None:
     assert (end.outcome, criteria(events)["skill_triggered"].observed_label) == ("pass", "sitectl"), end.error
 
 
-def test_the_task_timeout_leaves_no_process_in_the_container(tmp_path: Path) -> None:
+def test_the_task_timeout_leaves_no_process_in_the_container(
+    tmp_path: Path, servers: list[ScriptedServer]
+) -> None:
     turns = f"""
     - blocks: [{{tool_use: {{name: Bash, input: {{command: "(setsid {SLEEP} &); {SLEEP} &"}}}}}}]
     - error: {{kind: hang}}
@@ -72,5 +85,5 @@ def test_the_task_timeout_leaves_no_process_in_the_container(tmp_path: Path) -> 
 
     end, _ = run(path, tmp_path)
 
-    assert end.status == "timeout", end.error
+    assert end.status == status_at_the_limit(servers), end.error
     assert survivors("time.sleep(300.25)") == []

@@ -64,7 +64,7 @@ def test_truncated_file_is_an_interrupted_invalid_episode_with_a_warning(tmp_pat
     with pytest.warns(UserWarning, match="interrupted"):
         ep = load_runs(path).episodes.iloc[0]
     assert (ep["outcome"], ep["status"], ep["task_id"]) == ("invalid", "interrupted", "t1")
-    assert "line 7 unreadable" in ep["error"]
+    assert "line 7: unreadable (JSONDecodeError at byte " in ep["error"]
 
 
 def test_file_without_episode_end_is_interrupted(tmp_path: Path) -> None:

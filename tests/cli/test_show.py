@@ -14,6 +14,7 @@ import pytest
 
 from coder_eval.cli.show import follow_transcript
 from coder_eval.errors import InputError
+from coder_eval.run_lock import RunLock
 from coder_eval.trajectory import EpisodeEnd, EpisodeStart, Message, ToolCall, TrajectoryWriter
 from tests.helpers import REPO, coder_eval, flagged_task, minimal_task
 
@@ -65,6 +66,7 @@ def make_run(root: Path) -> Path:
 
 def test_follow_prints_each_event_as_it_is_written(tmp_path: Path) -> None:
     run = make_run(tmp_path)
+    writer = RunLock.acquire(run)  # the run's own process holds it while it runs
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
     follower = subprocess.Popen(
         [sys.executable, "-m", "coder_eval", "show", str(run), "t--v--r0", "--follow"],
@@ -86,10 +88,29 @@ def test_follow_prints_each_event_as_it_is_written(tmp_path: Path) -> None:
             sink.write(EpisodeEnd(outcome="pass", status="completed"))
         rest = follower.communicate(timeout=30)[0]
     finally:
+        writer.release()
         if follower.poll() is None:
             follower.kill()
     assert follower.returncode == 0
     assert rest.startswith("= pass (completed)")
+
+
+def test_follow_of_a_running_manifest_nobody_writes_gives_up(tmp_path: Path) -> None:
+    """A run killed with SIGKILL still says ``running``; its free lock says nobody is writing it."""
+    run = make_run(tmp_path)
+    result = coder_eval("show", str(run), "t--v--r0", "--follow", cwd=tmp_path)
+    assert result.returncode == 2 and "never started this episode" in result.stderr
+
+
+def test_follow_names_an_undecodable_line_and_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    first = START.model_dump_json().encode() + b"\n"
+    cut = '{"type": "message", "role": "user", "content": "caf\u00e9'.encode()[:-1]  # inside "é"
+    end = EpisodeEnd(outcome="fail", status="completed").model_dump_json().encode() + b"\n"
+    path.write_bytes(first + cut + b"\n" + end)
+    lines = list(follow_transcript(path, poll_s=0.01))
+    assert f"! unreadable line (not UTF-8 at byte {len(first) + len(cut) - 1})" in lines
+    assert lines[-1].startswith("= fail")
 
 
 def test_follow_waits_for_a_planned_episode_and_gives_up_when_the_run_stops(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,56 @@ def started_run(cwd: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
+
+
+@dataclass
+class Cluster:
+    """A dask cluster started by the ``dask`` commands: its address and its two processes."""
+
+    address: str
+    scheduler: subprocess.Popen[bytes]
+    worker: subprocess.Popen[bytes] | None = None
+
+
+@contextlib.contextmanager
+def running_cluster(home: Path, nthreads: int = 2) -> Iterator[Cluster]:
+    """A scheduler and one worker of ``nthreads`` slots, each in a session of its own, run in ``home``;
+    both stopped when the block ends (a frozen one is thawed first)."""
+    from distributed import Client  # only the executor tests need dask
+
+    home.mkdir()
+    quiet = {
+        "cwd": home,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+        "start_new_session": True,
+    }
+    scheduler = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0"]
+    started = Cluster(
+        "", subprocess.Popen([*scheduler, "--dashboard-address", ":0", "--scheduler-file", "s.json"], **quiet)
+    )
+    try:
+        wait_for(lambda: (home / "s.json").exists(), timeout=60)
+        started.address = json.loads((home / "s.json").read_text())["address"]
+        worker = [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            started.address,
+            "--nthreads",
+            str(nthreads),
+        ]
+        started.worker = subprocess.Popen(worker, **quiet)
+        with Client(started.address, timeout=60) as client:  # type: ignore[no-untyped-call]
+            client.wait_for_workers(1, timeout=120)
+        yield started
+    finally:
+        for process in (started.worker, started.scheduler):
+            if process is not None and process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGCONT)
+                    os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=30)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float) -> None:

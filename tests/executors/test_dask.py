@@ -3,10 +3,8 @@ running cluster; bad executor input refused in one line before anything is made.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.executors.builders import episodes, manifest, wait_for
+from tests.executors.builders import episodes, manifest, running_cluster
 from tests.helpers import coder_eval, minimal_task
 
 QUICK = "agent: {kind: command, command: 'sleep 0.2; echo ok > ok.txt'}\n"
@@ -57,27 +55,8 @@ def test_a_dask_run_writes_the_run_directory_a_local_run_writes(tmp_path: Path) 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[str]:
     """A scheduler and one worker (2 slots) started by ``dask`` in a folder of their own."""
-    home = tmp_path / "cluster"
-    home.mkdir()
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    scheduler = subprocess.Popen(
-        [*dask, "--port", "0", "--dashboard-address", ":0", "--scheduler-file", "scheduler.json"],
-        cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    worker = None
-    try:
-        wait_for(lambda: (home / "scheduler.json").exists(), timeout=60)
-        address = json.loads((home / "scheduler.json").read_text())["address"]
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2"],
-            cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        yield address
-    finally:
-        for process in (worker, scheduler):
-            if process is not None:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
+    with running_cluster(tmp_path / "cluster") as started:
+        yield started.address
 
 
 def test_a_run_on_a_running_cluster(tmp_path: Path, cluster: str) -> None:

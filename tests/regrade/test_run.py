@@ -3,15 +3,19 @@ unchanged re-grade reproduces every verdict, and what cannot be re-graded is rep
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from coder_eval.analysis import evaluation_cost, load_runs
-from coder_eval.errors import InputError, TaskError
+from coder_eval.errors import InputError, RunLocked, TaskError
+from coder_eval.regrade import regrade_run
 from coder_eval.run_dir import RunDir
+from coder_eval.run_lock import Holder, RunLock
 from coder_eval.trajectory import CriterionResult, EpisodeStart, Message, PhaseEvent, ToolCall, ToolResult
 from tests.helpers import EXAMPLES, REPO, coder_eval, write_task
 
@@ -269,3 +273,20 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None
     with pytest.raises(InputError, match="not a run directory"):
         regrade(RunDir(tmp_path / "tasks"), tmp_path / "runs" / "z")
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["latest", "source"]
+
+
+def test_the_regraded_run_is_locked_while_it_is_written_and_free_after(tmp_path: Path) -> None:
+    greet_task(tmp_path / "tasks", "t", counter=tmp_path / "c")
+    run = make_run(tmp_path / "runs", [tmp_path / "tasks"])
+    target = tmp_path / "runs" / "again"
+    holders: list[Holder | None] = []
+
+    def seen(_: object) -> None:
+        holders.append(RunLock.holder(target))
+        with pytest.raises(RunLocked):  # a second writer (say a --resume of it) is refused meanwhile
+            RunDir.open(target, lock=True)
+
+    asyncio.run(regrade_run(run.path, target, on_done=seen))
+
+    assert [h.pid if h else None for h in holders] == [os.getpid()]
+    assert RunLock.holder(target) is None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.sandbox.cgroups import Cgroup
-from coder_eval.sandbox.leftovers import reap
+from coder_eval.sandbox.leftovers import group_name, reap, reap_dead, start_time
 from coder_eval.sandbox.spec import Limits
 
 
@@ -39,3 +39,30 @@ def test_reap_kills_and_removes_a_control_group_left_frozen(tmp_path: Path) -> N
         if sleeper.poll() is None:
             os.killpg(sleeper.pid, 9)
         group.remove()
+
+
+def test_a_control_group_whose_sandbox_is_gone_is_removed_when_its_owner_is_dead(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    token, mine = uuid.uuid4().hex, uuid.uuid4().hex
+    orphan = Cgroup.make(group_name(token, {"pid": dead.pid, "started": 12345}), Limits(max_pids=16))
+    if orphan is None:
+        pytest.skip("no writable cgroup hierarchy here (not root, or no delegation)")
+    live = Cgroup.make(group_name(mine), Limits(max_pids=16))  # this process's: never touched
+    assert live is not None and start_time(os.getpid()) is not None
+    sleeper = subprocess.Popen(orphan.enter(["sleep", "301.5"]), start_new_session=True)
+    try:
+        while sleeper.pid not in orphan.pids():
+            assert sleeper.poll() is None
+
+        reaped, problems = reap_dead(tmp_path)  # no sandbox folder anywhere: only the groups remain
+
+        assert (reaped, problems) == (1, [])
+        assert sleeper.wait(timeout=5) == -9
+        assert all(not folder.exists() for folder in orphan.folders)
+        assert all(folder.exists() for folder in live.folders)
+    finally:
+        if sleeper.poll() is None:
+            os.killpg(sleeper.pid, 9)
+        orphan.remove()
+        live.remove()

@@ -1,0 +1,137 @@
+"""``run.json``: the manifest of a run, typed, and its reader.
+
+Example::
+
+    manifest = read_manifest(Path("runs/latest"))   # ManifestError (exit 2) naming the file if damaged
+    manifest.status, manifest.episodes[0].episode_id, manifest.resumes
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from coder_eval.errors import ManifestError
+from coder_eval.trajectory import SCHEMA_VERSION, now
+
+MANIFEST = "run.json"
+RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
+
+
+class PlannedEpisode(BaseModel):
+    """One planned episode in the manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+    episode_id: str
+    task_id: str
+    variant_id: str
+    repeat: int
+
+
+class SnapshotTotals(BaseModel):
+    """What a run keeps of its episodes' workspaces (``snapshots/``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kept: bool = Field(default=True, description="Workspace snapshots were kept (false: --no-snapshots).")
+    max_mb: float | None = Field(default=None, description="The per-episode cap, MB (compressed).")
+    count: int = Field(default=0, description="Snapshots in snapshots/.")
+    bytes: int = Field(default=0, description="Their total size.")
+
+
+class RegradeRecord(BaseModel):
+    """How a run made by ``coder-eval regrade`` came about, and what changed."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The run whose agent events were re-graded.")
+    run_dir: str = Field(description="Its directory.")
+    task_files: list[str] = Field(default_factory=list, description="Task files whose criteria were used.")
+    episodes: int = Field(default=0, description="Episodes in the new run.")
+    changed: int = Field(default=0, description="Episodes whose outcome changed.")
+    outcomes_before: dict[str, int] = Field(default_factory=dict, description="Outcome counts before.")
+    outcomes_after: dict[str, int] = Field(default_factory=dict, description="Outcome counts after.")
+    criteria_kept: int = Field(
+        default=0, description="Unchanged workspace criteria kept as recorded (the episode had no snapshot)."
+    )
+    criteria_not_regraded: int = Field(
+        default=0, description="Workspace criteria left as errors: no snapshot, and the criterion changed."
+    )
+    evaluation_cost_usd: float | None = Field(
+        default=None, description="What the model judges cost in this re-grade; null when a price is unknown."
+    )
+    seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
+
+
+class ResumeRecord(BaseModel):
+    """One ``--resume`` of the run: what it kept, and what it ran again, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+    at: datetime = Field(default_factory=now, description="When the resume began (UTC).")
+    kept: int = Field(default=0, description="Finished episodes kept as they were.")
+    unfinished: list[str] = Field(default_factory=list, description="Interrupted or never started: run.")
+    harness_invalid: list[str] = Field(
+        default_factory=list, description="Invalid by the harness's fault (invalid_cause harness): run again."
+    )
+    retried_invalid: list[str] = Field(
+        default_factory=list, description="Other invalid episodes, run again because --retry-invalid asked."
+    )
+    replanned: list[str] = Field(
+        default_factory=list,
+        description="Finished with a task that has changed since, run again because --replan asked.",
+    )
+
+
+class RunManifest(BaseModel):
+    """``run.json``: what a run was asked to do, and how far it got."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Same version as the trajectories.")
+    run_id: str = Field(description="Directory name under runs/.")
+    experiment_id: str = Field(default="default", description="Experiment that produced the run.")
+    description: str = Field(default="", description="Experiment description.")
+    created_at: datetime = Field(default_factory=now, description="When the run was created (UTC).")
+    updated_at: datetime = Field(default_factory=now, description="Last manifest update (UTC).")
+    status: RunStatus = Field(default="running", description="running, completed, interrupted, ...")
+    command: list[str] = Field(default_factory=list, description="The command line that started it.")
+    variants: list[str] = Field(default_factory=list, description="Variant ids, in experiment order.")
+    tasks: list[str] = Field(default_factory=list, description="Task ids.")
+    repeats: int = Field(default=1, description="Repeats per task and variant (the most any variant has).")
+    episodes: list[PlannedEpisode] = Field(default_factory=list, description="Every planned episode.")
+    versions: dict[str, str] = Field(default_factory=dict, description="coder_eval and Python versions.")
+    snapshots: SnapshotTotals | None = Field(default=None, description="Kept workspace snapshots.")
+    regraded_from: RegradeRecord | None = Field(
+        default=None, description="Set on a run made by coder-eval regrade."
+    )
+    resumes: list[ResumeRecord] = Field(default_factory=list, description="Each --resume, in order.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
+
+
+def read_manifest(folder: Path) -> RunManifest:
+    """``folder/run.json`` as a manifest; ``ManifestError`` (exit 2) naming the file when it is not
+    UTF-8, not JSON, not a coder_eval manifest, or of another schema version."""
+    path = folder / MANIFEST
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read the run's manifest: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start}); not a coder_eval manifest") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ManifestError(f"{path}: not JSON ({exc}); not a coder_eval manifest") from exc
+    if not isinstance(data, dict) or "run_id" not in data:
+        raise ManifestError(f"{path}: not a coder_eval run manifest (no run_id)")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ManifestError(
+            f"{path}: manifest schema_version {version!r} is not supported (this coder_eval reads "
+            f"{SCHEMA_VERSION}); use the coder_eval version that wrote the run"
+        )
+    try:
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "(top level)"
+        raise ManifestError(f"{path}: not a coder_eval run manifest: {where}: {first['msg']}") from exc

@@ -1,0 +1,133 @@
+"""The files a resolved task reads: their content hash, and those that are not regular files.
+
+Example::
+
+    task_hash(task)       # 'sha256:3f2a…': recorded in each episode_start, compared by --resume
+    special_files(task)   # ['/suite/fixtures/app/pipe (a FIFO)']: left out of every sandbox
+
+A task reads the files and folders its fields name (template folders, starter files, hidden tests,
+the reference folder, scripted model scripts, JSON schemas, a Dockerfile, mounts). Two resolutions of
+a task hash alike exactly when they would run the same episode: the same fields (hidden ones too) and
+the same bytes in those files. A folder is read in name order; links count by their target, and
+FIFOs, sockets and devices by their kind: they are never opened (reading a FIFO blocks, a device may
+never end), and seeding a sandbox leaves them out. Past ``CONTENT_LIMIT`` bytes of one task, files
+count by size and modification time instead, so a task over a large mount is not read whole each run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from coder_eval.file_kinds import is_special, kind
+from coder_eval.task import TaskSpec
+
+PATH_KEYS = frozenset({"path", "source", "directory", "scripted", "json_schema", "url", "dockerfile_path"})
+"""Fields whose absolute value names a file or folder the task reads."""
+CONTENT_LIMIT = 256 * 1024 * 1024
+_CACHE: dict[int, tuple[TaskSpec, str]] = {}
+_CACHE_SIZE = 4096
+
+
+class Entry(NamedTuple):
+    """One thing under a folder the task names: its path (``None`` info: it could not be read)."""
+
+    path: Path
+    info: os.stat_result | None
+
+
+def task_hash(task: TaskSpec) -> str:
+    """``sha256:<hex>`` of ``task`` and the files it names (cached per task object)."""
+    cached = _CACHE.get(id(task))
+    if cached is not None and cached[0] is task:
+        return cached[1]
+    data = task.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode())
+    budget = CONTENT_LIMIT
+    for entry in _entries(data):
+        digest.update(b"\0" + os.fsencode(entry.path) + b"\0")
+        budget = _hash_entry(entry, digest, budget)
+    value = f"sha256:{digest.hexdigest()}"
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[id(task)] = (task, value)
+    return value
+
+
+def special_files(task: TaskSpec) -> list[str]:
+    """What the task's folders hold that is not a file, folder or link: ``/t/app/pipe (a FIFO)``."""
+    return [
+        f"{entry.path} ({kind(entry.info.st_mode)})"
+        for entry in _entries(task.model_dump(mode="json"))
+        if entry.info is not None and is_special(entry.info.st_mode)
+    ]
+
+
+def _entries(data: dict[str, Any]) -> Iterator[Entry]:
+    for root in sorted(set(_named_paths(data))):
+        yield from _walk(Path(root))
+
+
+def _named_paths(value: Any, key: str = "") -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _named_paths(v, str(k))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _named_paths(item, key)
+    elif isinstance(value, str) and key in PATH_KEYS and value.startswith("/") and value != "/":
+        yield value
+
+
+def _walk(root: Path) -> Iterator[Entry]:
+    """``root`` and, for a folder, everything under it in name order (links not followed)."""
+    try:
+        info = root.lstat()
+    except OSError:
+        yield Entry(root, None)
+        return
+    yield Entry(root, info)
+    if stat.S_ISDIR(info.st_mode):
+        try:
+            children = sorted(child.name for child in root.iterdir())
+        except OSError:
+            return
+        for name in children:
+            yield from _walk(root / name)
+
+
+def _hash_entry(entry: Entry, digest: Any, budget: int) -> int:
+    """Add one entry to ``digest``; the content budget left."""
+    info = entry.info
+    if info is None:
+        digest.update(b"missing")
+    elif stat.S_ISLNK(info.st_mode):
+        try:
+            digest.update(b"link:" + os.fsencode(entry.path.readlink()))
+        except OSError:
+            digest.update(b"link")
+    elif stat.S_ISDIR(info.st_mode):
+        digest.update(b"dir")
+    elif not stat.S_ISREG(info.st_mode):
+        digest.update(f"kind:{stat.S_IFMT(info.st_mode)}".encode())  # never opened
+    elif info.st_size > budget:
+        digest.update(f"size:{info.st_size}:{info.st_mtime_ns}".encode())
+        return 0
+    else:
+        _hash_content(entry.path, digest)
+        return budget - info.st_size
+    return budget
+
+
+def _hash_content(path: Path, digest: Any) -> None:
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        digest.update(b"unreadable")
