@@ -236,7 +236,7 @@ def test_resume_runs_the_harness_invalid_again_and_the_agents_only_when_asked(tm
     minimal_task(tmp_path / "tasks", "broken", extra=BROKEN_AGENT.replace("{log}", str(log)))
     run = tmp_path / "runs" / "r"
     first = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 5, first.stderr  # both invalid: nothing was measured
     ends = {p.stem: read_trajectory(p).end for p in (run / "episodes").glob("*.jsonl")}
     assert {k: (e.outcome, e.invalid_cause) for k, e in ends.items() if e} == {
         "setup--default--r0": ("invalid", "harness"),
