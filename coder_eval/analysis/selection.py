@@ -10,6 +10,7 @@ Example::
 
     chosen = headline_tasks(runs.episodes, runs.criteria, tags=["api"])
     compare(chosen.episodes, "with_skill", "baseline")
+    headline_of(runs)      # by the compare block recorded in run.json; compare(runs, ...) uses it
     chosen.description     # '5 tasks (tags: api); left out: 20 classification-only, 3 by tags'
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
+from coder_eval.analysis.load import Runs
 from coder_eval.analysis.metrics import check_columns, renumbered
 from coder_eval.errors import AnalysisError
 from coder_eval.run_dir import MANIFEST, RunManifest
@@ -108,6 +110,27 @@ def headline_tasks(
     present = set(task_tags)
     classified = [t for t in classification if t in present]
     return TaskSelection(kept, tasks, classified, [t for t in by_tags if t not in classification], selection)
+
+
+def headline_of(
+    runs: Runs,
+    tags: Sequence[str] | None = None,
+    exclude_tags: Sequence[str] | None = None,
+    include_classification: bool = False,
+) -> TaskSelection:
+    """``headline_tasks`` of loaded runs, by the ``compare:`` block their run.json records (``tags`` /
+    ``exclude_tags`` replace it when given).
+
+    Example: ``headline_of(load_runs("runs/latest")).description``
+    """
+    recorded = compare_selection(runs.run_dirs)
+    return headline_tasks(
+        runs.episodes,
+        runs.criteria,
+        recorded.tags if tags is None else tags,
+        recorded.exclude_tags if exclude_tags is None else exclude_tags,
+        include_classification,
+    )
 
 
 def task_tag_sets(episodes: pd.DataFrame) -> dict[str, set[str]]:

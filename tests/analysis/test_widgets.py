@@ -22,7 +22,10 @@ def explorer() -> Explorer:
 
 
 def test_a_runs_folder_offers_every_run_and_selects_the_newest(explorer: Explorer) -> None:
-    assert explorer.runs.options == ("skill-ab", "three-way")
+    assert explorer.runs.options == (
+        ("skill-ab — skill-ab", "skill-ab"),
+        ("three-way — three-way", "three-way"),
+    )
     assert explorer.runs.value == ("three-way",)
     assert (explorer.baseline.value, explorer.candidate.value) == ("baseline", "with_hint")
     assert explorer.comparison["metric"].tolist() == list(REPORT_METRICS)
