@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
+from coder_eval.analysis.notebook import jsonable
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.report import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
@@ -73,9 +74,10 @@ def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp
     report = render_report([run], "compare_report", out_dir=tmp_path / "reports")
     assert report.ok, report.error
     summary = json.loads(report.summary_path.read_text(encoding="utf-8"))
-    comparisons = [ca.compare(episodes, "with_skill", "baseline", m) for m in REPORT_METRICS]
+    v = ca.verdicts(ca.load_runs(run))
     assert (summary["baseline"], summary["candidate"]) == ("baseline", "with_skill")
-    assert summary["comparisons"] == json.loads(json.dumps(jsonable(ca.comparisons_frame(comparisons))))
+    assert summary["comparisons"] == json.loads(json.dumps(jsonable(v.frame())))
+    assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
     assert summary["mde"] == jsonable(ca.mde(episodes, "with_skill", "baseline", "passed"))  # NaN: 5 tasks
 
 

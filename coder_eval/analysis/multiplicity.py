@@ -27,8 +27,10 @@ from statsmodels.stats.multitest import multipletests
 from coder_eval.analysis.compare import Comparison, compare, comparisons_frame, verdict_of
 from coder_eval.analysis.estimate import Estimand
 from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED
+from coder_eval.analysis.load import Runs
 from coder_eval.analysis.metrics import renumbered
 from coder_eval.analysis.paired import ALPHA
+from coder_eval.analysis.selection import headline_of
 from coder_eval.errors import AnalysisError
 
 UNADJUSTED = "unadjusted (95 % each)"
@@ -135,7 +137,7 @@ def compare_all(
 
 
 def compare_metrics(
-    episodes: pd.DataFrame,
+    episodes: pd.DataFrame | Runs,
     a: str,
     b: str,
     metrics: Sequence[str],
@@ -145,11 +147,14 @@ def compare_metrics(
     estimand: Estimand = "population",
 ) -> pd.DataFrame:
     """``a`` vs ``b`` on several metrics; ``p_adjusted`` is Holm over the metrics and sets the verdict.
+    Given loaded runs, on their headline tasks (as ``compare``), as the reports with ``adjust=holm``.
 
-    Example: ``compare_metrics(runs.episodes, "new", "old", ["passed", "score", "cost_usd"])``
+    Example: ``compare_metrics(runs, "new", "old", ["passed", "score", "cost_usd"])``
     """
     if not metrics:
         raise AnalysisError("compare_metrics needs at least one metric")
+    if isinstance(episodes, Runs):
+        episodes = headline_of(episodes).episodes
     episodes = renumbered(episodes)
     return adjusted(
         [compare(episodes, a, b, m, confidence, n_resamples, seed, estimand) for m in metrics],

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.analysis.verdicts import REPORT_METRICS as REPORT_METRICS  # the metrics every report shows
 from coder_eval.analysis.verdicts import pick_variants
 from coder_eval.analysis.wording import metric_value
 from coder_eval.errors import ReportError

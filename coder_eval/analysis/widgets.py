@@ -211,7 +211,7 @@ class Explorer:
         try:
             self.baseline.options = self.candidate.options = variants
             self.baseline.value = base or None
-            self.candidate.value = cand or (base or None)
+            self.candidate.value = cand or None
             self.tag.options = [HEADLINE, ALL_TAGS, *tags]
             self.tag.value = self.kept(self.tag, tags) or HEADLINE
         finally:

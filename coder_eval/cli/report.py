@@ -81,10 +81,9 @@ def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
 def labelled_criteria(run: Path) -> list[str]:
     """Criterion ids that recorded an expected or observed label in the run."""
     from coder_eval.analysis import load_runs
+    from coder_eval.analysis.notebook import labelled_criterion_ids
 
-    criteria = load_runs(run).criteria
-    labelled = criteria[criteria["expected_label"].notna() | criteria["observed_label"].notna()]
-    return sorted(map(str, labelled["criterion_id"].unique()))
+    return labelled_criterion_ids(load_runs(run).criteria)
 
 
 def _render(run: Path, job: ReportJob) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import REPORT_METRICS
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.analysis.widgets import ALL_METRICS, ALL_TAGS, Explorer, discover_runs, transcript_text
 from coder_eval.errors import AnalysisError
 from tests.helpers import REPO
