@@ -64,7 +64,10 @@ def test_the_candidate_loses_every_task(tmp_path: Path) -> None:
     run = write_ab_run(
         tmp_path,
         "loses",
-        {"baseline": {f"t{i}": ["pass"] for i in range(8)}, "with_skill": {f"t{i}": ["fail"] for i in range(8)}},
+        {
+            "baseline": {f"t{i}": ["pass"] for i in range(8)},
+            "with_skill": {f"t{i}": ["fail"] for i in range(8)},
+        },
     )
     summary = rendered([run], "compare_report", tmp_path / "report")
     verdict = summary["verdict"]
@@ -74,7 +77,9 @@ def test_the_candidate_loses_every_task(tmp_path: Path) -> None:
 
 
 def test_a_one_task_run(tmp_path: Path) -> None:
-    run = write_ab_run(tmp_path, "one", {v: {"only": ["pass", "fail", "pass"]} for v in ("baseline", "with_skill")})
+    run = write_ab_run(
+        tmp_path, "one", {v: {"only": ["pass", "fail", "pass"]} for v in ("baseline", "with_skill")}
+    )
     summary = rendered([run], "compare_report", tmp_path / "report")
     rows = by_metric(summary)
     assert summary["verdict"]["n_tasks"] == 1 and summary["verdict"]["verdict"] == "inconclusive"
@@ -87,7 +92,7 @@ def test_a_one_task_run(tmp_path: Path) -> None:
 def test_a_recall_of_four_out_of_four_in_a_cluster_bootstrap(tmp_path: Path) -> None:
     """Two variants put two items on each task (a cluster bootstrap); the four tasks that expect the
     label all observe it. Resamples without such a task say nothing about recall: not [0, 1]."""
-    rows = {f"row{i}": [("sitectl", "sitectl")] if i < 4 else [(None, None)] for i in range(10)}
+    rows = {f"row{i}": [("sitectl", "sitectl")] if i < 4 else [("none", "none")] for i in range(10)}
     arms = {v: {"graded": ["pass"]} for v in ("baseline", "with_skill")}
     run = write_ab_run(tmp_path, "recall", arms, triggers={"baseline": rows, "with_skill": rows})
     summary = rendered([run], "classification_report", tmp_path / "report", criterion="skill")
@@ -134,7 +139,9 @@ def test_the_inspect_example_of_the_interop_docs_renders_the_compare_report(tmp_
 
 
 def test_the_explorer_opens_on_the_summary_when_the_newest_run_has_one_variant(tmp_path: Path) -> None:
-    write_ab_run(tmp_path, "20250101-a", {v: {f"t{i}": ["pass"] for i in range(3)} for v in ("baseline", "cand")})
+    write_ab_run(
+        tmp_path, "20250101-a", {v: {f"t{i}": ["pass"] for i in range(3)} for v in ("baseline", "cand")}
+    )
     write_ab_run(tmp_path, "20250102-b", {"baseline": {f"t{i}": ["pass", "fail"] for i in range(3)}})
     explorer = Explorer(tmp_path, n_resamples=FAST)
     assert explorer.runs.value == ("20250102-b",) and explorer.error is None

@@ -16,8 +16,8 @@ subsets are counted decides how the test is computed, exactly as in ``signflip``
   table); each (k, s) is one subset mean s / (kL) with its share of the 2^n patterns. Exact;
 - **other data**, up to ``DIRECT_MAX`` tasks: every subset mean is listed. Exact;
 - up to ``EXACT_MAX_NONZERO`` tasks: p(δ) by the two-half enumeration of ``signflip.enumerated_p`` on
-  the shifted data, and the ends by bisection of that monotone step function. Exact up to 1e-9 of
-  the data's range;
+  the shifted data, and the ends by bisection of that monotone step function, to 1e-7 of the data's
+  scale (every end is a δ the test accepts, so the interval and the test still agree exactly);
 - beyond: ``n_resamples`` seeded random sign patterns, each giving two subset means (its flipped set
   and the complement): p(δ) = (1 + #{patterns at least as extreme}) / (1 + n_resamples), the Monte
   Carlo test, and the interval is its inversion on the same patterns.
@@ -48,6 +48,8 @@ DIRECT_MAX = 16
 LATTICE_MAX_WORK = 30_000_000
 """Largest tasks × table cells of the lattice count (beyond it: Monte Carlo)."""
 BISECTION_STEPS = 60
+ENDS_PRECISION = 1e-7
+"""Bisected ends are found to within this share of the data's scale (far below what is printed)."""
 INF = math.inf
 
 
@@ -148,8 +150,9 @@ class BisectedFamily:
         if self.p_value(outside) >= alpha:
             return -INF if outside < self.centre else INF
         rejected, accepted = outside, self.centre
+        precision = ENDS_PRECISION * max(1.0, float(np.max(np.abs(self.d))))
         for _ in range(BISECTION_STEPS):
-            if abs(accepted - rejected) <= self.tol:
+            if abs(accepted - rejected) <= precision:
                 break
             middle = (rejected + accepted) / 2
             if self.p_value(middle) >= alpha:

@@ -143,6 +143,21 @@ def task_tag_sets(episodes: pd.DataFrame) -> dict[str, set[str]]:
     return sets
 
 
+def recorded_variants(run_dirs: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The variants in the order the runs' manifests list them (the experiment's order), each once.
+
+    Example: ``recorded_variants(["runs/latest"])`` -> ``['baseline', 'with_skill']``
+    """
+    order: dict[str, None] = {}
+    for run in run_dirs:
+        manifest = Path(run) / MANIFEST
+        try:
+            order.update(dict.fromkeys(RunManifest.model_validate_json(manifest.read_text(encoding="utf-8")).variants))
+        except (OSError, ValidationError):
+            continue
+    return list(order)
+
+
 def compare_selection(run_dirs: Iterable[str | os.PathLike[str]]) -> CompareSelection:
     """The ``compare:`` block recorded in the runs' manifests (run.json); empty when none recorded one.
 

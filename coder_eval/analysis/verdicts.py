@@ -3,7 +3,7 @@
 A run (or a set of runs) has one declared comparison (``Declaration``):
 
 - the pair: the candidate against the baseline (default: the variant named ``baseline``, else the
-  first, against the first other variant);
+  experiment's first, against the first other variant);
 - the headline tasks: the graded tasks, narrowed by the experiment's ``compare:`` block recorded in
   run.json (``selection.headline_tasks``); classification-only tasks (the rows of a trigger dataset)
   are left out and scored as classifications;
@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pandas as pd
@@ -37,7 +38,7 @@ from coder_eval.analysis.estimate import Estimand
 from coder_eval.analysis.intervals import N_RESAMPLES, SEED
 from coder_eval.analysis.load import Runs, load_runs
 from coder_eval.analysis.multiplicity import UNADJUSTED, holm, holm_adjusted, recompute
-from coder_eval.analysis.selection import TaskSelection, headline_of
+from coder_eval.analysis.selection import TaskSelection, headline_of, recorded_variants
 from coder_eval.analysis.wording import comparison_line
 from coder_eval.errors import AnalysisError, unknown_name
 
@@ -116,7 +117,8 @@ class Verdicts:
         inverted sign-flip test (exact)), p = 0.062: inconclusive'``
         """
         if not self.available:
-            return f"no comparison: {self.note}"
+            pair = f"{self.candidate} vs {self.baseline}: " if self.candidate and self.baseline else ""
+            return f"{pair}no comparison: {self.note}"
         c = self.of(metric) if metric else self.primary
         assert c is not None
         return f"{self.candidate} vs {self.baseline}, {c.n_tasks} tasks: {comparison_line(c)}"
@@ -148,7 +150,8 @@ def verdicts(runs: Runs, declaration: Declaration = Declaration()) -> Verdicts:
         raise AnalysisError(f"adjust must be 'none' or 'holm' (got {declaration.adjust!r})")
     d = declaration
     chosen = headline_of(runs, d.tags, d.exclude_tags, d.classification)
-    baseline, candidate, why = pick_variants(runs.episodes, declaration.baseline, declaration.candidate)
+    order = recorded_variants(runs.run_dirs)
+    baseline, candidate, why = pick_variants(runs.episodes, declaration.baseline, declaration.candidate, order)
     empty = Verdicts(declaration, baseline, candidate, chosen, ())
     if why:
         return replace(empty, note=why)
@@ -180,13 +183,18 @@ def adjusted(found: list[Comparison], episodes: pd.DataFrame, d: Declaration) ->
     return [replace(c, p_adjusted=p) for c, p in zip(found, holm([c.p_value for c in found]), strict=True)]
 
 
-def pick_variants(episodes: pd.DataFrame, baseline: str = "", candidate: str = "") -> tuple[str, str, str]:
-    """(baseline, candidate, why not): names given are kept (and checked), blanks become ``baseline``
-    (else the first variant) and the first other variant; ``why`` says why there is no pair.
+def pick_variants(
+    episodes: pd.DataFrame, baseline: str = "", candidate: str = "", order: Sequence[str] = ()
+) -> tuple[str, str, str]:
+    """(baseline, candidate, why not): names given are kept (and checked); a blank baseline is the
+    variant named ``baseline``, else the first, and a blank candidate the first other, in ``order``
+    (the experiment's, from run.json) and then as the episodes list them; ``why`` says why there is
+    no pair.
 
     Example: ``pick_variants(runs.episodes)`` -> ``("baseline", "with_skill", "")``
     """
-    variants = list(dict.fromkeys(str(v) for v in episodes["variant_id"]))
+    seen = [str(v) for v in episodes["variant_id"]]
+    variants = list(dict.fromkeys([*(v for v in order if v in set(seen)), *seen]))
     for name in (baseline, candidate):
         if name and name not in variants:
             raise AnalysisError(unknown_name("variant", name, variants))
@@ -208,7 +216,7 @@ def no_tasks_note(chosen: TaskSelection) -> str:
             f"every task is a classification item ({len(chosen.classification_tasks)} classification-only "
             "tasks): they are scored as classifications, not pooled into a pass-rate headline"
         )
-    return f"no headline task has episodes of both variants ({chosen.description})"
+    return f"no headline task has a valid episode in both variants ({chosen.description})"
 
 
 def headline(

@@ -1,7 +1,7 @@
 """``coder-eval report``, and the reports ``run`` renders after its episodes.
 
-After a run: ``run_report``; ``compare_report`` (baseline = first variant, candidate = second) when
-the experiment has two or more variants; ``classification_report`` for each criterion that recorded
+After a run: ``run_report``; ``compare_report`` (the declared pair: the variant named ``baseline``,
+else the first, against the first other) when the experiment has two or more variants; ``classification_report`` for each criterion that recorded
 labels (in ``reports/<run_id>/<criterion_id>/`` when there are several).
 """
 
@@ -69,8 +69,8 @@ def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
     from coder_eval.report import REPORTS_DIR
 
     jobs = [ReportJob("run_report", {})]
-    if len(variants) >= 2:
-        jobs.append(ReportJob("compare_report", {"baseline": variants[0], "candidate": variants[1]}))
+    if len(variants) >= 2:  # the declared pair, as the headline line names it
+        jobs.append(ReportJob("compare_report", {}))
     labelled = labelled_criteria(run)
     for criterion in labelled:
         folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None

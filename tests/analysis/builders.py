@@ -92,7 +92,7 @@ def write_episode(
         sink.write(
             CriterionResult(
                 criterion_id=criterion,
-                kind="hidden_tests" if labels is None else "skill_triggered",
+                kind="hidden_tests",
                 score=float(passed),
                 passed=passed,
                 details=details,
@@ -157,10 +157,13 @@ def write_ab_run(
     manifest.variants = list(dict.fromkeys([*outcomes, *(triggers or {})]))
     manifest.tasks = sorted({t for t, _, _ in planned})
     manifest.episodes = [
-        PlannedEpisode(episode_id=episode_id(t, v, r), task_id=t, variant_id=v, repeat=r) for t, v, r in planned
+        PlannedEpisode(episode_id=episode_id(t, v, r), task_id=t, variant_id=v, repeat=r)
+        for t, v, r in planned
     ]
     manifest.status = "completed"
-    manifest.extra = {"experiment": {"path": None, "variants": [], "compare": {"tags": [], "exclude_tags": []}}}
+    manifest.extra = {
+        "experiment": {"path": None, "variants": [], "compare": {"tags": [], "exclude_tags": []}}
+    }
     run.write_manifest(manifest)
     return run.path
 
