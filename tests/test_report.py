@@ -143,7 +143,9 @@ def test_compare_report_numbers_are_the_analysis_library_numbers(compare_report:
     assert (summary["baseline"], summary["candidate"]) == ("baseline", "with_skill")
     assert summary["comparisons"] == same(v.frame()) and summary["verdict"] == same(v.headline())
     assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
-    assert all({"verdict_ci_low", "verdict_ci_high", "verdict_method"} <= set(r) for r in summary["comparisons"])
+    assert all(
+        {"verdict_ci_low", "verdict_ci_high", "verdict_method"} <= set(r) for r in summary["comparisons"]
+    )
     assert summary["all_pairs"] == same(ca.compare_all(episodes, "passed"))
     flips = ca.flips(episodes, "baseline", "with_skill").drop(columns=["paths_a", "paths_b"])
     assert summary["flips"] == same(flips)

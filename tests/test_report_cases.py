@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import coder_eval.analysis as ca
 from coder_eval.analysis.widgets import Explorer
 from coder_eval.report import render_report
 from tests.analysis.builders import write_ab_run
@@ -120,14 +119,9 @@ def test_the_inspect_example_of_the_interop_docs_renders_the_compare_report(tmp_
     assert sample is not None
     code = sample.group(1).split("\nruns = load_runs")[0]  # the example up to the eval() call
     pytest.importorskip("inspect_ai")
-    import os
-
-    here = os.getcwd()
-    os.chdir(tmp_path)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)  # the example writes inspect-logs/ where it runs
         exec(compile(code, "interop.md", "exec"), {})
-    finally:
-        os.chdir(here)
     logs = sorted((tmp_path / "inspect-logs").glob("*.eval"))
     summary = rendered(
         logs, "compare_report", tmp_path / "report", baseline="mockllm/sloppy", candidate="mockllm/exact"

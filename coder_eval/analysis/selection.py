@@ -152,7 +152,9 @@ def recorded_variants(run_dirs: Iterable[str | os.PathLike[str]]) -> list[str]:
     for run in run_dirs:
         manifest = Path(run) / MANIFEST
         try:
-            order.update(dict.fromkeys(RunManifest.model_validate_json(manifest.read_text(encoding="utf-8")).variants))
+            order.update(
+                dict.fromkeys(RunManifest.model_validate_json(manifest.read_text(encoding="utf-8")).variants)
+            )
         except (OSError, ValidationError):
             continue
     return list(order)

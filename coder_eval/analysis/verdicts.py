@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, replace
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import pandas as pd
@@ -151,7 +151,9 @@ def verdicts(runs: Runs, declaration: Declaration = Declaration()) -> Verdicts:
     d = declaration
     chosen = headline_of(runs, d.tags, d.exclude_tags, d.classification)
     order = recorded_variants(runs.run_dirs)
-    baseline, candidate, why = pick_variants(runs.episodes, declaration.baseline, declaration.candidate, order)
+    baseline, candidate, why = pick_variants(
+        runs.episodes, declaration.baseline, declaration.candidate, order
+    )
     empty = Verdicts(declaration, baseline, candidate, chosen, ())
     if why:
         return replace(empty, note=why)

@@ -1,8 +1,9 @@
 """``coder-eval report``, and the reports ``run`` renders after its episodes.
 
 After a run: ``run_report``; ``compare_report`` (the declared pair: the variant named ``baseline``,
-else the first, against the first other) when the experiment has two or more variants; ``classification_report`` for each criterion that recorded
-labels (in ``reports/<run_id>/<criterion_id>/`` when there are several).
+else the first, against the first other) when the experiment has two or more variants;
+``classification_report`` for each criterion that recorded labels (in
+``reports/<run_id>/<criterion_id>/`` when there are several).
 """
 
 from __future__ import annotations

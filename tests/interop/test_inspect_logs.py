@@ -220,6 +220,8 @@ def test_compare_report_renders_on_inspect_logs(inspect_logs: dict[str, Path], t
     v = ca.verdicts(runs, ca.Declaration(HASTY, CAREFUL))
     assert summary["comparisons"] == same(v.frame()) and summary["verdict"] == same(v.headline())
     assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
-    assert summary["mde"] == same(ca.mde(runs.episodes, CAREFUL, HASTY, "passed"))  # NaN below MIN_TASKS: null
+    assert summary["mde"] == same(
+        ca.mde(runs.episodes, CAREFUL, HASTY, "passed")
+    )  # NaN below MIN_TASKS: null
     page = result.html_path.read_text(encoding="utf-8")
     assert "What is compared" in page and "2 invalid episodes excluded" in page
