@@ -83,6 +83,36 @@ def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+def test_every_surface_states_the_same_answer_on_the_demo(tmp_path: Path) -> None:
+    """The real demo (API tasks and the trigger dataset, one repeat) run as a user runs it, reports,
+    JUnit and all: the line it prints, run.json, JUnit, the three reports, the explorer, compare(runs)
+    and the gate state the same headline tasks, effect, interval, p and verdict."""
+    from tests.test_one_answer import assert_one_answer
+
+    run, junit = tmp_path / "run", tmp_path / "junit.xml"
+    args = [
+        "--experiment",
+        str(EXPERIMENT),
+        "--tags",
+        "api",
+        "--tags",
+        "triggers",
+        "--repeats",
+        "1",
+        "-j",
+        "4",
+    ]
+    result = coder_eval(
+        "run", *args, "--run-dir", str(run), "--junit-xml", str(junit), cwd=tmp_path, timeout=3000
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    v = ca.verdicts(ca.load_runs(run))
+    assert len(v.selection.tasks) == 5 and len(v.selection.classification_tasks) == 20
+    assert_one_answer(run, tmp_path / "reports" / "run", result.stdout, junit)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_demo_md_figures_are_what_the_demo_run_produces(tmp_path: Path) -> None:
     from tests.demo_figures import DOC, figures, run_demo, section
 

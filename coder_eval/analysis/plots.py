@@ -104,7 +104,7 @@ def ratio_axis(ax: Axes, values: np.ndarray) -> None:
     low, high = float(values.min()), float(values.max())
     ax.set_xlim(low / 1.1, high * 1.1)
     ax.xaxis.set_major_locator(
-        ticker.LogLocator(base=10, subs=(1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0), numticks=12)
+        ticker.LogLocator(base=10, subs=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0, 9.0), numticks=12)
     )
     ax.xaxis.set_minor_locator(ticker.NullLocator())
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"×{x:.3g}"))
