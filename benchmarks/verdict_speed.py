@@ -17,17 +17,15 @@ demo-sized run well under a second.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 import pandas as pd
+from compare_speed import median_ms  # the same timing as compare_speed.py (run from benchmarks/)
 from scipy import stats
 
 from coder_eval.analysis import compare
-from coder_eval.analysis.verdicts import REPORT_METRICS
+from coder_eval.analysis.notebook import REPORT_METRICS  # (also in versions without the verdict engine)
 
 ARMS = ("baseline", "with_skill")
 
@@ -78,15 +76,6 @@ def episode(
 def labels(task: str, arm: str, expected: str | None, observed: str | None) -> dict[str, object]:
     """One row of the criteria frame (what ``headline_tasks`` reads)."""
     return {"task_id": task, "variant_id": arm, "expected_label": expected, "observed_label": observed}
-
-
-def median_ms(call: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 def t_baseline(episodes: pd.DataFrame, metric: str) -> tuple[float, float, float]:
