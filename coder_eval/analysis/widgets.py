@@ -16,9 +16,7 @@ Example (a notebook cell)::
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,14 +24,19 @@ from typing import Any
 
 import ipywidgets as w
 import pandas as pd
-from matplotlib.figure import Figure
 
-from coder_eval.analysis.classification import classification
+from coder_eval.analysis.explorer_views import (
+    amounts_figure,
+    confusion_views,
+    figure_output,
+    figure_views,
+    forest_figure,
+    html_output,
+)
 from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import N_RESAMPLES
 from coder_eval.analysis.load import Runs, load_runs
-from coder_eval.analysis.notebook import flips_table, labelled_criterion_ids, token_buckets_plot
-from coder_eval.analysis.plots import confusion_plot, distribution_plot, forest_plot
+from coder_eval.analysis.notebook import flips_table, html_table
 from coder_eval.analysis.summary import summarize
 from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, Verdicts, pick_variants, verdicts
 from coder_eval.analysis.wording import verdict_rows
@@ -73,23 +76,6 @@ def discover_runs(paths: Sequence[str | Path]) -> tuple[dict[str, Path], list[st
     return found, list(dict.fromkeys(selected))
 
 
-def html_output(markup: str) -> dict[str, Any]:
-    """An ``Output.outputs`` entry that shows ``markup``."""
-    return {"output_type": "display_data", "data": {"text/html": markup, "text/plain": ""}, "metadata": {}}
-
-
-def figure_output(figure: Figure) -> dict[str, Any]:
-    """An ``Output.outputs`` entry that shows a figure as an embedded PNG."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
-    png = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return {
-        "output_type": "display_data",
-        "data": {"image/png": png, "text/plain": "<figure>"},
-        "metadata": {},
-    }
-
-
 def run_label(path: Path) -> str:
     """``"<run_id> — <experiment_id>"`` for the run picker (the run id alone when run.json is unreadable)."""
     try:
@@ -97,11 +83,6 @@ def run_label(path: Path) -> str:
     except (OSError, ValueError):
         return path.name
     return f"{path.name} — {manifest.experiment_id}"
-
-
-def figure_views(*figures: Figure) -> tuple[dict[str, Any], ...]:
-    """``Output.outputs`` entries for figures."""
-    return tuple(figure_output(f) for f in figures)
 
 
 class Explorer:
@@ -310,71 +291,34 @@ class Explorer:
 
     def render(self) -> None:
         """Fill the status line and every view from what ``refresh`` computed."""
-        lines = [f'<div style="color:#b00">{html.escape(self.error)}</div>'] if self.error else []
-        if self.note:
-            lines.append(
-                f"<div><b>No comparison:</b> {html.escape(self.note)}. "
-                "The per-variant summary is below.</div>"
-            )
-        elif self.verdicts is not None:
-            lines.append(f"<div>Tasks: {html.escape(self.verdicts.selection.description)}.</div>")
-        lines += [f"<div>Note: {html.escape(n)}</div>" for n in self.notes]
-        self.status.value = "".join(lines)
+        self.status.value = self.status_html()
         for name in ("table", "plot", "summary", "amounts", "confusion", "flips"):
             self.views[name].outputs = ()
+        chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
         if not self.summary.empty:
-            self.views["summary"].outputs = (
-                html_output(self.summary.to_html(index=False, classes=SUMMARY_CLASS)),
+            summary = html_output(self.summary.to_html(index=False, classes=SUMMARY_CLASS))
+            pair = list(
+                dict.fromkeys(v for v in (self.baseline.value, self.candidate.value) if v is not None)
             )
-            self.views["amounts"].outputs = figure_views(self.amounts_figure())
-            self.views["confusion"].outputs = self.confusion_views()
+            self.views["summary"].outputs = (summary,)
+            self.views["amounts"].outputs = figure_views(amounts_figure(chosen))
+            self.views["confusion"].outputs = confusion_views(self.loaded.criteria, pair, self.n_resamples)
         if self.verdicts is None or not self.verdicts.available:
             return
         table = verdict_rows(self.verdicts.comparisons)
         self.views["table"].outputs = (html_output(table.to_html(index=False, classes=TABLE_CLASS)),)
-        self.views["plot"].outputs = (figure_output(self.forest_figure()),)
-        flipped = flips_table(self.flips, self.verdicts.baseline, self.verdicts.candidate)
-        self.views["flips"].outputs = (
-            html_output(flipped.to_html(index=False, escape=False, classes=FLIPS_CLASS)),
-        )
+        self.views["plot"].outputs = (figure_output(forest_figure(self.comparison)),)
+        base, cand = self.verdicts.baseline, self.verdicts.candidate
+        links = [f"trajectories {base}", f"trajectories {cand}"]
+        flipped = html_table(flips_table(self.flips, base, cand), links, index=False, classes=FLIPS_CLASS)
+        self.views["flips"].outputs = (html_output(flipped),)
 
-    def forest_figure(self) -> Figure:
-        """One forest plot per metric (each on its own scale)."""
-        figure = Figure(figsize=(8, 1.1 * len(self.comparison) + 0.4), layout="constrained")
-        axes = figure.subplots(len(self.comparison), 1, squeeze=False)[:, 0]
-        for ax, index in zip(axes, self.comparison.index, strict=True):
-            forest_plot(self.comparison.loc[[index]], ax)
-            ax.set_xlabel("")
-        return figure
-
-    def amounts_figure(self) -> Figure:
-        """Tokens and cost per task and variant, and the token buckets, as in the run report."""
-        chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
-        figure = Figure(figsize=(14, 3.6), layout="constrained")
-        axes = figure.subplots(1, 3)
-        distribution_plot(chosen, axes[0], metric="total_tokens")
-        distribution_plot(chosen, axes[1], metric="cost_usd")
-        token_buckets_plot(chosen, axes[2])
-        return figure
-
-    def confusion_views(self) -> tuple[dict[str, Any], ...]:
-        """A confusion matrix per labelled criterion and variant, as in the classification report."""
-        criteria = self.loaded.criteria
-        if criteria.empty:
-            return (html_output("<p>No criterion of these runs records labels.</p>"),)
-        ids = labelled_criterion_ids(criteria)
-        variants = [v for v in (self.baseline.value, self.candidate.value) if v is not None]
-        if not ids:
-            return (html_output("<p>No criterion of these runs records labels.</p>"),)
-        figure = Figure(figsize=(5 * len(set(variants)), 4 * len(ids)), layout="constrained")
-        axes = figure.subplots(len(ids), len(set(variants)), squeeze=False)
-        for row, criterion in zip(axes, ids, strict=True):
-            for ax, variant in zip(row, dict.fromkeys(variants), strict=True):
-                mine = criteria[criteria["variant_id"] == variant]
-                try:
-                    confusion_plot(classification(mine, criterion, n_resamples=self.n_resamples), ax)
-                except AnalysisError:
-                    ax.set_axis_off()
-                    continue
-                ax.set_title(f"{variant}: {ax.get_title()}")
-        return figure_views(figure)
+    def status_html(self) -> str:
+        """The error, why there is no comparison (or which tasks it covers), and the load notes."""
+        lines = [f'<div style="color:#b00">{html.escape(self.error)}</div>'] if self.error else []
+        if self.note:
+            why = html.escape(self.note)
+            lines.append(f"<div><b>No comparison:</b> {why}. The per-variant summary is below.</div>")
+        elif self.verdicts is not None:
+            lines.append(f"<div>Tasks: {html.escape(self.verdicts.selection.description)}.</div>")
+        return "".join(lines + [f"<div>Note: {html.escape(n)}</div>" for n in self.notes])
