@@ -80,8 +80,13 @@ def test_an_unbounded_interval_is_drawn_to_the_edge(ax: Axes) -> None:
 def test_confusion_plot_draws_labels_with_dollars(ax: Axes) -> None:
     """An observed label is the agent's text: a pair of $ would start matplotlib's math mode."""
     criteria = pd.DataFrame(
-        {"criterion_id": "c", "task_id": ["t1", "t2"], "variant_id": "v",
-         "observed_label": ["$x_{$", "y"], "expected_label": ["y", "y"]}  # fmt: skip
+        {
+            "criterion_id": "c",
+            "task_id": ["t1", "t2"],
+            "variant_id": "v",
+            "observed_label": ["$x_{$", "y"],
+            "expected_label": ["y", "y"],
+        }  # fmt: skip
     )
     confusion_plot(classification(criteria, **FAST), ax)
     ax.figure.canvas.draw()  # raised ValueError (mathtext) before labels were drawn as text
