@@ -86,7 +86,7 @@ def test_confusion_plot_draws_labels_with_dollars(ax: Axes) -> None:
             "variant_id": "v",
             "observed_label": ["$x_{$", "y"],
             "expected_label": ["y", "y"],
-        }  # fmt: skip
+        }
     )
     confusion_plot(classification(criteria, **FAST), ax)
     ax.figure.canvas.draw()  # raised ValueError (mathtext) before labels were drawn as text
