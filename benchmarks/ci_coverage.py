@@ -6,7 +6,10 @@ only add time. Every cell prints its Monte Carlo standard error.
 
 - ``rates``: pass rates. Task pass probabilities from a Beta distribution, K Bernoulli repeats per task
   and variant, both variants alike (H0). Coverage of the one-arm interval of ``summarize`` (design-effect
-  Wilson), coverage of ``compare``'s difference interval, and the rate of verdicts called (type-I).
+  Wilson), coverage of ``compare``'s difference interval (the verdict's: the test inverted), and the
+  rate of verdicts called (type-I).
+- ``effects``: pass rates where the candidate is better (a logit shift of each task's pass
+  probability): coverage of the verdict's interval of the true mean difference, and the share called.
 - ``amounts``: costs. Task scales log-normal (σ = 1), K = 3 log-normal repeats (σ_w), variant a's
   costs × θ. Scenarios under H0 (θ = 1, with or without 10 % runaway episodes that cost 10×) and
   under effects (θ = 1.3; θ varying by task; a few tasks 5× dearer). Rate of verdicts called (type-I
@@ -15,7 +18,7 @@ only add time. Every cell prints its Monte Carlo standard error.
   ``compare`` reports from a large pilot of the same design, then the verdict's actual power is
   simulated: it should be 80 %.
 
-Run: ``python benchmarks/ci_coverage.py [--part rates|amounts|power|all] [--sims 1000] [--jobs 2]``.
+Run: ``python benchmarks/ci_coverage.py [--part rates|effects|amounts|power|all] [--sims 1000] [--jobs 2]``.
 Targets: coverage 93.5–96.5 %, verdict type-I <= 5.5 %.
 """
 
@@ -30,11 +33,11 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
+from scipy import integrate, optimize, stats
 from scipy.special import expit, logit
 
 from coder_eval.analysis.amounts import MIN_TASKS, amount_test
-from coder_eval.analysis.compare import verdict
+from coder_eval.analysis.compare import log_of, verdict
 from coder_eval.analysis.estimate import task_estimate
 from coder_eval.analysis.paired import Arm, paired_test
 from coder_eval.analysis.power_model import DifferenceModel
@@ -95,6 +98,34 @@ def rates_cell(args: tuple[tuple[float, float], int, int, int]) -> str:
     return f"{a:>4}/{b:<4} {n_tasks:>4} {repeats:>2}  {cells}"
 
 
+EFFECT_SHIFTS = (0.7, 1.5)
+"""Logit shifts of the candidate's task pass probabilities in the ``effects`` part."""
+
+
+def true_difference(a: float, b: float, shift: float) -> float:
+    """E[expit(logit(p) + shift) − p] for p ~ Beta(a, b): the mean difference the interval should cover."""
+    return float(
+        integrate.quad(lambda p: (expit(logit(p) + shift) - p) * stats.beta.pdf(p, a, b), 0, 1, limit=200)[0]
+    )
+
+
+def effects_cell(args: tuple[tuple[float, float], float, int, int, int]) -> str:
+    """One (Beta, shift, T, K) cell with a true effect: coverage of the verdict's interval, share called."""
+    (a, b), shift, n_tasks, repeats, sims = args
+    rng = np.random.default_rng([n_tasks, repeats, int(10 * a), int(10 * b), int(10 * shift)])
+    truth, counts = true_difference(a, b, shift), np.full(n_tasks, float(repeats))
+    covered = called = 0
+    for _ in range(sims):
+        p = rng.beta(a, b, n_tasks)
+        pa = expit(logit(np.clip(p, 1e-12, 1 - 1e-12)) + shift)
+        xa, xb = rng.binomial(repeats, pa) / repeats, rng.binomial(repeats, p) / repeats
+        r = paired_test(Arm.of(xa, counts), Arm.of(xb, counts), "binary", n_resamples=999)
+        covered += r.low <= truth <= r.high
+        called += verdict(r.diff, r.low, r.high, r.p_value) != "inconclusive"
+    cells = "  ".join(pct(x, sims) for x in (covered, called))
+    return f"{a:>4}/{b:<4} {shift:>5} {truth:6.3f} {n_tasks:>4} {repeats:>2}  {cells}"
+
+
 def cost_draws(
     rng: np.random.Generator, s: Amounts, n_tasks: int, repeats: int = 3
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -127,7 +158,7 @@ def amounts_cell(args: tuple[Amounts, int, int, int]) -> str:
     for _ in range(sims):
         xa, xb = cost_draws(rng, s, n_tasks)
         r = amount_test(xa, xb, n_resamples=resamples, seed=int(rng.integers(2**31)))
-        log_ratio, log_low, log_high = (math.log(x) for x in (r.ratio, r.ratio_low, r.ratio_high))
+        log_ratio, log_low, log_high = (log_of(x) for x in (r.ratio, r.ratio_low, r.ratio_high))
         called += n_tasks >= MIN_TASKS and verdict(log_ratio, log_low, log_high, r.p_value) != "inconclusive"
         ratio_covered += r.ratio_low <= ratio_truth <= r.ratio_high
         diff_covered += r.low <= diff_truth <= r.high
@@ -176,7 +207,7 @@ def power_cell(args: tuple[str, int, int, int]) -> str:
         def trial() -> bool:
             xa, xb = cost_draws(rng, s, n_tasks, repeats)
             r = amount_test(xa, xb, n_resamples=999)
-            log_ratio, log_low, log_high = (math.log(x) for x in (r.ratio, r.ratio_low, r.ratio_high))
+            log_ratio, log_low, log_high = (log_of(x) for x in (r.ratio, r.ratio_low, r.ratio_high))
             return n_tasks >= MIN_TASKS and verdict(log_ratio, log_low, log_high, r.p_value) != "inconclusive"
 
     hits = sum(trial() for _ in range(sims))
@@ -198,7 +229,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=("rates", "amounts", "power", "all"), default="all")
+    parser.add_argument("--part", choices=("rates", "effects", "amounts", "power", "all"), default="all")
     parser.add_argument(
         "--sims", type=int, default=1000, help="simulated suites per cell (>= 1000 for reports)"
     )
@@ -211,6 +242,13 @@ def main() -> None:
         rate_cells = [(beta, t, k, n) for beta, t, k in itertools.product(BETAS, RATE_TASKS, REPEATS)]
         header = "beta          T  K  one-arm cov.  diff cov.(H0)  verdicts(H0)"
         run("Pass rates, both variants alike", header, rates_cell, rate_cells, args.jobs)
+    if args.part in ("effects", "all"):
+        effect_cells = [
+            (beta, shift, t, k, n)
+            for beta, shift, t, k in itertools.product(BETAS, EFFECT_SHIFTS, (10, 20, 50, 100), (1, 3))
+        ]
+        header = "beta      shift  truth    T  K  verdict's interval cov.  verdicts (power)"
+        run("Pass rates, candidate better", header, effects_cell, effect_cells, args.jobs)
     if args.part in ("amounts", "all"):
         amount_cells = [(s, t, n, args.resamples) for s, t in itertools.product(SCENARIOS, AMOUNT_TASKS)]
         header = (

@@ -1,7 +1,9 @@
 """Gates: thresholds checked after a run, with the analysis library's numbers (the reports' numbers).
 
 - ``--min-pass-rate X``: each variant's pass rate (``summarize``: mean of task means, invalid
-  episodes excluded) must be at least X.
+  episodes excluded) on the headline tasks of the declared comparison (``verdicts``: the graded
+  tasks, by the experiment's ``compare:`` block; every task when the run has only classification
+  items) must be at least X. It is the pass rate the reports show.
 - ``suite_thresholds`` on a (dataset) task, or on one of its criteria: per variant, over that task's
   rows, for a criterion id or kind: ``pass_rate`` (share of episodes where the criterion passed,
   task-clustered), ``mean`` (its mean score), ``completion_rate`` (share of episodes where it was
@@ -72,7 +74,7 @@ def evaluate_gates(
     ungated: Collection[str] = (),
 ) -> list[GateResult]:
     """Every gate, per variant, in table order; rows of ``ungated`` variants are marked, not judged."""
-    results = [] if min_pass_rate is None else pass_rate_gates(runs.episodes, variants, min_pass_rate)
+    results = [] if min_pass_rate is None else pass_rate_gates(gated_episodes(runs), variants, min_pass_rate)
     for suite in suites:
         results += suite_gates(runs.criteria, variants, suite, runs.episodes)
     return [replace(r, verdict="not gated") if r.variant_id in ungated else r for r in results]
@@ -82,10 +84,23 @@ def failed(results: Sequence[GateResult]) -> list[GateResult]:
     return [r for r in results if r.verdict == "fail"]
 
 
-def pass_rate_gates(episodes: pd.DataFrame, variants: Sequence[str], threshold: float) -> list[GateResult]:
-    """``--min-pass-rate``: one row per variant."""
+def gated_episodes(runs: Runs) -> tuple[pd.DataFrame, str]:
+    """The episodes ``--min-pass-rate`` reads: the headline tasks, or every task when there are none."""
+    from coder_eval.analysis.selection import headline_of
+
+    chosen = headline_of(runs)
+    if chosen.tasks or runs.episodes.empty:
+        return chosen.episodes, f"headline: {chosen.description}"
+    return runs.episodes, "no graded task (only classification items): every task"
+
+
+def pass_rate_gates(
+    episodes: pd.DataFrame | tuple[pd.DataFrame, str], variants: Sequence[str], threshold: float
+) -> list[GateResult]:
+    """``--min-pass-rate``: one row per variant (``episodes`` may carry a note on which tasks they are)."""
     from coder_eval.analysis import summarize
 
+    episodes, tasks = episodes if isinstance(episodes, tuple) else (episodes, "")
     table = summarize(episodes) if len(episodes) else None
     results = []
     for variant in variants:
@@ -94,7 +109,8 @@ def pass_rate_gates(episodes: pd.DataFrame, variants: Sequence[str], threshold: 
         if row is None or row.empty:
             results.append(replace(base, note="no episodes"))
             continue
-        results.append(_judged(base, *_estimate(row.iloc[0])))
+        judged = _judged(base, *_estimate(row.iloc[0]))
+        results.append(replace(judged, note=f"{judged.note}; {tasks}") if tasks else judged)
     return results
 
 

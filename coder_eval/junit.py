@@ -5,6 +5,11 @@ seconds. A failed episode is a ``<failure>`` listing its failing gating criteria
 ``<error>`` with the reason; an episode without ``episode_end`` an ``<error>`` (interrupted); an
 episode never started (a budget stop) is ``<skipped>``. One ``<testsuite>`` per variant.
 
+When the run recorded its headline comparison (``run.json`` ``extra.headline``, written at the end
+of ``coder-eval run``), every suite carries it as ``<properties>`` (``headline.verdict``,
+``headline.effect``, the verdict's interval, p, tasks, the line the console printed): the same
+record the reports' summary.json hold.
+
 Example::
 
     counts = write_junit(RunDir.open(Path("runs/latest")), Path("junit.xml"))
@@ -43,6 +48,7 @@ def write_junit(run: RunDir, path: Path) -> JunitCounts:
     totals = JunitCounts()
     for variant in manifest.variants or sorted({e.variant_id for e in manifest.episodes}):
         suite = ET.SubElement(root, "testsuite", name=f"{manifest.experiment_id}/{variant}")
+        _headline_properties(suite, manifest.extra.get("headline"))
         counts = JunitCounts()
         for planned in (e for e in manifest.episodes if e.variant_id == variant):
             _testcase(suite, planned, run, counts)
@@ -87,6 +93,23 @@ def _testcase(suite: ET.Element, planned: PlannedEpisode, run: RunDir, counts: J
             lines.insert(0, f"{end.status}: {end.error}")
         _child(case, "failure", f"failed: {names}", "\n".join([*lines, str(file)]))
         counts.failures += 1
+
+
+HEADLINE_KEYS = (
+    "baseline", "candidate", "metric", "n_tasks", "effect", "verdict_ci_low", "verdict_ci_high",
+    "verdict_confidence", "verdict_method", "p_value", "p_adjusted", "test", "verdict", "line",
+)  # fmt: skip
+
+
+def _headline_properties(suite: ET.Element, headline: object) -> None:
+    if not isinstance(headline, dict) or not headline.get("available"):
+        return
+    properties = ET.SubElement(suite, "properties")
+    for key in HEADLINE_KEYS:
+        value = headline.get(key)
+        ET.SubElement(
+            properties, "property", name=f"headline.{key}", value=_clean("" if value is None else str(value))
+        )
 
 
 def _child(case: ET.Element, tag: str, message: str, text: str) -> None:

@@ -134,11 +134,44 @@ def inside(folders: Sequence[Path]) -> Callable[[Path], bool]:
     return lambda path: any(path.is_relative_to(root) for root in roots)
 
 
+OFFLINE_PAGE = """{%- extends 'voila/templates/lab/index.html.j2' -%}
+{#- Voila's lab page, less the two stylesheets it fetches from a CDN (Font Awesome, for icons the
+    explorer does not use): the page asks nothing of any host but the viewer's. -#}
+{%- block notebook_css -%}
+{{ super() | replace(FONT_AWESOME_ALL, "") | replace(FONT_AWESOME_SHIMS, "") }}
+{%- endblock notebook_css -%}
+"""
+FONT_AWESOME = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@^5/css/"
+CDN_LINKS = {
+    "FONT_AWESOME_ALL": f'<link rel="stylesheet" href="{FONT_AWESOME}all.min.css" type="text/css" />',
+    "FONT_AWESOME_SHIMS": f'<link rel="stylesheet" href="{FONT_AWESOME}v4-shims.min.css" type="text/css" />',
+}
+"""The CDN links Voila's lab template writes, removed by ``OFFLINE_PAGE`` (a browser test checks that
+the explorer makes no request to any other host)."""
+
+
+def offline_page(folder: Path) -> Path:
+    """A template folder whose ``index.html.j2`` is Voila's lab page without its CDN stylesheets."""
+    pages = folder / "page"
+    pages.mkdir(exist_ok=True)
+    text = OFFLINE_PAGE
+    for name, link in CDN_LINKS.items():
+        text = text.replace(name, repr(link))
+    (pages / "index.html.j2").write_text(text, encoding="utf-8")
+    return pages
+
+
 class Viewer(Voila):  # type: ignore[misc]
-    """Voila with the transcript page, printing its URL once it listens."""
+    """Voila with the transcript page and an offline page, printing its URL once it listens."""
 
     allowed: Callable[[Path], bool] = staticmethod(lambda path: False)
     announce: Callable[[str], None] = staticmethod(print)
+    page_dir: Path | None = None
+
+    def setup_template_dirs(self) -> None:
+        super().setup_template_dirs()
+        if self.page_dir is not None:
+            self.template_paths.insert(0, str(self.page_dir))
 
     def init_handlers(self) -> list[Any]:
         route = url_path_join(self.server_url, TRANSCRIPT_ROUTE)
@@ -190,6 +223,7 @@ def serve(
     app = Viewer()
     app.allowed = inside(runs)
     app.announce = announce
+    app.page_dir = offline_page(folder)
     app.initialize(
         [
             str(notebook),

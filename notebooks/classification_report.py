@@ -31,7 +31,8 @@ from IPython.display import HTML, Markdown, display
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
 from coder_eval.errors import AnalysisError, unknown_name
-from coder_eval.analysis.notebook import load_report_runs, readable, show_scripted_banner, trajectory_links, write_summary
+from coder_eval.analysis.notebook import html_table, load_report_runs, md_text, readable, show_scripted_banner, trajectory_links, write_summary
+from coder_eval.analysis.verdicts import verdicts
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dir)
@@ -41,6 +42,7 @@ if variant and variant not in set(runs.episodes.variant_id):
 chosen = criteria[criteria.variant_id == variant] if variant else criteria
 result = ca.classification(chosen, criterion or None)
 show_scripted_banner(runs.episodes)
+declared = verdicts(runs)
 label_why = {"precision": "label never observed", "recall": "label never expected", "f1": "precision or recall undefined"}
 
 # %% [markdown]
@@ -48,13 +50,21 @@ label_why = {"precision": "label never observed", "recall": "label never expecte
 
 # %%
 for note in notes:
-    display(Markdown(f"**Note:** {note}"))
+    display(Markdown(f"**Note:** {md_text(note)}"))
 items = result.rows
 description = items.description.iloc[0] or "(no description)"
 display(
     Markdown(
-        f"Criterion **{result.criterion_id}**: {description}. {result.n} items from "
-        f"{items.task_id.nunique()} tasks, variants {', '.join(sorted(items.variant_id.unique()))}."
+        f"Criterion **{md_text(result.criterion_id)}**: {md_text(description)}. {result.n} items from "
+        f"{items.task_id.nunique()} tasks, variants {md_text(', '.join(sorted(items.variant_id.unique())))}."
+    )
+)
+in_headline = sorted(set(items.task_id) & set(declared.selection.tasks))
+display(
+    Markdown(
+        f"Of these tasks, {items.task_id.nunique() - len(in_headline)} are classification-only: left out of the "
+        f"pass-rate headline ({md_text(declared.selection.description)}) and scored here."
+        + (f" **Headline comparison:** {md_text(declared.line())}." if declared.available else "")
     )
 )
 
@@ -115,7 +125,7 @@ if len(by_variant) > 1:
     fig, axes = plt.subplots(1, len(by_variant), figsize=(size * len(by_variant), size - 0.5), squeeze=False)
     for ax, (v, r) in zip(axes[0], by_variant.items()):
         plots.confusion_plot(r, ax)
-        ax.set_title(f"{v}: accuracy {'n/a' if pd.isna(r.accuracy) else f'{r.accuracy:.0%}'} (n={r.n})")
+        ax.set_title(f"{plots.plain_text(v)}: accuracy {'n/a' if pd.isna(r.accuracy) else f'{r.accuracy:.0%}'} (n={r.n})")
     plt.tight_layout()
     plt.show()
     label_columns = ["support", "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "f1"]
@@ -134,9 +144,7 @@ wrong = result.misclassified.merge(
 )
 wrong = wrong.assign(trajectory=wrong.path.map(lambda p: trajectory_links([p])))
 display(Markdown(f"**{len(wrong)} of {result.n} items misclassified.**"))
-HTML(
-    wrong[["episode_id", "variant_id", "expected", "observed", "prompt", "trajectory"]].to_html(escape=False, index=False)
-)
+HTML(html_table(wrong[["episode_id", "variant_id", "expected", "observed", "prompt", "trajectory"]], links=["trajectory"], index=False))
 
 # %%
 write_summary(
@@ -153,4 +161,5 @@ write_summary(
     per_label=result.per_label,
     per_variant=per_variant,
     n_misclassified=len(wrong),
+    verdict=declared.headline(),
 )

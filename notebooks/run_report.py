@@ -17,11 +17,16 @@
 #
 # - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
 #   over the task means, so a task run three times counts once, not three times.
+# - **The headline tasks.** Rates, means, pass@k and cost per resolved task cover the graded tasks (the
+#   headline the comparison report compares); classification-only tasks (the rows of a skill-trigger
+#   dataset) are scored by the classification report instead. Outcomes and the per-task table list
+#   every task.
 # - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
 #   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
 # - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
 #   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
 #   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
+# - A number that cannot be computed reads **n/a** with the reason beside it.
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
@@ -36,14 +41,8 @@ from IPython.display import Markdown, display
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
 from coder_eval.analysis.changes import criterion_changes, outcome_changes, regraded_source
-from coder_eval.analysis.notebook import (
-    REPORT_METRICS,
-    load_report_runs,
-    readable,
-    show_scripted_banner,
-    token_buckets_plot,
-    write_summary,
-)
+from coder_eval.analysis.notebook import load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
+from coder_eval.analysis.verdicts import REPORT_METRICS, verdicts
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)
@@ -51,25 +50,15 @@ runs, notes = load_report_runs(run_dir)
 episodes, criteria, tool_calls = runs.episodes, runs.criteria, runs.tool_calls
 repeats = int(episodes.groupby(["task_id", "variant_id"]).size().max())
 show_scripted_banner(episodes)
-
-# %% [markdown]
-# Conventions used throughout:
-#
-# - **The task is the unit of analysis.** Repeats of a task are averaged first; every interval runs
-#   over the task means, so a task run three times counts once, not three times.
-# - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
-#   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
-# - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
-#   one run per task), *t over task means* (pass rate with repeats, scores), *cluster bootstrap BCa*
-#   (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
-# - A number that cannot be computed reads **n/a** with the reason beside it.
+v = verdicts(runs)
+headline = v.selection.episodes
 
 # %% [markdown]
 # ## What ran
 
 # %%
 for note in notes:
-    display(Markdown(f"**Note:** {note}"))
+    display(Markdown(f"**Note:** {md_text(note)}"))
 sources = {True: "scripted model server (offline replay)", False: "real model"}
 overview = pd.Series(
     {
@@ -84,13 +73,18 @@ overview = pd.Series(
     },
     name="",
 )
-overview.to_frame()
+display(overview.to_frame())
+display(Markdown(f"**Headline tasks:** {md_text(v.selection.description)}."))
+if v.available:
+    display(Markdown(f"**Headline comparison** (the comparison report has it in full): {md_text(v.line())}."))
+elif episodes.variant_id.nunique() > 1:
+    display(Markdown(f"**No headline comparison:** {md_text(v.note)}."))
 
 # %%
 source = regraded_source(run_dir)
 if source is not None:
     display(Markdown(
-        f"### Re-graded\n\nThis run grades again the recorded episodes of `{source}`: no agent ran again, "
+        f"### Re-graded\n\nThis run grades again the recorded episodes of `{md_text(source)}`: no agent ran again, "
         "the criteria and outcomes below are the new verdicts (`coder-eval regrade`)."
     ))
     if (source / "run.json").is_file():
@@ -125,7 +119,8 @@ invalid if len(invalid) else None
 # %% [markdown]
 # ## Per variant
 #
-# One row per variant and metric: the mean over tasks of each task's mean over its repeats.
+# One row per variant and metric over the headline tasks: the mean over tasks of each task's mean over its
+# repeats.
 # `passed` is the pass rate; `score` the weighted mean of criterion scores (0–1); `total_tokens` all four
 # token buckets (input, output, cache read, cache creation); `cost_usd` the agent's cost (episodes with
 # an unknown price are excluded and counted in `n_missing_excluded`); `duration_s` wall time of the
@@ -133,8 +128,8 @@ invalid if len(invalid) else None
 
 # %%
 per_variant = pd.concat(
-    [ca.summarize(episodes, metric).assign(metric=metric) for metric in REPORT_METRICS], ignore_index=True
-)
+    [ca.summarize(headline, metric).assign(metric=metric) for metric in REPORT_METRICS], ignore_index=True
+) if len(headline) else pd.DataFrame(columns=["metric", "variant_id", "mean", "ci_low", "ci_high"])
 readable(per_variant.set_index(["metric", "variant_id"]))
 
 # %%
@@ -149,15 +144,15 @@ plt.show()
 # *pass@k*: the chance that at least one of k attempts passes (unbiased estimator of Chen et al. 2021);
 # *pass^k*: the chance that all k attempts pass (tau-bench), a measure of reliability. Both are
 # computed per task from its n valid attempts and averaged over tasks, with a t interval over tasks.
-# Tasks with fewer than k valid attempts are excluded (`n_tasks_excluded`).
+# Tasks with fewer than k valid attempts are excluded (`n_tasks_excluded`). Headline tasks only.
 
 # %%
-if repeats > 1:
-    passk = ca.pass_at_k_table(episodes, ks=list(range(1, repeats + 1)))
+if repeats > 1 and len(headline):
+    passk = ca.pass_at_k_table(headline, ks=list(range(1, repeats + 1)))
     display(readable(passk.set_index(["variant_id", "measure", "k"]).sort_index(), why={"*": "no task has k valid attempts"}))
 else:
     passk = None
-    display(Markdown("One run per task and variant: pass@k and pass^k need repeats (`--repeats`)."))
+    display(Markdown("No headline task: nothing to estimate." if len(headline) == 0 else "One run per task and variant: pass@k and pass^k need repeats (`--repeats`)."))
 
 # %% [markdown]
 # ## Per task
@@ -221,29 +216,30 @@ ca.frequent_errors(tool_calls)
 #
 # Total cost divided by the number of passed episodes (valid episodes with a known cost). The interval
 # resamples whole tasks, keeping each task's cost and passes together (paired cluster bootstrap); it is
-# undefined when nothing passed.
+# undefined when nothing passed. Headline tasks only.
 
 # %%
-cost = ca.cost_per_resolved(episodes)
+cost = ca.cost_per_resolved(headline)
 readable(cost.set_index("variant_id"))
 
 # %% [markdown]
 # ## Tokens and cost
 #
-# Each point is one task's mean over its valid repeats; boxes show the spread over tasks. The last panel
-# puts the mean cost against the pass rate, both with 95 % intervals.
+# Each point is one headline task's mean over its valid repeats; boxes show the spread over tasks. The
+# last panel puts the mean cost against the pass rate, both with 95 % intervals.
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
-plots.distribution_plot(episodes, axes[0], metric="total_tokens")
-plots.distribution_plot(episodes, axes[1], metric="cost_usd")
-plots.cost_vs_pass_plot(episodes, axes[2])
+shown = headline if len(headline) else episodes
+plots.distribution_plot(shown, axes[0], metric="total_tokens")
+plots.distribution_plot(shown, axes[1], metric="cost_usd")
+plots.cost_vs_pass_plot(shown, axes[2])
 fig.tight_layout()
 plt.show()
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 3.5), layout="constrained")
-token_buckets_plot(episodes, ax)
+token_buckets_plot(shown, ax)
 ax.set_title("Token buckets")
 plt.show()
 
@@ -304,6 +300,8 @@ write_summary(
     n_episodes=len(episodes),
     repeats=repeats,
     outcomes=episodes.outcome.value_counts().sort_index(),
+    verdict=v.headline(),
+    headline_tasks=v.selection.tasks,
     invalid=invalid,
     per_variant=per_variant,
     pass_at_k=passk,

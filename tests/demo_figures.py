@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import VERDICTS, metric_value, p_value_text
+from coder_eval.analysis.verdicts import Verdicts, verdicts
+from coder_eval.analysis.wording import effect_text, interval_text, mde_text, p_value_text, verdict_text
 from tests.helpers import REPO, coder_eval
 
 DOC = REPO / "docs" / "demo.md"
@@ -41,19 +42,15 @@ def _mean(frame: pd.DataFrame, arm: str, metric: str, digits: int) -> str:
     return f"{ca.summarize(frame[frame.variant_id == arm], metric).iloc[0]['mean']:.{digits}f}"
 
 
-def _comparison(frame: pd.DataFrame, metric: str) -> str:
-    c = ca.compare(frame, "with_skill", "baseline", metric)
-    if metric == "passed":  # percentage points, interval included
-        diff, low, high = (metric_value(metric, v, signed=True) for v in (c.diff, c.ci_low, c.ci_high))
-    else:
-        diff, low, high = (f"{v:+.3g}" for v in (c.diff, c.ci_low, c.ci_high))
+def _comparison(v: Verdicts, metric: str) -> str:
+    """As the reports word it: the effect the verdict rests on, the verdict's interval, test, p, MDE."""
+    c = v.of(metric)
     p = p_value_text(c.p_value)
     p = p if p.startswith("<") else f"= {p}"
-    verdict = VERDICTS[c.verdict].format(a="with_skill", b="baseline")
-    if c.basis == "ratio":  # the test is on log ratios: the ratio, its interval and MDE say it
-        ratio = f"×{c.ratio:.2f}, 95 % CI [×{c.ratio_ci_low:.2f}, ×{c.ratio_ci_high:.2f}]"
-        return f"{diff} ({ratio}), {c.test} p {p}: **{verdict}**, MDE ×{c.mde_ratio:.2f}"
-    return f"{diff}, 95 % CI [{low}, {high}], {c.test} p {p}: **{verdict}**, MDE {c.mde:.3g}"
+    effect = f"{effect_text(c)}, 95 % CI {interval_text(c)}"
+    if c.basis == "ratio":  # the test is on log ratios: the ratio and its interval say it
+        effect += f" (difference of means {c.diff:+.3g}, descriptive)"
+    return f"{effect}, {c.test} p {p}: **{verdict_text(c)}**, MDE {mde_text(c)}"
 
 
 def _missing(value: float | None) -> bool:
@@ -66,8 +63,10 @@ def _row(label: str, *cells: str) -> str:
 
 def figures(run: Path, exit_code: int) -> str:
     """The section's Markdown, from the run's trajectories and manifest."""
-    episodes = ca.load_runs(run).episodes
-    graded = episodes[episodes.tags.map(lambda tags: "triggers" not in tags)]
+    runs = ca.load_runs(run)
+    episodes = runs.episodes
+    v = verdicts(runs)
+    graded = v.selection.episodes
     by_tag = {tag: graded[graded.tags.map(lambda tags, t=tag: t in tags)] for tag in ("api", "docs")}
     counts = episodes.groupby("variant_id").outcome.value_counts().unstack(fill_value=0)
     lines = [
@@ -95,12 +94,17 @@ def figures(run: Path, exit_code: int) -> str:
             *(_mean(graded, arm, "cost_usd", 3) for arm in ARMS),
         ),
         "",
-        "Paired on the graded tasks, with_skill − baseline:",
+        f"Paired on the {v.primary.n_tasks if v.primary else 0} graded tasks, with_skill against baseline "
+        "(the verdict's interval is its test inverted):",
         "",
-        f"- pass rate: {_comparison(graded, 'passed')};",
-        f"- score: {_comparison(graded, 'score')};",
-        f"- turns: {_comparison(graded, 'num_turns')};",
-        f"- cost: {_comparison(graded, 'cost_usd')}.",
+        f"- pass rate: {_comparison(v, 'passed')};",
+        f"- score: {_comparison(v, 'score')};",
+        f"- turns: {_comparison(v, 'num_turns')};",
+        f"- cost: {_comparison(v, 'cost_usd')}.",
+        "",
+        "The line `coder-eval run` prints at the end, as every surface states it:",
+        "",
+        f'```text norun="printed by coder-eval run"\nheadline: {v.line()}\n```',
         "",
         "The gates (`suite_thresholds` of the trigger dataset), as `coder-eval run` prints them:",
         "",

@@ -315,10 +315,11 @@ def test_run_renders_run_compare_and_classification_reports(reports: FakeReports
     assert result.exit_code == 0, result.output
     assert [(t, p) for t, p, _ in reports.calls] == [
         ("run_report", {}),
-        ("compare_report", {"baseline": "oracle", "candidate": "nothing"}),
+        ("compare_report", {}),  # the declared pair: the first variant against the other
         ("classification_report", {"criterion": "answer"}),
     ]
     assert "report: reports/compare_report.html" in result.output
+    assert "headline: nothing vs oracle: no comparison: no headline task has a valid episode" in result.output
 
 
 def test_report_failure_after_a_run_exits_4_and_keeps_the_run(reports: FakeReports, tmp_path: Path) -> None:

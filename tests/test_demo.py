@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
+from coder_eval.analysis.notebook import jsonable
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.report import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
@@ -73,10 +74,41 @@ def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp
     report = render_report([run], "compare_report", out_dir=tmp_path / "reports")
     assert report.ok, report.error
     summary = json.loads(report.summary_path.read_text(encoding="utf-8"))
-    comparisons = [ca.compare(episodes, "with_skill", "baseline", m) for m in REPORT_METRICS]
+    v = ca.verdicts(ca.load_runs(run))
     assert (summary["baseline"], summary["candidate"]) == ("baseline", "with_skill")
-    assert summary["comparisons"] == json.loads(json.dumps(jsonable(ca.comparisons_frame(comparisons))))
+    assert summary["comparisons"] == json.loads(json.dumps(jsonable(v.frame())))
+    assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
     assert summary["mde"] == jsonable(ca.mde(episodes, "with_skill", "baseline", "passed"))  # NaN: 5 tasks
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_every_surface_states_the_same_answer_on_the_demo(tmp_path: Path) -> None:
+    """The real demo (API tasks and the trigger dataset, one repeat) run as a user runs it, reports,
+    JUnit and all: the line it prints, run.json, JUnit, the three reports, the explorer, compare(runs)
+    and the gate state the same headline tasks, effect, interval, p and verdict."""
+    from tests.test_one_answer import assert_one_answer
+
+    run, junit = tmp_path / "run", tmp_path / "junit.xml"
+    args = [
+        "--experiment",
+        str(EXPERIMENT),
+        "--tags",
+        "api",
+        "--tags",
+        "triggers",
+        "--repeats",
+        "1",
+        "-j",
+        "4",
+    ]
+    result = coder_eval(
+        "run", *args, "--run-dir", str(run), "--junit-xml", str(junit), cwd=tmp_path, timeout=3000
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    v = ca.verdicts(ca.load_runs(run))
+    assert len(v.selection.tasks) == 5 and len(v.selection.classification_tasks) == 20
+    assert_one_answer(run, tmp_path / "reports" / "run", result.stdout, junit)
 
 
 @pytest.mark.slow

@@ -1,5 +1,7 @@
 """``coder-eval view`` served for real and driven in Chromium through Playwright: the explorer's tables,
-a changed candidate, and a trajectory link that opens a readable transcript page."""
+a changed candidate, trajectory links that open a readable transcript page (never a raw .jsonl), and
+no request to any host but the viewer's (Voila's page fetches Font Awesome from a CDN unless told not
+to)."""
 
 from __future__ import annotations
 
@@ -81,6 +83,8 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: s
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             page = browser.new_page()
+            requested: list[str] = []
+            page.on("request", lambda request: requested.append(request.url))
             page.set_default_timeout(WAIT_MS)
             page.goto(view_url, timeout=WAIT_MS)
             table = page.locator("table.explorer-comparison")
@@ -92,6 +96,8 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: s
 
             flips = page.locator("table.explorer-flips")
             assert "baseline → candidate" in flips.locator("thead").inner_text()
+            hrefs = flips.locator("a").evaluate_all("links => links.map(link => link.href)")
+            assert hrefs and all(h.startswith(f"{view_url}coder-eval/transcript?path=") for h in hrefs)
             link = flips.locator("a").first
             episode = link.inner_text()
             with page.context.expect_page() as opened:
@@ -106,5 +112,7 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: s
             script = "() => document.querySelector('table.explorer-comparison')?.innerText.includes(%r)"
             page.wait_for_function(script % "candidate with_skill", timeout=WAIT_MS)
             assert "with_hint" not in table.inner_text()
+            elsewhere = [url for url in requested if not url.startswith((view_url, "data:", "blob:"))]
+            assert not elsewhere, f"requests to other hosts: {elsewhere}"
         finally:
             browser.close()

@@ -19,7 +19,8 @@ from papermill.translators import PythonTranslator
 
 import coder_eval.analysis as ca
 from coder_eval import report
-from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
+from coder_eval.analysis.notebook import jsonable
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.errors import ReportError
 from coder_eval.report import TEMPLATES, ReportResult, parse_params, render_report
 from tests.helpers import REPO
@@ -137,17 +138,19 @@ def test_summary_json_indexes_every_template_rendered_into_the_folder(
 @pytest.mark.slow
 def test_compare_report_numbers_are_the_analysis_library_numbers(compare_report: ReportResult) -> None:
     summary = summary_of(compare_report)
-    episodes = ca.load_runs([SKILL_AB, THREE_WAY]).episodes
+    v = ca.verdicts(ca.load_runs([SKILL_AB, THREE_WAY]))
+    episodes = v.selection.episodes
     assert (summary["baseline"], summary["candidate"]) == ("baseline", "with_skill")
-    comparisons = [ca.compare(episodes, "with_skill", "baseline", m) for m in REPORT_METRICS]
-    assert summary["comparisons"] == same(ca.comparisons_frame(comparisons))
+    assert summary["comparisons"] == same(v.frame()) and summary["verdict"] == same(v.headline())
+    assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
+    assert all(
+        {"verdict_ci_low", "verdict_ci_high", "verdict_method"} <= set(r) for r in summary["comparisons"]
+    )
     assert summary["all_pairs"] == same(ca.compare_all(episodes, "passed"))
     flips = ca.flips(episodes, "baseline", "with_skill").drop(columns=["paths_a", "paths_b"])
     assert summary["flips"] == same(flips)
     assert summary["mde"] == ca.mde(episodes, "with_skill", "baseline", "passed")
-    adjusted = ca.compare_metrics(episodes, "with_skill", "baseline", REPORT_METRICS)
-    assert summary["comparisons_adjusted"] == same(adjusted)
-    assert summary["power_observed"] == ca.power_at(episodes, "with_skill", "baseline", comparisons[0].diff)
+    assert summary["power_observed"] == ca.power_at(episodes, "with_skill", "baseline", v.of("passed").diff)
     assert summary["scripted"] is True and summary["headline_tasks"] == sorted(set(episodes.task_id))
 
 

@@ -5,10 +5,11 @@ counted, and every interval names its method (docs/statistics.md).
 
 Example::
 
-    from coder_eval.analysis import load_runs, summarize, compare
+    from coder_eval.analysis import load_runs, summarize, compare, verdicts
     runs = load_runs("runs/latest")
     summarize(runs.episodes)
-    compare(runs.episodes, "candidate", "baseline").verdict
+    compare(runs, "candidate", "baseline").verdict       # on the run's headline tasks
+    verdicts(runs).line()                                # the declared comparison, every metric
 """
 
 from coder_eval.analysis.agreement import evaluation_cost, judge_agreement, judge_votes
@@ -26,14 +27,17 @@ from coder_eval.analysis.power import mde, power_at, required_tasks, variance_pa
 from coder_eval.analysis.selection import TaskSelection, headline_tasks
 from coder_eval.analysis.summary import summarize
 from coder_eval.analysis.tools import frequent_calls, frequent_errors, tool_usage
+from coder_eval.analysis.verdicts import Declaration, Verdicts, headline, verdicts
 
 __all__ = [
     "Classification",
     "Comparison",
+    "Declaration",
     "Estimate",
     "Interval",
     "Runs",
     "TaskSelection",
+    "Verdicts",
     "classification",
     "compare",
     "compare_all",
@@ -44,6 +48,7 @@ __all__ = [
     "flips",
     "frequent_calls",
     "frequent_errors",
+    "headline",
     "headline_tasks",
     "higher_is_better",
     "judge_agreement",
@@ -58,5 +63,6 @@ __all__ = [
     "summarize",
     "tool_usage",
     "variance_parts",
+    "verdicts",
     "wilson_interval",
 ]

@@ -4,16 +4,17 @@ Task scales differ by orders of magnitude, so the primary comparison of two vari
 **log ratio** of each task's means, r_i = log(mean_a,i / mean_b,i), where the task's scale cancels:
 
 - test: the exact sign-flip test on the r_i (``signflip.sign_flip``);
-- interval: t over the r_i, exponentiated: an interval for the geometric mean of the per-task
-  ratios (``ratio``), the typical factor by which a differs from b on a task.
+- interval: that test inverted (``inversion``), exponentiated: an interval for the geometric mean of
+  the per-task ratios (``ratio``), the typical factor by which a differs from b on a task. It
+  excludes 1 exactly when the test rejects, so the ratio and its interval always tell the verdict.
 
-When some task mean is 0 (a ratio is undefined), or every task has the same ratio (its interval
-would have no width), the verdict rests on the differences d_i = mean_a,i − mean_b,i instead: the
-sign-flip test on d_i and the t interval over them.
+When some task mean is 0 or negative (a ratio is undefined), or every task has the same ratio (its
+interval would have no width), the verdict rests on the differences d_i = mean_a,i − mean_b,i
+instead: the same test and its inverted interval on d_i.
 
-The difference of means is always reported too, with a t interval over tasks labelled approximate;
-it is descriptive when the verdict rests on the ratio. No verdict is called with fewer than
-``MIN_TASKS`` paired tasks.
+When the verdict rests on the ratio, the difference of means is reported too, with a t interval over
+tasks labelled *descriptive*: it is not the verdict's interval, and with heavy-tailed task scales it
+is approximate. No verdict is called with fewer than ``MIN_TASKS`` paired tasks.
 
 Example::
 
@@ -35,6 +36,7 @@ from coder_eval.analysis.intervals import (
     no_spread,
     t_interval,
 )
+from coder_eval.analysis.inversion import inverted, sign_flip_family
 from coder_eval.analysis.signflip import sign_flip
 
 MIN_TASKS = 6
@@ -69,44 +71,72 @@ def amount_test(
     n_resamples: int = N_RESAMPLES,
     seed: int = SEED,
 ) -> AmountResult:
-    """Log-ratio sign-flip test and t interval when every task mean is positive; else differences.
+    """The sign-flip test on log ratios and its inverted interval when every task mean is positive;
+    else the same on the differences.
 
     Example: ``amount_test(cost_a, cost_b).p_value``
     """
     d = xa - xb
-    diff_ci, diff_method = difference_interval(d, confidence)
     positive = len(d) >= 2 and bool(np.all(xa > 0) and np.all(xb > 0))
     r = np.log(xa) - np.log(xb) if positive else np.array([])
-    if not positive or no_spread(r):
-        flip = sign_flip(d, n_resamples, seed)
-        why = "a task mean is 0, so ratios are undefined" if len(d) >= 2 else "fewer than 2 tasks"
-        ratio = float(np.exp(np.mean(r))) if positive else NAN
+    if positive and not no_spread(r):
+        return on_ratios(d, r, confidence, n_resamples, seed)
+    why = "every task has the same ratio" if positive else undefined_ratio(xa, xb)
+    ratio = float(np.exp(np.mean(r))) if positive else NAN
+    if len(d) < 2:
+        p = sign_flip(d, n_resamples, seed).p_value if len(d) else NAN
         return AmountResult(
-            mean(d), *diff_ci, diff_method, ratio, NAN, NAN,
-            "undefined: " + ("every task has the same ratio" if positive else why), flip.p_value,
-            f"sign-flip on differences ({flip.label(n_resamples)})", "difference",
+            mean(d), NAN, NAN, "undefined with fewer than 2 tasks", ratio, NAN, NAN, f"undefined: {why}", p,
+            "sign-flip on differences (exact)", "difference",
         )  # fmt: skip
-    flip = sign_flip(r, n_resamples, seed)
-    low, high = t_interval(r, confidence)
+    family = sign_flip_family(d, n_resamples, seed)
+    p, low, high = inverted(family, 1 - confidence)
+    method = f"inverted sign-flip test on differences ({family.label})"
+    if no_spread(d):
+        method += "; every task differs by the same amount, so the test accepts that amount alone"
     return AmountResult(
-        mean(d), *diff_ci, diff_method, float(np.exp(np.mean(r))), float(np.exp(low)), float(np.exp(high)),
-        "t over log ratios", flip.p_value, f"sign-flip on log ratios ({flip.label(n_resamples)})", "ratio",
+        mean(d), low, high, method, ratio, NAN, NAN, f"undefined: {why}", p,
+        f"sign-flip on differences ({family.label})", "difference",
     )  # fmt: skip
 
 
-def difference_interval(d: FloatArray, confidence: float = 0.95) -> tuple[Interval, str]:
-    """t interval of mean(d) over tasks, always labelled approximate.
+def on_ratios(d: FloatArray, r: FloatArray, confidence: float, n_resamples: int, seed: int) -> AmountResult:
+    """The verdict on the log ratios; the difference of means beside it, descriptive."""
+    family = sign_flip_family(r, n_resamples, seed)
+    p, low, high = inverted(family, 1 - confidence)
+    diff_ci, diff_method = descriptive_interval(d, confidence)
+    return AmountResult(
+        mean(d), *diff_ci, diff_method, float(np.exp(np.mean(r))), float(np.exp(low)), float(np.exp(high)),
+        f"inverted sign-flip test on log ratios ({family.label})", p,
+        f"sign-flip on log ratios ({family.label})", "ratio",
+    )  # fmt: skip
+
+
+def undefined_ratio(xa: FloatArray, xb: FloatArray) -> str:
+    """Why the per-task ratios are undefined."""
+    if len(xa) < 2:
+        return "fewer than 2 tasks"
+    if np.any(xa < 0) or np.any(xb < 0):
+        return "a task mean is negative, so ratios are undefined"
+    return "a task mean is 0, so ratios are undefined"
+
+
+def descriptive_interval(d: FloatArray, confidence: float = 0.95) -> tuple[Interval, str]:
+    """t interval of mean(d) over tasks, labelled descriptive: the verdict rests on the ratio.
 
     With heavy-tailed task scales no interval for a difference of means holds its coverage on the
     numbers of tasks evals have (``benchmarks/ci_coverage.py`` prints it), which is why the verdict
-    rests on the ratio. Example: ``difference_interval(np.array([1.0, 3.0, 2.0, 9.0]))``
+    rests on the ratio. Example: ``descriptive_interval(np.array([1.0, 3.0, 2.0, 9.0]))``
     """
     if len(d) < 2:
         return Interval(NAN, NAN), "undefined with fewer than 2 tasks"
     low, high = t_interval(d, confidence)
     if not low < high:
         return Interval(NAN, NAN), "undefined: every task difference is the same"
-    return Interval(low, high), "t over paired differences; approximate (heavy-tailed amounts)"
+    return Interval(low, high), DESCRIPTIVE
+
+
+DESCRIPTIVE = "descriptive (not the verdict's): t over paired differences, approximate (heavy-tailed amounts)"
 
 
 def mean(x: FloatArray) -> float:

@@ -149,8 +149,12 @@ def accuracy_estimate(
 def clustered_share(
     hits: FloatArray, sizes: FloatArray, confidence: float, n_resamples: int, seed: int
 ) -> tuple[Interval, str]:
-    """Σ hits / Σ sizes over tasks: cluster bootstrap, or pooled Wilson when every resample agrees
-    (all correct, say), since an interval from finite data never has zero width."""
+    """Σ hits / Σ sizes over tasks: cluster bootstrap over the tasks with a denominator (a task that
+    never expects a label says nothing about its recall; counting its resamples as 0 would drag a
+    recall of 4 out of 4 down to [0, 1]), or pooled Wilson when every resample agrees (all correct,
+    say), since an interval from finite data never has zero width."""
+    counted = sizes > 0
+    hits, sizes = hits[counted], sizes[counted]
     ci, method = bootstrap_interval((hits, sizes), ratio_of_sums, confidence, n_resamples, seed)
     if ci.low < ci.high:
         return ci, method
@@ -186,7 +190,7 @@ def f1_of(tp: FloatArray, fp: FloatArray, fn: FloatArray, axis: int = -1) -> Flo
 
 
 def ratio_of_sums(num: FloatArray, den: FloatArray, axis: int = -1) -> FloatArray:
-    """Σ num / Σ den along ``axis`` (0 where Σ den is 0, as in a resample without the label)."""
+    """Σ num / Σ den along ``axis`` (0 where Σ den is 0; ``clustered_share`` resamples tasks with one)."""
     return share(np.sum(num, axis=axis), np.sum(den, axis=axis))
 
 
@@ -231,7 +235,10 @@ def label_scores(
     p_and_r = (
         "Wilson" if one_run else "cluster bootstrap" + (" (pooled Wilson where it has no spread)" * pooled)
     )
-    f1_ci, f1_method = bootstrap_interval((tp, fp, fn), f1_of, confidence, n_resamples, seed)
+    present = (tp + fp + fn) > 0  # tasks where the label is expected or observed at all
+    f1_ci, f1_method = bootstrap_interval(
+        (tp[present], fp[present], fn[present]), f1_of, confidence, n_resamples, seed
+    )
     if not f1_ci.low < f1_ci.high:  # every resample gives the same F1: F1 = TP / (TP + (FP + FN) / 2)
         size = float(tp.sum() + (fp.sum() + fn.sum()) / 2)
         f1_ci, f1_method = wilson_effective(float(tp.sum()) / size, size, confidence), "pooled Wilson"

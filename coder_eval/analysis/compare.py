@@ -1,10 +1,11 @@
 """``compare`` two variants paired on tasks.
 
-A verdict is called only when the test's p < 0.05 and the 95 % interval excludes "no difference":
-0 for a difference, 1 for a ratio (amounts rest on the ratio of per-task means; see ``amounts``).
-For metrics where lower is better (tokens, cost, duration, turns, tool calls; ``higher_is_better``)
-``a_better`` means a is *lower*. ``mde`` is the smallest difference the same test would call with
-80 % power at this number of tasks (``power_model``).
+A verdict is called when the test's p < 0.05, which is exactly when the verdict's interval
+(``verdict_ci_low``, ``verdict_ci_high``: the test inverted, see ``paired``) excludes "no
+difference": 0 for a difference, 1 for a ratio (amounts rest on the ratio of per-task means; see
+``amounts``). For metrics where lower is better (tokens, cost, duration, turns, tool calls;
+``higher_is_better``) ``a_better`` means a is *lower*. ``mde`` is the smallest difference the same
+test would call with 80 % power at this number of tasks (``power_model``).
 
 Example::
 
@@ -16,14 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from coder_eval.analysis.amounts import MIN_TASKS
 from coder_eval.analysis.estimate import Estimand, check_estimand
-from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED
+from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, no_spread
+from coder_eval.analysis.load import Runs
 from coder_eval.analysis.metrics import (
     check_variants,
     higher_is_better,
@@ -35,6 +37,7 @@ from coder_eval.analysis.metrics import (
 )
 from coder_eval.analysis.paired import ALPHA, Arm, PairedResult, paired_test
 from coder_eval.analysis.power_model import DifferenceModel
+from coder_eval.analysis.selection import headline_of
 from coder_eval.errors import AnalysisError
 
 Verdict = Literal["a_better", "b_better", "inconclusive"]
@@ -86,10 +89,23 @@ class Comparison:
     n_invalid_excluded: int = 0
     n_missing_excluded: int = 0
     """Valid episodes without a value for the metric (e.g. unknown cost)."""
+    verdict_ci_low: float = NAN
+    """The verdict's interval, on its basis (the difference, or the ratio): it excludes "no difference"
+    exactly when the verdict is called."""
+    verdict_ci_high: float = NAN
+    verdict_method: str = ""
+    verdict_confidence: float = 0.95
+    """Level of the verdict's interval: ``confidence``, or the Holm step's level (adjusted p-values)."""
+    confidence: float = 0.95
+    """The level asked for: a verdict is called when p (adjusted, if it is) < 1 − confidence."""
+    p_adjusted: float = NAN
+    """Holm-adjusted p-value, when the comparison is one of a family (``compare_metrics``)."""
+    mde_note: str = ""
+    """Why ``mde`` (or ``mde_ratio``) is undefined, when it is."""
 
 
 def compare(
-    episodes: pd.DataFrame,
+    episodes: pd.DataFrame | Runs,
     a: str,
     b: str,
     metric: str = "passed",
@@ -98,19 +114,27 @@ def compare(
     seed: int = SEED,
     estimand: Estimand = "population",
     method: Method = "paired",
+    planned: bool = True,
 ) -> Comparison:
     """Paired comparison of variants ``a`` and ``b`` on the tasks both have valid episodes for.
+
+    Given loaded runs (``load_runs``), the tasks are the declared headline (``selection.headline_of``:
+    the graded tasks, by the run's ``compare:`` block), as every report has them; given an episodes
+    frame, every task in it.
 
     Tasks present in only one variant are excluded and counted (``n_excluded_tasks``).
     ``estimand="fixed_tasks"`` narrows the intervals to these tasks (needs repeats);
     ``method="mixed"`` fits a mixed-effects logistic model instead (pass rates; ``mixed``).
+    ``planned=False`` skips the MDE (NaN), e.g. to recompute an interval at another level.
 
     Example::
 
-        compare(runs.episodes, "candidate", "baseline", metric="cost_usd").ratio
+        compare(runs, "candidate", "baseline", metric="cost_usd").ratio
     """
     if a == b:
         raise AnalysisError(f"compare needs two different variants (got {a!r} twice)")
+    if isinstance(episodes, Runs):
+        episodes = headline_of(episodes).episodes
     check_estimand(estimand)
     episodes = renumbered(episodes)
     check_variants(episodes, a, b)
@@ -127,8 +151,9 @@ def compare(
     result = paired_test(arm_a, arm_b, kind, confidence, n_resamples, seed, estimand)
     repeats = int(np.nanmax(both[["n"]].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
     counts = (len(both), repeats, len(wide) - len(both), *excluded_counts(episodes, a, b, metric))
-    c = record(metric, a, b, counts, (arm_a, arm_b), kind, result, seed)
-    return replace(c, estimand=estimand, verdict=verdict_of(c))
+    c = record(metric, a, b, counts, (arm_a, arm_b), kind, result, seed, planned)
+    c = replace(c, estimand=estimand, verdict_confidence=confidence, confidence=confidence)
+    return replace(c, verdict=verdict_of(c))
 
 
 def record(
@@ -140,6 +165,7 @@ def record(
     kind: str,
     result: PairedResult,
     seed: int,
+    planned: bool = True,
 ) -> Comparison:
     """The Comparison of a paired test (verdict still to set); counts are (n_tasks, n_repeats,
     n_excluded_tasks, n_invalid_excluded, n_missing_excluded)."""
@@ -147,7 +173,10 @@ def record(
     xa, xb = arms[0].means, arms[1].means
     d = xa - xb
     binary = kind == "binary"
-    mde, mde_ratio = planned_mde(arms[0], arms[1], kind, result, seed)
+    mde, mde_ratio, note = (
+        planned_mde(arms[0], arms[1], kind, result, seed) if planned else (NAN, NAN, "not computed")
+    )
+    on_basis = verdict_interval(result)
     return Comparison(
         metric, a, b, n_tasks, repeats, excluded, mean_a=mean(xa), mean_b=mean(xb), diff=result.diff,
         ci_low=result.low, ci_high=result.high, p_value=result.p_value, test=result.test,
@@ -156,8 +185,24 @@ def record(
         higher_is_better=higher_is_better(metric), ratio=result.ratio, ratio_ci_low=result.ratio_low,
         ratio_ci_high=result.ratio_high, p_value_t=result.p_value_t, ratio_method=result.ratio_method,
         basis=result.basis, mde_ratio=mde_ratio, min_tasks=MIN_TASKS if kind == "amount" else 0,
-        n_invalid_excluded=invalid, n_missing_excluded=missing,
+        n_invalid_excluded=invalid, n_missing_excluded=missing, verdict_ci_low=on_basis.low,
+        verdict_ci_high=on_basis.high, verdict_method=on_basis.method, mde_note=note,
     )  # fmt: skip
+
+
+class BasisInterval(NamedTuple):
+    """The verdict's interval, on the scale the verdict rests on, and its method."""
+
+    low: float
+    high: float
+    method: str
+
+
+def verdict_interval(result: PairedResult) -> BasisInterval:
+    """The verdict's interval of a paired result: the ratio's when the verdict rests on it."""
+    if result.basis == "ratio":
+        return BasisInterval(result.ratio_low, result.ratio_high, result.ratio_method)
+    return BasisInterval(result.low, result.high, result.method)
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
@@ -185,29 +230,47 @@ def excluded_counts(episodes: pd.DataFrame, a: str, b: str, metric: str) -> tupl
     return int(invalid.sum()), int(missing.sum())
 
 
-def planned_mde(arm_a: Arm, arm_b: Arm, kind: str, result: PairedResult, seed: int) -> tuple[float, float]:
-    """(mde, mde_ratio) of the test that was run, at this number of tasks (``power_model``)."""
-    if len(arm_a.means) < 2:
-        return NAN, NAN
+def planned_mde(
+    arm_a: Arm, arm_b: Arm, kind: str, result: PairedResult, seed: int
+) -> tuple[float, float, str]:
+    """(mde, mde_ratio, why undefined) of the test that was run, at this number of tasks (``power_model``)."""
+    n = len(arm_a.means)
+    if n < 2:
+        return NAN, NAN, "planning needs at least 2 paired tasks"
     if result.basis == "ratio":
         logs = np.log(arm_a.means) - np.log(arm_b.means)
-        delta = DifferenceModel.from_pilot(logs, None, MIN_TASKS, seed).mde(len(logs))
-        return NAN, math.exp(delta) if not math.isnan(delta) else NAN
+        delta = DifferenceModel.from_pilot(logs, None, MIN_TASKS, seed).mde(n)
+        return (
+            NAN,
+            math.exp(delta),
+            "" if not math.isnan(delta) else f"no effect reaches 80 % power at {n} tasks",
+        )
     d = arm_a.means - arm_b.means
-    bound = None if kind == "amount" else 1.0
-    return DifferenceModel.from_pilot(d, bound, MIN_TASKS if kind == "amount" else 0, seed).mde(len(d)), NAN
+    model = DifferenceModel.from_pilot(
+        d, None if kind == "amount" else 1.0, MIN_TASKS if kind == "amount" else 0, seed
+    )
+    if model.denominator is None and no_spread(d):
+        return NAN, NAN, "undefined: no spread in the paired differences"
+    delta = model.mde(n)
+    return delta, NAN, "" if not math.isnan(delta) else f"no effect reaches 80 % power at {n} tasks"
 
 
 def verdict_of(c: Comparison, p_value: float | None = None) -> Verdict:
-    """The verdict on the basis the test used (``p_value`` replaces c's, e.g. Holm-adjusted);
-    never below ``c.min_tasks`` paired tasks."""
+    """The verdict on the basis the test used: called when p (``p_value`` replaces c's, e.g.
+    Holm-adjusted) < 0.05 and the verdict's interval excludes "no difference" (the two agree by
+    construction); never below ``c.min_tasks`` paired tasks."""
     p = c.p_value if p_value is None else p_value
     if c.n_tasks < c.min_tasks:
         return "inconclusive"
     if c.basis == "ratio":
-        point, low, high = (math.log(x) if x > 0 else NAN for x in (c.ratio, c.ratio_ci_low, c.ratio_ci_high))
-        return verdict(point, low, high, p, c.higher_is_better)
-    return verdict(c.diff, c.ci_low, c.ci_high, p, c.higher_is_better)
+        point, low, high = (log_of(x) for x in (c.ratio, c.verdict_ci_low, c.verdict_ci_high))
+        return verdict(point, low, high, p, c.higher_is_better, 1 - c.confidence)
+    return verdict(c.diff, c.verdict_ci_low, c.verdict_ci_high, p, c.higher_is_better, 1 - c.confidence)
+
+
+def log_of(x: float) -> float:
+    """log x, −inf at 0 (an unbounded ratio interval), NaN below."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else NAN)
 
 
 def mean(x: np.ndarray) -> float:
@@ -222,14 +285,16 @@ def correlation(xa: np.ndarray, xb: np.ndarray) -> float:
     return float(np.corrcoef(xa, xb)[0, 1])
 
 
-def verdict(diff: float, low: float, high: float, p_value: float, higher_better: bool = True) -> Verdict:
-    """``a_better`` / ``b_better`` when the interval excludes 0 and p < 0.05, else ``inconclusive``.
+def verdict(
+    diff: float, low: float, high: float, p_value: float, higher_better: bool = True, alpha: float = ALPHA
+) -> Verdict:
+    """``a_better`` / ``b_better`` when the interval excludes 0 and p < ``alpha``, else ``inconclusive``.
 
     Example: ``verdict(0.2, 0.05, 0.35, 0.01)`` -> ``'a_better'``
     """
-    if not (p_value < ALPHA and (low > 0 or high < 0)):
+    if not (p_value < alpha and (low > 0 or high < 0)):
         return "inconclusive"
-    return "a_better" if (diff > 0) == higher_better else "b_better"
+    return "a_better" if (low > 0) == higher_better else "b_better"
 
 
 def comparisons_frame(comparisons: list[Comparison]) -> pd.DataFrame:

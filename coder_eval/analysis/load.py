@@ -46,6 +46,8 @@ class Runs:
     """One row per tool call (``columns.TOOL_CALLS``)."""
     messages: pd.DataFrame
     """One row per message (``columns.MESSAGES``)."""
+    run_dirs: tuple[Path, ...] = ()
+    """The run directories loaded (with ``run.json``): where the declared comparison is recorded."""
 
 
 def load_runs(*paths: PathArg, inspect_variant: InspectVariant = "model") -> Runs:
@@ -61,6 +63,9 @@ def load_runs(*paths: PathArg, inspect_variant: InspectVariant = "model") -> Run
         runs = load_runs("runs/latest", ["runs/a/episodes/t--base--r0.jsonl"])
     """
     files = trajectory_files(paths)
+    run_dirs = tuple(
+        dict.fromkeys(Path(p).resolve() for p in flatten(paths) if (Path(p) / MANIFEST).is_file())
+    )
     with collector_paused():
         parsed = drop_duplicates([p for f in files for p in parse_file(f, inspect_variant)])
         warn_problems(parsed)
@@ -69,6 +74,7 @@ def load_runs(*paths: PathArg, inspect_variant: InspectVariant = "model") -> Run
             criteria=frame([r for p in parsed for r in p.criteria], CRITERIA),
             tool_calls=frame([r for p in parsed for r in p.tool_calls], TOOL_CALLS),
             messages=frame([r for p in parsed for r in p.messages], MESSAGES),
+            run_dirs=run_dirs,
         )
 
 

@@ -116,4 +116,8 @@ def mixed_comparison(
         method=f"model-implied difference of pass rates (task sd {fit.task_sd:.2f} on the logit scale)",
         ratio_method="odds ratio a / b within a task, Wald on the approximate posterior",
     )
+    c = replace(
+        c, verdict_ci_low=c.ratio_ci_low, verdict_ci_high=c.ratio_ci_high, verdict_method=c.ratio_method,
+        verdict_confidence=confidence, confidence=confidence,
+    )  # fmt: skip
     return replace(c, verdict=verdict_of(c))

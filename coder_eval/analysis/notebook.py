@@ -25,16 +25,15 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 
 from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.analysis.verdicts import REPORT_METRICS as REPORT_METRICS  # the metrics every report shows
+from coder_eval.analysis.verdicts import pick_variants
+from coder_eval.analysis.wording import metric_value
 from coder_eval.errors import ReportError
-
-REPORT_METRICS = ("passed", "score", "total_tokens", "cost_usd", "duration_s", "num_turns", "n_tool_calls")
-"""The metrics every report shows, in order."""
 
 
 def jsonable(value: Any) -> Any:
@@ -81,18 +80,13 @@ def load_report_runs(run_dirs: str) -> tuple[Runs, list[str]]:
 
 
 def variant_pair(episodes: pd.DataFrame, baseline: str = "", candidate: str = "") -> tuple[str, str]:
-    """(baseline, candidate): names given are kept, blanks become ``baseline`` (else the first variant)
-    and the first other variant. ``compare`` checks the names.
+    """(baseline, candidate) by ``verdicts.pick_variants``; ReportError when there is no pair.
 
     Example: ``variant_pair(runs.episodes)`` -> ``("baseline", "with_skill")``
     """
-    variants = list(dict.fromkeys(str(v) for v in episodes["variant_id"]))
-    if not variants:
-        raise ReportError("a comparison needs two variants; there are no episodes")
-    base = baseline or ("baseline" if "baseline" in variants else variants[0])
-    cand = candidate or next((v for v in variants if v != base), "")
-    if not cand:
-        raise ReportError(f"a comparison needs two variants; the runs have only {base!r}")
+    base, cand, why = pick_variants(episodes, baseline, candidate)
+    if why:
+        raise ReportError(f"a comparison needs two variants; {why}")
     return base, cand
 
 
@@ -118,6 +112,31 @@ def trajectory_links(paths: Sequence[str], base: Path | None = None) -> str:
             href, target = Path(os.path.relpath(p, start)).as_posix(), ""
         links.append(f'<a href="{html.escape(href)}"{target}>{html.escape(Path(p).stem)}</a>')
     return " ".join(links)
+
+
+def html_table(frame: pd.DataFrame, links: Sequence[str] = (), **options: Any) -> str:
+    """``frame.to_html`` with every cell escaped but the ``links`` columns, which must hold markup made
+    here (``trajectory_links``, which escapes what it links). Text from the runs (an agent's label,
+    a task's prompt) is shown as text, never run as markup.
+
+    Example: ``HTML(html_table(wrong, links=["trajectory"], index=False))``
+    """
+    shown = frame.copy()
+    for column in shown.columns:
+        if column not in links:
+            shown[column] = [html.escape(str(v)) if isinstance(v, str) else v for v in shown[column]]
+    index = [html.escape(str(v)) if isinstance(v, str) else v for v in shown.index]
+    shown.index = pd.Index(index, name=shown.index.name)
+    shown.columns = [html.escape(str(c)) for c in shown.columns]
+    return str(shown.to_html(escape=False, **options))
+
+
+def md_text(text: object) -> str:
+    """Text from the runs for a Markdown cell: HTML special characters escaped, so it reads as text.
+
+    Example: ``Markdown(f"Criterion **{md_text(criterion_id)}**")``
+    """
+    return html.escape(str(text))
 
 
 def show_scripted_banner(episodes: pd.DataFrame) -> None:
@@ -194,59 +213,6 @@ def _reason(row: pd.Series, column: str, why: dict[str, str]) -> str:
     return why.get("*", "undefined")
 
 
-RATE_METRICS = ("passed", "score")
-"""Metrics shown as percentages (their differences in percentage points)."""
-
-
-def metric_value(metric: str, value: float, signed: bool = False) -> str:
-    """``metric_value("passed", 0.6667)`` -> ``'66.7%'``; amounts keep 3 significant digits; NaN -> ``'n/a'``.
-
-    ``signed`` formats a difference: ``'+33.3 pts'`` for a rate, ``'+0.012'`` for an amount.
-    """
-    if pd.isna(value):
-        return "n/a"
-    sign = "+" if signed else ""
-    if metric in RATE_METRICS:
-        return f"{100 * value:{sign}.1f} pts" if signed else f"{100 * value:.1f}%"
-    return f"{value:{sign}.3g}"
-
-
-def p_value_text(p: float) -> str:
-    """``p_value_text(0.0625)`` -> ``'0.062'``; below 0.001 -> ``'< 0.001'``; NaN -> ``'n/a'``."""
-    return "n/a" if pd.isna(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
-
-
-VERDICTS = {"a_better": "{a} better", "b_better": "{b} better", "inconclusive": "inconclusive"}
-
-
-def comparison_table(comparisons: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
-    """``comparisons_frame`` rows (each ``compare(episodes, candidate, baseline, metric)``) as a table a
-    person reads: the baseline's and the candidate's means named after them, the difference with its
-    95 % interval (percentage points for rates), p, the verdict in words, and the method.
-
-    Example: ``comparison_table(comparisons_frame([compare(e, "new", "old", "passed")]), "old", "new")``
-    """
-    if not comparisons.empty and not (comparisons["a"] == candidate).all():
-        raise ValueError(f"comparison_table expects compare(episodes, {candidate!r}, {baseline!r}, ...)")
-    rows = []
-    for record in comparisons.to_dict("records"):
-        r = SimpleNamespace(**{str(k): v for k, v in record.items()})
-        interval = f"[{metric_value(r.metric, r.ci_low, True)}, {metric_value(r.metric, r.ci_high, True)}]"
-        rows.append(
-            {
-                "metric": r.metric,
-                f"baseline {baseline}": metric_value(r.metric, r.mean_b),
-                f"candidate {candidate}": metric_value(r.metric, r.mean_a),
-                "candidate − baseline [95% CI]": f"{metric_value(r.metric, r.diff, True)} {interval}",
-                "p": p_value_text(r.p_value),
-                "verdict": VERDICTS[r.verdict].format(a=candidate, b=baseline),
-                "tasks": int(r.n_tasks),
-                "method": r.method,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def flips_table(flipped: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
     """``flips(episodes, baseline, candidate)`` with the variants named and linked: pass rates as
     percentages, the direction read from baseline to candidate, trajectories as transcript links.
@@ -263,6 +229,17 @@ def flips_table(flipped: pd.DataFrame, baseline: str, candidate: str) -> pd.Data
             f"trajectories {candidate}": flipped["paths_b"].map(trajectory_links),
         }
     )
+
+
+def labelled_criterion_ids(criteria: pd.DataFrame) -> list[str]:
+    """Criterion ids that recorded an expected or observed label.
+
+    Example: ``labelled_criterion_ids(runs.criteria)`` -> ``['skill_triggered']``
+    """
+    if criteria.empty:
+        return []
+    labelled = criteria[criteria["expected_label"].notna() | criteria["observed_label"].notna()]
+    return sorted(map(str, labelled["criterion_id"].unique()))
 
 
 TOKEN_BUCKETS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"]

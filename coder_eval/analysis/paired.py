@@ -1,9 +1,16 @@
 """Paired tests over per-task values of two variants: the one code path behind ``compare``.
 
-Pass rates with one run per task: exact McNemar on the discordant tasks. Pass rates with repeats
-and scores: the exact sign-flip test on the differences d_i. Both with a t interval over d_i, or,
-when every d_i is the same (so t has no width), the two arms' intervals combined (MOVER, assuming
-no correlation: conservative for paired data). Amounts: ``amounts.amount_test`` (log ratios).
+Every verdict rests on one test, and the interval shown as the verdict's interval is that test
+inverted (``inversion``), so it excludes "no difference" exactly when the test rejects:
+
+- pass rates with one run per task: exact McNemar on the discordant tasks (which *is* the sign-flip
+  test on d_i ∈ {−1, 0, 1}), with the sign-flip interval;
+- pass rates with repeats, and scores: the exact sign-flip test on the differences d_i and its
+  interval. When every d_i is the same (both variants pass everything, say) the inverted test has no
+  width; the two arms' intervals combined (MOVER, assuming no correlation) widen it, on the side of
+  "no difference" only when the test does not exclude it;
+- amounts: ``amounts.amount_test`` (log ratios);
+- ``estimand="fixed_tasks"``: a t test on the within-task variance, and the t interval that inverts it.
 
 Example::
 
@@ -22,17 +29,9 @@ from scipy import stats
 
 from coder_eval.analysis.amounts import Basis, amount_test
 from coder_eval.analysis.estimate import Estimand, task_estimate, within_variances
-from coder_eval.analysis.intervals import (
-    N_RESAMPLES,
-    NAN,
-    SEED,
-    FloatArray,
-    Interval,
-    no_spread,
-    t_interval,
-)
+from coder_eval.analysis.intervals import N_RESAMPLES, NAN, SEED, FloatArray, Interval, no_spread
+from coder_eval.analysis.inversion import inverted, sign_flip_family
 from coder_eval.analysis.metrics import MetricKind
-from coder_eval.analysis.signflip import sign_flip
 
 ALPHA = 0.05
 POWER = 0.8
@@ -110,39 +109,86 @@ def paired_test(
     if len(d) == 0:
         return PairedResult(NAN, NAN, NAN, NAN, "none", "no task has valid episodes in both variants", NAN)
     p_t = paired_t_p(d)
+    if estimand == "fixed_tasks":
+        return fixed_tasks_test(a, b, kind, confidence, p_t)
     if kind == "amount":
         r = amount_test(a.means, b.means, confidence, n_resamples, seed)
-        result = PairedResult(
+        return PairedResult(
             r.diff, r.low, r.high, r.p_value, r.test, r.diff_method, p_t,
             r.ratio, r.ratio_low, r.ratio_high, r.ratio_method, r.basis,
         )  # fmt: skip
-        return fixed_amount(result, a, b, confidence) if estimand == "fixed_tasks" else result
-    (low, high), method = difference_interval(a, b, kind, confidence, estimand)
-    if kind == "binary" and np.all(a.counts == 1) and np.all(b.counts == 1):
-        p = mcnemar_exact(int((d > 0).sum()), int((d < 0).sum()))
-        return PairedResult(float(np.mean(d)), low, high, p, "exact McNemar", method, p_t)
-    flip = sign_flip(d, n_resamples, seed)
-    return PairedResult(
-        float(np.mean(d)), low, high, flip.p_value, f"sign-flip ({flip.label(n_resamples)})", method, p_t
-    )
+    family = sign_flip_family(d, n_resamples, seed)
+    p, low, high = inverted(family, 1 - confidence)
+    method = f"inverted sign-flip test ({family.label})"
+    if no_spread(d) and len(d) >= 2:
+        (low, high), method = widened(
+            Interval(low, high), float(d[0]), p < 1 - confidence, a, b, kind, confidence
+        )
+    one_run = kind == "binary" and bool(np.all(a.counts == 1) and np.all(b.counts == 1))
+    test = f"sign-flip ({family.label})"
+    if one_run:
+        test = "exact McNemar" if family.exact else f"McNemar as a sign-flip test ({family.label})"
+    return PairedResult(float(np.mean(d)), max(low, -1.0), min(high, 1.0), p, test, method, p_t)
 
 
-def difference_interval(
-    a: Arm, b: Arm, kind: MetricKind, confidence: float, estimand: Estimand
+def widened(
+    inverted_ci: Interval, c: float, rejected: bool, a: Arm, b: Arm, kind: MetricKind, confidence: float
 ) -> tuple[Interval, str]:
-    """t over d_i clipped to [−1, 1] (fixed tasks: t on within-task variances); MOVER when t has no width."""
+    """Every task differs by ``c``: the inverted test accepts ``c`` alone (or, with too few tasks,
+    anything). Joined with the MOVER interval, so it has width; when the test rejects 0, the MOVER
+    part that would reach 0 is left out, so the interval still excludes 0."""
+    mov = mover(a, b, kind, confidence, "population")
+    label = "inverted sign-flip test joined with the MOVER of the two arms' intervals (no spread in d)"
+    low, high = min(inverted_ci.low, mov.low), max(inverted_ci.high, mov.high)
+    if rejected and low <= 0 <= high:
+        low, high = (c, max(c, mov.high)) if c > 0 else (min(c, mov.low), c)
+        label += "; cut at the observed difference on the side of 0, which the test excludes"
+    return Interval(low, high), label
+
+
+def fixed_tasks_test(a: Arm, b: Arm, kind: MetricKind, confidence: float, p_t: float) -> PairedResult:
+    """The fixed-task view: a t test on the variance between repeats (Σ(K − 1) df), with the t interval
+    that inverts it; amounts with positive task means on the log scale (delta method)."""
     d = a.means - b.means
-    if estimand == "fixed_tasks":
-        var = float(np.sum(within_variances(a.variances, a.counts) + within_variances(b.variances, b.counts)))
-        df = max(float(np.sum(a.counts - 1) + np.sum(b.counts - 1)), 1.0)
-        low, high = stats.t.interval(confidence, df, loc=np.mean(d), scale=math.sqrt(var) / len(d))
-        label = f"fixed tasks: t on within-task variance ({df:.0f} df)"
-    else:
-        low, high = t_interval(d, confidence)
-        label = "t over paired differences"
-    if not low < high:
-        return mover(a, b, kind, confidence, estimand), "MOVER of the two arms' intervals (no spread in d)"
-    return Interval(max(float(low), -1.0), min(float(high), 1.0)), label
+    df = max(float(np.sum(a.counts - 1) + np.sum(b.counts - 1)), 1.0)
+    within = within_variances(a.variances, a.counts) + within_variances(b.variances, b.counts)
+    label = f"t on within-task variance ({df:.0f} df)"
+    diff = t_test(float(np.mean(d)), math.sqrt(float(np.sum(within))) / len(d), df, confidence)
+    undefined = "fixed tasks: undefined (no run-to-run variation)"
+    if kind != "amount" or not (np.all(a.means > 0) and np.all(b.means > 0)):
+        low, high = (max(diff.low, -1.0), min(diff.high, 1.0)) if kind != "amount" else diff[1:3]
+        method = undefined if math.isnan(diff.p_value) else f"fixed tasks: {label}, inverted"
+        return PairedResult(float(np.mean(d)), low, high, diff.p_value, f"fixed tasks: {label}", method, p_t)
+    var_r = (
+        within_variances(a.variances, a.counts) / a.means**2
+        + within_variances(b.variances, b.counts) / b.means**2
+    )
+    r = np.log(a.means) - np.log(b.means)
+    log = t_test(float(np.mean(r)), math.sqrt(float(np.sum(var_r))) / len(r), df, confidence)
+    method = f"fixed tasks: {label} on log ratios, inverted"
+    return PairedResult(
+        float(np.mean(d)), diff.low, diff.high, log.p_value, f"fixed tasks: {label} on log ratios",
+        undefined if math.isnan(diff.p_value) else f"descriptive (not the verdict's): fixed tasks: {label}",
+        p_t,
+        float(np.exp(np.mean(r))), math.exp(log.low), math.exp(log.high),
+        undefined if math.isnan(log.p_value) else method, "ratio",
+    )  # fmt: skip
+
+
+class TTest(NamedTuple):
+    """A two-sided t test of 0 and its interval."""
+
+    p_value: float
+    low: float
+    high: float
+
+
+def t_test(mean_value: float, se: float, df: float, confidence: float) -> TTest:
+    """``2 · t.sf(|mean| / se, df)`` and the matching interval; NaN when ``se`` is 0 (no variation)."""
+    if not se > 0:
+        return TTest(NAN, NAN, NAN)
+    low, high = stats.t.interval(confidence, df, loc=mean_value, scale=se)
+    return TTest(float(2 * stats.t.sf(abs(mean_value) / se, df)), float(low), float(high))
 
 
 def mover(a: Arm, b: Arm, kind: MetricKind, confidence: float, estimand: Estimand) -> Interval:
@@ -153,30 +199,6 @@ def mover(a: Arm, b: Arm, kind: MetricKind, confidence: float, estimand: Estiman
     low = diff - math.hypot(ea.mean - ea.low, eb.high - eb.mean)
     high = diff + math.hypot(ea.high - ea.mean, eb.mean - eb.low)
     return Interval(max(low, -1.0), min(high, 1.0))
-
-
-def fixed_amount(result: PairedResult, a: Arm, b: Arm, confidence: float) -> PairedResult:
-    """Amounts in the fixed-task view: both intervals from the variance between repeats only."""
-    t = len(a.means)
-    df = max(float(np.sum(a.counts - 1) + np.sum(b.counts - 1)), 1.0)
-    var_d = float(np.sum(within_variances(a.variances, a.counts) + within_variances(b.variances, b.counts)))
-    low, high = stats.t.interval(confidence, df, loc=result.diff, scale=math.sqrt(var_d) / t)
-    method = f"fixed tasks: t on within-task variance ({df:.0f} df)"
-    if result.basis == "ratio":  # delta method: Var(log m) ≈ Var(m) / m²
-        var_r = float(
-            np.sum(within_variances(a.variances, a.counts) / a.means**2)
-            + np.sum(within_variances(b.variances, b.counts) / b.means**2)
-        )
-        r = float(np.mean(np.log(a.means) - np.log(b.means)))
-        r_low, r_high = stats.t.interval(confidence, df, loc=r, scale=math.sqrt(var_r) / t)
-        result = result._replace(
-            ratio_low=float(np.exp(r_low)),
-            ratio_high=float(np.exp(r_high)),
-            ratio_method=method + ", log scale",
-        )
-    if not low < high:
-        return result._replace(low=NAN, high=NAN, method="fixed tasks: undefined (no run-to-run variation)")
-    return result._replace(low=float(low), high=float(high), method=method)
 
 
 def paired_mde_normal(d: FloatArray, power: float = POWER, alpha: float = ALPHA) -> float:

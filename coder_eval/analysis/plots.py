@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib import ticker
 from matplotlib.axes import Axes
 
 from coder_eval.analysis.classification import Classification
@@ -48,15 +49,25 @@ def forest_plot(comparisons: pd.DataFrame, ax: Axes) -> Axes:
     """
     check_columns(comparisons, ["metric", "a", "b", "diff", "ci_low", "ci_high", "verdict"], "comparisons")
     on_ratio = "basis" in comparisons.columns and bool((comparisons["basis"] == "ratio").all())
-    columns = ("ratio", "ratio_ci_low", "ratio_ci_high") if on_ratio else ("diff", "ci_low", "ci_high")
+    verdicts = "verdict_ci_low" in comparisons.columns
+    ends = (
+        ("verdict_ci_low", "verdict_ci_high")
+        if verdicts
+        else (("ratio_ci_low", "ratio_ci_high") if on_ratio else ("ci_low", "ci_high"))
+    )
     y = np.arange(len(comparisons))[::-1]
-    point, low, high = (comparisons[c].to_numpy(float) for c in columns)
+    point = comparisons["ratio" if on_ratio else "diff"].to_numpy(float)
+    low, high = (comparisons[c].to_numpy(float) for c in ends)
+    if verdicts and not on_ratio:  # rows on the ratio among rows on the difference: their difference
+        low = np.where(comparisons["basis"] == "ratio", comparisons["ci_low"], low)
+        high = np.where(comparisons["basis"] == "ratio", comparisons["ci_high"], high)
+    low, high = drawable(point, low, high, on_ratio)
     colours = [VERDICT_COLOURS.get(str(v), "black") for v in comparisons["verdict"]]
     ax.hlines(y, low, high, colors=colours, linewidth=2)
     ax.scatter(point, y, c=colours, zorder=3)
     ax.axvline(1 if on_ratio else 0, color="black", linewidth=0.8, linestyle="--")
     if on_ratio:
-        ax.set_xscale("log")
+        ratio_axis(ax, np.concatenate([low, high, point, [1.0]]))
     sign = " / " if on_ratio else " − "
     labels = (
         comparisons["metric"].astype(str)
@@ -68,6 +79,35 @@ def forest_plot(comparisons: pd.DataFrame, ax: Axes) -> Axes:
     ax.set_yticks(y, labels.tolist())
     ax.set_xlabel(f"{'ratio a / b' if on_ratio else 'paired difference a − b'} (95% CI)")
     return ax
+
+
+def drawable(
+    point: np.ndarray, low: np.ndarray, high: np.ndarray, on_ratio: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unbounded ends (too few tasks for the test to exclude anything) drawn to the plot's edge."""
+    finite = np.concatenate([point, low, high])
+    finite = finite[np.isfinite(finite) & ((finite > 0) if on_ratio else True)]
+    if on_ratio:
+        edge_low, edge_high = (finite.min() / 2, finite.max() * 2) if len(finite) else (0.5, 2.0)
+        low = np.where((low <= 0) | ~np.isfinite(low), edge_low, low)
+    else:
+        span = float(np.ptp(finite)) if len(finite) else 1.0
+        edge_low, edge_high = (finite.min() - span, finite.max() + span) if len(finite) else (-1.0, 1.0)
+        low = np.where(np.isneginf(low), edge_low, low)
+    return low, np.where(np.isposinf(high), edge_high, high)
+
+
+def ratio_axis(ax: Axes, values: np.ndarray) -> None:
+    """A log axis for ratios with plain tick labels (×0.8, ×1, ×1.25), never 10^-1 or 6×10^-1."""
+    ax.set_xscale("log")
+    values = values[np.isfinite(values) & (values > 0)]
+    low, high = float(values.min()), float(values.max())
+    ax.set_xlim(low / 1.1, high * 1.1)
+    ax.xaxis.set_major_locator(
+        ticker.LogLocator(base=10, subs=(1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0, 9.0), numticks=12)
+    )
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"×{x:.3g}"))
 
 
 def distribution_plot(episodes: pd.DataFrame, ax: Axes, metric: str = "total_tokens") -> Axes:
@@ -110,9 +150,15 @@ def confusion_plot(result: Classification, ax: Axes) -> Axes:
 
     Example: ``confusion_plot(classification(runs.criteria), ax)``
     """
-    sns.heatmap(result.confusion, annot=True, fmt="d", cmap="Blues", cbar=False, ax=ax)
-    ax.set_title(f"{result.criterion_id}: accuracy {result.accuracy:.0%} (n={result.n})")
+    confusion = result.confusion.rename(index=plain_text, columns=plain_text)
+    sns.heatmap(confusion, annot=True, fmt="d", cmap="Blues", cbar=False, ax=ax)
+    ax.set_title(plain_text(f"{result.criterion_id}: accuracy {result.accuracy:.0%} (n={result.n})"))
     return ax
+
+
+def plain_text(text: object) -> str:
+    """Text drawn as it is: ``$`` would start matplotlib's math mode (and a stray one fails the figure)."""
+    return str(text).replace("$", r"\$")
 
 
 def flips_heatmap(episodes: pd.DataFrame, ax: Axes, only_changed: bool = True) -> Axes:

@@ -27,7 +27,7 @@ from scipy import optimize
 
 from coder_eval.analysis.amounts import MIN_TASKS
 from coder_eval.analysis.compare import paired_means
-from coder_eval.analysis.intervals import SEED, FloatArray
+from coder_eval.analysis.intervals import NAN, SEED, FloatArray
 from coder_eval.analysis.metrics import check_variants, metric_kind, metric_values, renumbered
 from coder_eval.analysis.paired import ALPHA, POWER
 from coder_eval.analysis.power_model import DifferenceModel, normal_sign_flip_power
@@ -110,8 +110,8 @@ def to_scale(pilot: Pilot, effect: float) -> float:
         if effect <= 0:
             raise AnalysisError(f"for this metric the effect is a ratio a / b > 0 (got {effect})")
         return abs(math.log(effect))
-    if pilot.bound is not None and abs(effect) >= pilot.bound:
-        raise AnalysisError(f"a difference of pass rates or scores lies within (-1, 1) (got {effect})")
+    if pilot.bound is not None and abs(effect) > pilot.bound:
+        raise AnalysisError(f"a difference of pass rates or scores lies within [-1, 1] (got {effect})")
     return abs(effect)
 
 
@@ -125,7 +125,8 @@ def power_of(
         )
     if n_tasks < max(pilot.min_tasks, 2):
         return 0.0
-    return normal_sign_flip_power(delta, math.sqrt(pilot.parts.var_at(n_repeats)), n_tasks, alpha)
+    sd = math.sqrt(pilot.parts.var_at(n_repeats))
+    return NAN if sd == 0 else normal_sign_flip_power(delta, sd, n_tasks, alpha)
 
 
 def power_at(
@@ -139,7 +140,8 @@ def power_at(
     alpha: float = ALPHA,
     seed: int = SEED,
 ) -> float:
-    """Probability that ``compare`` calls a verdict when the true effect is ``effect`` (default: this T, K).
+    """Probability that ``compare`` calls a verdict when the true effect is ``effect`` (default: this T, K);
+    NaN for another K when the pilot's differences have no spread (nothing to scale).
 
     Example: ``power_at(runs.episodes, "new", "old", effect=0.1)`` -> ``0.42``
     """
@@ -177,8 +179,12 @@ def normal_mde(pilot: Pilot, n_tasks: int, n_repeats: int, power: float, alpha: 
     """MDE from the sign-flip test's normal form with Var(d) at ``n_repeats``."""
     sd = math.sqrt(pilot.parts.var_at(n_repeats))
     top = pilot.bound if pilot.bound is not None else 50 * sd
-    if n_tasks < max(pilot.min_tasks, 2) or normal_sign_flip_power(top, sd, n_tasks, alpha) < power:
-        return float("nan")
+    if (
+        sd == 0
+        or n_tasks < max(pilot.min_tasks, 2)
+        or normal_sign_flip_power(top, sd, n_tasks, alpha) < power
+    ):
+        return NAN  # no spread: the MDE is undefined (not the 1e-12 a solver would find)
     return float(optimize.brentq(lambda x: normal_sign_flip_power(x, sd, n_tasks, alpha) - power, 1e-12, top))
 
 
@@ -200,6 +206,10 @@ def required_tasks(
     pilot = pilot_of(episodes, a, b, metric)
     delta = to_scale(pilot, effect)
     high = max(pilot.min_tasks, 2)
+    if math.isnan(power_of(pilot, delta, high, n_repeats, alpha, seed)):
+        raise AnalysisError(
+            "the pilot's paired differences have no spread, so another number of repeats cannot be planned"
+        )
     while power_of(pilot, delta, high, n_repeats, alpha, seed) < power:
         if high >= MAX_TASKS:
             raise AnalysisError(

@@ -10,8 +10,8 @@ null, then moved to a mean effect δ:
 - other differences are shifted by δ.
 
 ``n_sims`` planned runs of T tasks are drawn (seeded; the same draws for every δ) and each gets the
-verdict ``compare`` would give: the exact test (McNemar, sign-flip) at α **and** the t interval
-excluding 0. Power is the share called; the MDE the smallest δ with power ≥ the target. Where
+verdict ``compare`` would give: the exact test (McNemar, sign-flip) at α, whose inverted interval is
+the verdict's interval. Power is the share called; the MDE the smallest δ with power ≥ the target. Where
 simulating would be slow and the test's discreteness no longer matters, an approximation is used:
 continuous differences from ``CONTINUOUS_SIM_MAX`` tasks on (noncentral t, statsmodels), lattice
 ones above ``LATTICE_SIM_MAX`` (the sign-flip test's normal form).
@@ -25,7 +25,6 @@ Example::
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -62,6 +61,7 @@ class DifferenceModel:
     seed: int = SEED
     n_sims: int = N_SIMS
     _critical: dict[tuple[int, ...], float] = field(default_factory=dict, repr=False)
+    _subsets: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_pilot(
@@ -112,7 +112,9 @@ class DifferenceModel:
             return float(TTestPower().power(effect_size=abs(effect) / self.sd, nobs=n_tasks, alpha=alpha))
         if self.denominator is not None and n_tasks > LATTICE_SIM_MAX:
             return normal_sign_flip_power(abs(effect), self.sd, n_tasks, alpha, 1 / self.denominator)
-        return float(np.mean(self.called(self.draw(effect, n_tasks), alpha)))
+        if self.denominator is None:
+            return float(np.mean(self.shifted_rejects(effect, n_tasks, alpha)))
+        return float(np.mean(self.lattice_rejects(self.draw(effect, n_tasks), alpha)))
 
     def draw(self, effect: float, n_tasks: int) -> FloatArray:
         """``n_sims`` × ``n_tasks`` differences at ``effect`` (the same uniforms for every effect)."""
@@ -121,14 +123,31 @@ class DifferenceModel:
         index = np.minimum(np.searchsorted(np.cumsum(weights), uniforms), len(values) - 1)
         return np.asarray(values[index], dtype=float)
 
-    def called(self, draws: FloatArray, alpha: float) -> np.ndarray:
-        """Verdicts of each simulated run: exact sign-flip p < α and the t interval excluding 0."""
-        n = draws.shape[1]
-        mean, sd = draws.mean(axis=1), draws.std(axis=1, ddof=1)
-        half = stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
-        interval = np.where(sd > 0, np.abs(mean) > half, mean != 0)
-        rejects = self.lattice_rejects(draws, alpha) if self.denominator else enumerated_rejects(draws, alpha)
-        return np.asarray(interval & rejects)
+    def shifted_rejects(self, effect: float, n_tasks: int, alpha: float) -> np.ndarray:
+        """The exact sign-flip test of each simulated run of shifted (continuous) differences.
+
+        A run's sum over a subset S of its tasks at effect δ is Σ_S v + δ·|S| for the run's draws v at
+        effect 0, so the subset sums are computed once per number of tasks; a run at mean > 0 is as
+        extreme as its sign patterns that flip a subset with sum ≤ 0 (``inversion``), so
+        p = 2 · (1 + #{S ≠ ∅ : Σ_S ≤ 0}) / 2^n.
+        """
+        sums, sizes = self.subset_sums(n_tasks)
+        at_effect = sums + effect * sizes
+        total = at_effect[:, -1]
+        tolerance = 1e-9 * max(1.0, float(np.max(np.abs(self.values))) + abs(effect)) * n_tasks
+        below = np.count_nonzero(at_effect <= tolerance, axis=1)
+        above = np.count_nonzero(at_effect >= -tolerance, axis=1)
+        p = 2.0 * (1 + np.where(total > 0, below, above)) / 2.0**n_tasks
+        return np.asarray((p < alpha) & (np.abs(total) > tolerance))
+
+    def subset_sums(self, n_tasks: int) -> tuple[FloatArray, FloatArray]:
+        """Per simulated run at effect 0, the sum over every non-empty subset of its tasks (the whole
+        set last), and the subsets' sizes; cached per number of tasks."""
+        if n_tasks not in self._subsets:
+            indicator = subset_indicator(n_tasks)
+            draws = self.draw(0.0, n_tasks)
+            self._subsets[n_tasks] = (np.einsum("ij,jk->ik", draws, indicator), indicator.sum(axis=0))
+        return self._subsets[n_tasks]
 
     def lattice_rejects(self, draws: FloatArray, alpha: float) -> np.ndarray:
         """Exact sign-flip on lattice draws; the critical |sum| is cached per multiset of magnitudes."""
@@ -149,8 +168,11 @@ class DifferenceModel:
         return self._critical[key]
 
     def mde(self, n_tasks: int, power: float = 0.8, alpha: float = 0.05) -> float:
-        """Smallest effect whose verdict is called with probability ≥ ``power``; NaN when none is."""
-        top = float(np.max(np.abs(self.values))) if self.denominator else 20 * max(self.sd, 1e-12)
+        """Smallest effect whose verdict is called with probability ≥ ``power``; NaN when none is, and
+        when the differences have no spread (shifted, they would be called at any effect)."""
+        if self.denominator is None and self.sd == 0:
+            return NAN
+        top = float(np.max(np.abs(self.values))) if self.denominator else 20 * self.sd
         high = 0.999 * top if self.denominator else top
         if self.power(high, n_tasks, alpha) < power:
             return NAN
@@ -174,22 +196,15 @@ def tilted_mean(model: DifferenceModel, rate: float) -> float:
 
 
 @functools.lru_cache(maxsize=16)
-def sign_patterns(n: int) -> FloatArray:
-    """n × 2^(n−1): every sign pattern of n values with the first sign + (the other half mirror them,
-    with the same |sum|), one per column, contiguous so that the product below is one fast matmul."""
-    patterns = np.array([(1.0, *rest) for rest in itertools.product((1.0, -1.0), repeat=n - 1)])
-    columns = np.ascontiguousarray(patterns.T)
-    columns.flags.writeable = False
-    return columns
+def subset_indicator(n: int) -> FloatArray:
+    """n × (2^n − 1): column j marks the tasks of the non-empty subset j (binary j + 1; the whole set last).
 
-
-def enumerated_rejects(draws: FloatArray, alpha: float) -> np.ndarray:
-    """Exact sign-flip on continuous draws with few tasks: every sign pattern, for all runs at once."""
-    sums = np.abs(draws) @ sign_patterns(draws.shape[1])
-    observed = np.abs(draws.sum(axis=1, keepdims=True))
-    tolerance = 1e-9 * np.abs(draws).sum(axis=1, keepdims=True)
-    p = np.mean(np.abs(sums) >= observed - tolerance, axis=1)
-    return np.asarray((p < alpha) & (observed[:, 0] > tolerance[:, 0]))
+    Example: ``subset_indicator(2)`` -> ``array([[1., 0., 1.], [0., 1., 1.]])``
+    """
+    codes = np.arange(1, 2**n)
+    indicator = ((codes[None, :] >> np.arange(n)[:, None]) & 1).astype(np.float64)
+    indicator.flags.writeable = False
+    return indicator
 
 
 def normal_sign_flip_power(effect: float, sd: float, n_tasks: int, alpha: float, step: float = 0.0) -> float:

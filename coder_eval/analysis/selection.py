@@ -10,6 +10,7 @@ Example::
 
     chosen = headline_tasks(runs.episodes, runs.criteria, tags=["api"])
     compare(chosen.episodes, "with_skill", "baseline")
+    headline_of(runs)      # by the compare block recorded in run.json; compare(runs, ...) uses it
     chosen.description     # '5 tasks (tags: api); left out: 20 classification-only, 3 by tags'
 """
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from coder_eval.analysis.load import Runs
 from coder_eval.analysis.metrics import check_columns, renumbered
 from coder_eval.errors import AnalysisError, ManifestError
 from coder_eval.run_dir import MANIFEST, read_manifest
@@ -109,6 +111,27 @@ def headline_tasks(
     return TaskSelection(kept, tasks, classified, [t for t in by_tags if t not in classification], selection)
 
 
+def headline_of(
+    runs: Runs,
+    tags: Sequence[str] | None = None,
+    exclude_tags: Sequence[str] | None = None,
+    include_classification: bool = False,
+) -> TaskSelection:
+    """``headline_tasks`` of loaded runs, by the ``compare:`` block their run.json records (``tags`` /
+    ``exclude_tags`` replace it when given).
+
+    Example: ``headline_of(load_runs("runs/latest")).description``
+    """
+    recorded = compare_selection(runs.run_dirs)
+    return headline_tasks(
+        runs.episodes,
+        runs.criteria,
+        recorded.tags if tags is None else tags,
+        recorded.exclude_tags if exclude_tags is None else exclude_tags,
+        include_classification,
+    )
+
+
 def task_tag_sets(episodes: pd.DataFrame) -> dict[str, set[str]]:
     """Every task's tags (the union over its episodes; none when the frame has no ``tags`` column)."""
     if "tags" not in episodes.columns:
@@ -117,6 +140,20 @@ def task_tag_sets(episodes: pd.DataFrame) -> dict[str, set[str]]:
     for task, tags in zip(episodes["task_id"], episodes["tags"], strict=True):
         sets.setdefault(str(task), set()).update(tags if isinstance(tags, list | tuple | set) else [])
     return sets
+
+
+def recorded_variants(run_dirs: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The variants in the order the runs' manifests list them (the experiment's order), each once.
+
+    Example: ``recorded_variants(["runs/latest"])`` -> ``['baseline', 'with_skill']``
+    """
+    order: dict[str, None] = {}
+    for run in run_dirs:
+        try:
+            order.update(dict.fromkeys(read_manifest(Path(run)).variants))
+        except ManifestError:
+            continue
+    return list(order)
 
 
 def compare_selection(run_dirs: Iterable[str | os.PathLike[str]]) -> CompareSelection:

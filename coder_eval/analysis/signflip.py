@@ -163,7 +163,8 @@ def enumerated_p(nonzero: FloatArray) -> float:
     if threshold <= 0:
         return 1.0
     half = len(magnitudes) // 2
-    left, right = half_sums(magnitudes[:half]), np.sort(half_sums(magnitudes[half:]))
+    # both halves sorted: searching sorted queries walks the other half in order (several times faster)
+    left, right = np.sort(half_sums(magnitudes[:half])), np.sort(half_sums(magnitudes[half:]))
     upper = len(right) - np.searchsorted(right, threshold - left, side="left")
     lower = np.searchsorted(right, -threshold - left, side="right")
     return min(float((upper + lower).sum()) / 2.0 ** len(magnitudes), 1.0)

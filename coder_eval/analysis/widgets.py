@@ -1,9 +1,12 @@
 """Interactive exploration in JupyterLab or Voila: pick runs, two variants, a metric and a tag.
 
-The handlers keep what they computed as attributes (``episodes``, ``comparison``, ``flips``,
-``transcript``, ``error``), so the logic is testable without a kernel: set a widget's ``.value`` and
-read the attribute. Views are filled by assigning ``Output.outputs`` directly, which works in a kernel
-and is harmless outside one.
+Everything shown comes from the declared comparison (``verdicts``), as in the reports: the same
+headline tasks by default, the same tests, intervals and verdicts. The handlers keep what they
+computed as attributes (``verdicts``, ``comparison``, ``summary``, ``flips``, ``transcript``,
+``error``, ``note``), so the logic is testable without a kernel: set a widget's ``.value`` and read
+the attribute. Views are filled by assigning ``Output.outputs`` directly, which works in a kernel and
+is harmless outside one. Text from the runs (labels, variant and task names, transcripts) is escaped
+before it is shown.
 
 Example (a notebook cell)::
 
@@ -13,9 +16,7 @@ Example (a notebook cell)::
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,21 +24,31 @@ from typing import Any
 
 import ipywidgets as w
 import pandas as pd
-from matplotlib.figure import Figure
 
-from coder_eval.analysis.compare import compare, comparisons_frame
+from coder_eval.analysis.explorer_views import (
+    amounts_figure,
+    confusion_views,
+    figure_output,
+    figure_views,
+    forest_figure,
+    html_output,
+)
 from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import N_RESAMPLES
-from coder_eval.analysis.load import load_runs
-from coder_eval.analysis.notebook import REPORT_METRICS, comparison_table, flips_table, variant_pair
-from coder_eval.analysis.plots import forest_plot
-from coder_eval.errors import AnalysisError, ReportError
-from coder_eval.run_dir import MANIFEST
+from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.analysis.notebook import flips_table, html_table
+from coder_eval.analysis.summary import summarize
+from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, Verdicts, pick_variants, verdicts
+from coder_eval.analysis.wording import verdict_rows
+from coder_eval.errors import AnalysisError
+from coder_eval.run_dir import MANIFEST, RunManifest
 from coder_eval.transcript import transcript_text
 
-ALL_TAGS = "(all tags)"
+HEADLINE = "(headline tasks)"
+ALL_TAGS = "(all tasks)"
 ALL_METRICS = "(all metrics)"
 TABLE_CLASS = "explorer-comparison"
+SUMMARY_CLASS = "explorer-summary"
 FLIPS_CLASS = "explorer-flips"
 
 
@@ -65,26 +76,19 @@ def discover_runs(paths: Sequence[str | Path]) -> tuple[dict[str, Path], list[st
     return found, list(dict.fromkeys(selected))
 
 
-def html_output(markup: str) -> dict[str, Any]:
-    """An ``Output.outputs`` entry that shows ``markup``."""
-    return {"output_type": "display_data", "data": {"text/html": markup, "text/plain": ""}, "metadata": {}}
-
-
-def figure_output(figure: Figure) -> dict[str, Any]:
-    """An ``Output.outputs`` entry that shows a figure as an embedded PNG."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
-    png = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return {
-        "output_type": "display_data",
-        "data": {"image/png": png, "text/plain": "<figure>"},
-        "metadata": {},
-    }
+def run_label(path: Path) -> str:
+    """``"<run_id> — <experiment_id>"`` for the run picker (the run id alone when run.json is unreadable)."""
+    try:
+        manifest = RunManifest.model_validate_json((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return path.name
+    return f"{path.name} — {manifest.experiment_id}"
 
 
 class Explorer:
-    """Widgets to pick runs, baseline, candidate, metric and tag, showing the live paired comparison,
-    its forest plot, the flipped tasks and the transcript of a chosen episode.
+    """Widgets to pick runs, baseline, candidate, metric and tasks, showing the declared comparison,
+    its forest plot, a per-variant summary, tokens and cost, the confusion matrix of labelled
+    criteria, the flipped tasks and the transcript of a chosen episode.
 
     Example::
 
@@ -96,22 +100,33 @@ class Explorer:
     def __init__(self, runs: str | Path | Sequence[str | Path], n_resamples: int = N_RESAMPLES) -> None:
         self.run_paths, selected = discover_runs([runs] if isinstance(runs, str | Path) else runs)
         self.n_resamples = n_resamples
-        self.runs = w.SelectMultiple(options=list(self.run_paths), value=selected, description="runs")
+        self.runs = w.SelectMultiple(
+            options=[(run_label(path), name) for name, path in self.run_paths.items()],
+            value=selected,
+            description="runs",
+            layout=w.Layout(width="45%"),
+        )
         self.baseline = w.Dropdown(description="baseline")
         self.candidate = w.Dropdown(description="candidate")
         self.metric = w.Dropdown(
             options=[ALL_METRICS, *REPORT_METRICS], value=ALL_METRICS, description="metric"
         )
-        self.tag = w.Dropdown(options=[ALL_TAGS], value=ALL_TAGS, description="tag")
+        self.tag = w.Dropdown(options=[HEADLINE, ALL_TAGS], value=HEADLINE, description="tasks")
         self.episode = w.Dropdown(description="episode", layout=w.Layout(width="70%"))
         self.status = w.HTML()
-        self.views = {name: w.Output() for name in ("table", "plot", "flips", "transcript")}
-        self.episodes = pd.DataFrame()
+        names = ("table", "plot", "summary", "amounts", "confusion", "flips", "transcript")
+        self.views = {name: w.Output() for name in names}
+        self.loaded = Runs(
+            pd.DataFrame(columns=["variant_id", "tags"]), pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
+        )
+        self.verdicts: Verdicts | None = None
         self.comparison = pd.DataFrame()
+        self.summary = pd.DataFrame()
         self.flips = pd.DataFrame()
         self.transcript = ""
         self.notes: list[str] = []
         self.error: str | None = None
+        self.note = ""
         self._quiet = False
         self.widget = self.layout()
         self.runs.observe(lambda _: self.load(), names="value")
@@ -120,16 +135,27 @@ class Explorer:
         self.episode.observe(lambda _: self.show_transcript(), names="value")
         self.load()
 
+    @property
+    def episodes(self) -> pd.DataFrame:
+        """Every loaded episode."""
+        return self.loaded.episodes
+
     def layout(self) -> w.VBox:
-        """The whole explorer: pickers, then the comparison, the flips and the transcript."""
+        """The whole explorer: pickers, then the comparison, summary, plots, flips and transcript."""
         pickers = w.HBox([self.runs, w.VBox([self.baseline, self.candidate, self.metric, self.tag])])
         return w.VBox(
             [
                 pickers,
                 self.status,
-                w.HTML("<h3>Comparison (candidate − baseline)</h3>"),
+                w.HTML("<h3>Comparison (candidate against baseline)</h3>"),
                 self.views["table"],
                 self.views["plot"],
+                w.HTML("<h3>Per variant</h3>"),
+                self.views["summary"],
+                w.HTML("<h3>Tokens and cost</h3>"),
+                self.views["amounts"],
+                w.HTML("<h3>Classification</h3>"),
+                self.views["confusion"],
                 w.HTML("<h3>Tasks that flipped (baseline → candidate)</h3>"),
                 self.views["flips"],
                 w.HTML("<h3>Transcript</h3>"),
@@ -146,26 +172,29 @@ class Explorer:
         paths = [self.run_paths[name] for name in self.runs.value]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.episodes = (
-                load_runs(paths).episodes if paths else pd.DataFrame(columns=["variant_id", "tags"])
+            self.loaded = (
+                load_runs(paths)
+                if paths
+                else Runs(
+                    pd.DataFrame(columns=["variant_id", "tags"]),
+                    pd.DataFrame(),
+                    pd.DataFrame(),
+                    pd.DataFrame(),
+                )
             )
         self.notes = [str(c.message) for c in caught]
         variants = list(dict.fromkeys(str(v) for v in self.episodes["variant_id"]))
         tags = sorted({tag for tags in self.episodes["tags"] for tag in tags})
-        base: str | None
-        cand: str | None
-        try:
-            base, cand = variant_pair(
-                self.episodes, self.kept(self.baseline, variants), self.kept(self.candidate, variants)
-            )
-        except ReportError:
-            base = cand = variants[0] if variants else None
+        base, cand, _ = pick_variants(
+            self.episodes, self.kept(self.baseline, variants), self.kept(self.candidate, variants)
+        )
         self._quiet = True
         try:
             self.baseline.options = self.candidate.options = variants
-            self.baseline.value, self.candidate.value = base, cand
-            self.tag.options = [ALL_TAGS, *tags]
-            self.tag.value = self.kept(self.tag, tags) or ALL_TAGS
+            self.baseline.value = base or None
+            self.candidate.value = cand or None
+            self.tag.options = [HEADLINE, ALL_TAGS, *tags]
+            self.tag.value = self.kept(self.tag, tags) or HEADLINE
         finally:
             self._quiet = False
         self.refresh()
@@ -175,38 +204,69 @@ class Explorer:
         """The current value of ``choice`` when it is still among ``options``, else ``""``."""
         return str(choice.value) if choice.value in options else ""
 
-    def chosen_episodes(self) -> pd.DataFrame:
-        """The loaded episodes, narrowed to the chosen tag."""
-        if self.tag.value == ALL_TAGS or self.episodes.empty:
-            return self.episodes
-        return self.episodes[self.episodes["tags"].map(lambda tags: self.tag.value in tags)]
+    def declaration(self) -> Declaration:
+        """The comparison the pickers declare."""
+        metrics = REPORT_METRICS if self.metric.value == ALL_METRICS else (str(self.metric.value),)
+        tasks: dict[str, Any] = {}
+        if self.tag.value == ALL_TAGS:
+            tasks = {"tags": (), "exclude_tags": (), "classification": True}
+        elif self.tag.value != HEADLINE:
+            tasks = {"tags": (str(self.tag.value),), "exclude_tags": ()}
+        return Declaration(
+            str(self.baseline.value or ""), str(self.candidate.value or ""), metrics,
+            n_resamples=self.n_resamples, **tasks,
+        )  # fmt: skip
 
     def refresh(self) -> None:
-        """Recompute the comparison and the flips for the current choices, then redraw."""
+        """Recompute the declared comparison and the flips for the current choices, then redraw."""
         if self._quiet:
             return
-        self.error, self.comparison, self.flips = None, pd.DataFrame(), pd.DataFrame()
-        chosen = self.chosen_episodes()
-        base, cand = self.baseline.value, self.candidate.value
-        metrics = list(REPORT_METRICS) if self.metric.value == ALL_METRICS else [self.metric.value]
+        self.error, self.note, self.verdicts = None, "", None
+        self.comparison, self.summary, self.flips = pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
         try:
-            if chosen.empty or base is None:
-                raise AnalysisError("no episodes: pick at least one run (and a tag that has episodes)")
-            rows = [compare(chosen, cand, base, m, n_resamples=self.n_resamples) for m in metrics]
-            self.comparison = comparisons_frame(rows)
-            self.flips = flips(chosen, base, cand)
+            if self.episodes.empty:
+                raise AnalysisError("no episodes: pick at least one run")
+            if (
+                self.baseline.value is not None
+                and self.baseline.value == self.candidate.value
+                and (self.episodes["variant_id"].nunique() > 1)
+            ):
+                raise AnalysisError(
+                    f"a comparison needs two different variants (got {self.baseline.value!r} twice)"
+                )
+            self.verdicts = verdicts(self.loaded, self.declaration())
+            self.note = self.verdicts.note
+            self.summary = self.variant_summary(self.verdicts.selection.episodes)
+            if self.verdicts.available:
+                self.comparison = self.verdicts.frame()
+                self.flips = flips(
+                    self.verdicts.selection.episodes, self.verdicts.baseline, self.verdicts.candidate
+                )
         except (AnalysisError, ValueError) as exc:  # ValueError: scipy refuses some tiny samples
             self.error = f"{type(exc).__name__}: {exc}"
-        self.update_episodes(chosen)
+        self.update_episodes()
         self.render()
 
-    def update_episodes(self, chosen: pd.DataFrame) -> None:
+    def variant_summary(self, episodes: pd.DataFrame) -> pd.DataFrame:
+        """Per variant and metric, the estimate and interval of ``summarize`` on the chosen tasks."""
+        if episodes.empty:
+            return pd.DataFrame()
+        metrics = [str(c) for c in REPORT_METRICS if c in episodes.columns or c == "total_tokens"]
+        parts = [summarize(episodes, m, n_resamples=self.n_resamples).assign(metric=m) for m in metrics]
+        return pd.concat(parts, ignore_index=True)[
+            ["metric", "variant_id", "n_tasks", "mean", "ci_low", "ci_high", "method"]
+        ]
+
+    def chosen_pair(self) -> pd.DataFrame:
+        """The chosen tasks' episodes of the two variants."""
+        chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
+        if chosen.empty:
+            return chosen
+        return chosen[chosen["variant_id"].isin([self.baseline.value, self.candidate.value])]
+
+    def update_episodes(self) -> None:
         """Offer the two variants' episodes, those of flipped tasks first, and show the chosen one."""
-        pair = (
-            chosen[chosen["variant_id"].isin([self.baseline.value, self.candidate.value])]
-            if len(chosen)
-            else chosen
-        )
+        pair = self.chosen_pair()
         flipped = set(self.flips["task_id"]) if len(self.flips) else set()
         if len(pair):
             pair = pair.assign(flipped=~pair["task_id"].isin(flipped)).sort_values(["flipped", "episode_id"])
@@ -230,28 +290,35 @@ class Explorer:
         self.views["transcript"].outputs = (html_output(f"<pre>{html.escape(self.transcript)}</pre>"),)
 
     def render(self) -> None:
-        """Fill the status line, the comparison table, the forest plot and the flips table."""
-        notes = "".join(f"<div>Note: {html.escape(n)}</div>" for n in self.notes)
-        error = f'<div style="color:#b00">{html.escape(self.error)}</div>' if self.error else ""
-        self.status.value = error + notes
-        if self.comparison.empty:
-            for name in ("table", "plot", "flips"):
-                self.views[name].outputs = ()
+        """Fill the status line and every view from what ``refresh`` computed."""
+        self.status.value = self.status_html()
+        for name in ("table", "plot", "summary", "amounts", "confusion", "flips"):
+            self.views[name].outputs = ()
+        chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
+        if not self.summary.empty:
+            summary = html_output(self.summary.to_html(index=False, classes=SUMMARY_CLASS))
+            pair = list(
+                dict.fromkeys(v for v in (self.baseline.value, self.candidate.value) if v is not None)
+            )
+            self.views["summary"].outputs = (summary,)
+            self.views["amounts"].outputs = figure_views(amounts_figure(chosen))
+            self.views["confusion"].outputs = confusion_views(self.loaded.criteria, pair, self.n_resamples)
+        if self.verdicts is None or not self.verdicts.available:
             return
-        base, cand = str(self.baseline.value), str(self.candidate.value)
-        table = comparison_table(self.comparison, base, cand)
+        table = verdict_rows(self.verdicts.comparisons)
         self.views["table"].outputs = (html_output(table.to_html(index=False, classes=TABLE_CLASS)),)
-        self.views["plot"].outputs = (figure_output(self.forest_figure()),)
-        flipped = flips_table(self.flips, base, cand)
-        self.views["flips"].outputs = (
-            html_output(flipped.to_html(index=False, escape=False, classes=FLIPS_CLASS)),
-        )
+        self.views["plot"].outputs = (figure_output(forest_figure(self.comparison)),)
+        base, cand = self.verdicts.baseline, self.verdicts.candidate
+        links = [f"trajectories {base}", f"trajectories {cand}"]
+        flipped = html_table(flips_table(self.flips, base, cand), links, index=False, classes=FLIPS_CLASS)
+        self.views["flips"].outputs = (html_output(flipped),)
 
-    def forest_figure(self) -> Figure:
-        """One forest plot per metric (each on its own scale)."""
-        figure = Figure(figsize=(8, 1.1 * len(self.comparison) + 0.4), layout="constrained")
-        axes = figure.subplots(len(self.comparison), 1, squeeze=False)[:, 0]
-        for ax, index in zip(axes, self.comparison.index, strict=True):
-            forest_plot(self.comparison.loc[[index]], ax)
-            ax.set_xlabel("")
-        return figure
+    def status_html(self) -> str:
+        """The error, why there is no comparison (or which tasks it covers), and the load notes."""
+        lines = [f'<div style="color:#b00">{html.escape(self.error)}</div>'] if self.error else []
+        if self.note:
+            why = html.escape(self.note)
+            lines.append(f"<div><b>No comparison:</b> {why}. The per-variant summary is below.</div>")
+        elif self.verdicts is not None:
+            lines.append(f"<div>Tasks: {html.escape(self.verdicts.selection.description)}.</div>")
+        return "".join(lines + [f"<div>Note: {html.escape(n)}</div>" for n in self.notes])

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from coder_eval.cli.app import out
 from coder_eval.cli.report import render_run_reports
-from coder_eval.errors import ExitCode, InputError
+from coder_eval.errors import CoderEvalError, ExitCode, InputError
 from coder_eval.experiment import Resolution
 from coder_eval.gates import GateResult, evaluate_gates, failed
 from coder_eval.junit import write_junit
@@ -33,6 +33,7 @@ class AfterRun:
 def finish(run: RunDir, manifest: RunManifest, resolution: Resolution, after: AfterRun) -> int:
     """Gates, JUnit and reports for a finished (or budget-stopped) run; returns 0, 1 or 4."""
     code = 0
+    print_headline(run, manifest)
     if after.min_pass_rate is not None or resolution.suites:
         results = run_gates(run, manifest, resolution, after.min_pass_rate)
         code = ExitCode.GATE_FAILED if failed(results) else 0
@@ -46,6 +47,26 @@ def finish(run: RunDir, manifest: RunManifest, resolution: Resolution, after: Af
     if after.report and not render_run_reports(run.path, manifest.variants):
         code = code or ExitCode.REPORT_FAILED
     return code
+
+
+def print_headline(run: RunDir, manifest: RunManifest) -> None:
+    """With two variants or more: the declared comparison in one line (``verdicts.headline``), recorded
+    in run.json (``extra.headline``) for JUnit. Needs the analysis extra; never fails the run."""
+    if len(manifest.variants) < 2:
+        return
+    try:
+        from coder_eval.analysis.notebook import jsonable
+        from coder_eval.analysis.verdicts import headline
+    except ImportError:
+        return
+    try:
+        verdicts = headline(run.path)
+    except CoderEvalError as exc:
+        out.print(f"headline: not computed ({exc})", markup=False, highlight=False, soft_wrap=True)
+        return
+    manifest.extra["headline"] = jsonable(verdicts.headline())
+    run.write_manifest(manifest)
+    out.print(f"headline: {verdicts.line()}", markup=False, highlight=False, soft_wrap=True)
 
 
 def run_gates(

@@ -1,8 +1,9 @@
 """``coder-eval report``, and the reports ``run`` renders after its episodes.
 
-After a run: ``run_report``; ``compare_report`` (baseline = first variant, candidate = second) when
-the experiment has two or more variants; ``classification_report`` for each criterion that recorded
-labels (in ``reports/<run_id>/<criterion_id>/`` when there are several).
+After a run: ``run_report``; ``compare_report`` (the declared pair: the variant named ``baseline``,
+else the first, against the first other) when the experiment has two or more variants;
+``classification_report`` for each criterion that recorded labels (in
+``reports/<run_id>/<criterion_id>/`` when there are several).
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
     from coder_eval.report import REPORTS_DIR
 
     jobs = [ReportJob("run_report", {})]
-    if len(variants) >= 2:
-        jobs.append(ReportJob("compare_report", {"baseline": variants[0], "candidate": variants[1]}))
+    if len(variants) >= 2:  # the declared pair, as the headline line names it
+        jobs.append(ReportJob("compare_report", {}))
     labelled = labelled_criteria(run)
     for criterion in labelled:
         folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None
@@ -84,10 +85,9 @@ def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
 def labelled_criteria(run: Path) -> list[str]:
     """Criterion ids that recorded an expected or observed label in the run."""
     from coder_eval.analysis import load_runs
+    from coder_eval.analysis.notebook import labelled_criterion_ids
 
-    criteria = load_runs(run).criteria
-    labelled = criteria[criteria["expected_label"].notna() | criteria["observed_label"].notna()]
-    return sorted(map(str, labelled["criterion_id"].unique()))
+    return labelled_criterion_ids(load_runs(run).criteria)
 
 
 def _render(run: Path, job: ReportJob) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from coder_eval.run_dir import RunDir, RunManifest, episode_id
+from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, episode_id
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
@@ -43,6 +43,7 @@ def write_episode(
     votes: Sequence[bool] | None = None,
     end: bool = True,
     run_id: str = RUN_ID,
+    criterion: str = "tests",
 ) -> Path:
     """One complete trajectory under ``root/<run_id>/episodes/`` (a run directory is made if needed)."""
     run = root / run_id
@@ -90,7 +91,7 @@ def write_episode(
             ]
         sink.write(
             CriterionResult(
-                criterion_id="tests",
+                criterion_id=criterion,
                 kind="hidden_tests",
                 score=float(passed),
                 passed=passed,
@@ -121,6 +122,50 @@ def write_suite(root: Path, outcomes: dict[str, dict[str, Iterable[str]]], **kw:
             for repeat, outcome in enumerate(results):
                 write_episode(root, task, variant, repeat, outcome=outcome, **kw)
     return root / kw.get("run_id", RUN_ID)
+
+
+def write_ab_run(
+    root: Path,
+    run_id: str,
+    outcomes: dict[str, dict[str, Sequence[str]]],
+    triggers: dict[str, dict[str, Sequence[tuple[str | None, str | None]]]] | None = None,
+    costs: dict[str, float] | None = None,
+) -> Path:
+    """A run directory as ``coder-eval run`` leaves it: graded tasks (``{variant: {task: [outcome per
+    repeat]}}``), optional trigger-dataset rows whose only criterion is a classification (``{variant:
+    {task: [(observed, expected) per repeat]}}``, criterion ``skill``), and a manifest naming the
+    variants and every planned episode. ``costs`` gives a task's cost per episode (default 0.01)."""
+    planned = []
+    for variant, tasks in outcomes.items():
+        for task, results in tasks.items():
+            for repeat, outcome in enumerate(results):
+                cost = (costs or {}).get(task, 0.01)
+                write_episode(root, task, variant, repeat, outcome=outcome, run_id=run_id, cost=cost)
+                planned.append((task, variant, repeat))
+    for variant, rows in (triggers or {}).items():
+        for task, labels in rows.items():
+            for repeat, (observed, expected) in enumerate(labels):
+                outcome = "pass" if observed == expected else "fail"
+                write_episode(
+                    root, task, variant, repeat, outcome=outcome, labels=(observed, expected),
+                    run_id=run_id, criterion="skill",
+                )  # fmt: skip
+                planned.append((task, variant, repeat))
+    run = RunDir(root / run_id)
+    manifest = run.read_manifest()
+    manifest.experiment_id = f"exp-{run_id}"
+    manifest.variants = list(dict.fromkeys([*outcomes, *(triggers or {})]))
+    manifest.tasks = sorted({t for t, _, _ in planned})
+    manifest.episodes = [
+        PlannedEpisode(episode_id=episode_id(t, v, r), task_id=t, variant_id=v, repeat=r)
+        for t, v, r in planned
+    ]
+    manifest.status = "completed"
+    manifest.extra = {
+        "experiment": {"path": None, "variants": [], "compare": {"tags": [], "exclude_tags": []}}
+    }
+    run.write_manifest(manifest)
+    return run.path
 
 
 def episodes_frame(outcomes: dict[str, dict[str, Sequence[str]]], **columns: Any) -> pd.DataFrame:

@@ -4,6 +4,7 @@ from scipy import stats
 
 from coder_eval.analysis import compare
 from coder_eval.analysis.amounts import MIN_TASKS, amount_test
+from coder_eval.analysis.inversion import sign_flip_family
 from coder_eval.analysis.signflip import sign_flip
 
 from .builders import episodes_frame
@@ -13,20 +14,22 @@ COST_B = RNG.lognormal(0.0, 1.0, 12)
 COST_A = COST_B * RNG.lognormal(0.3, 0.2, 12)
 
 
-def test_the_verdict_rests_on_log_ratios_with_an_exact_sign_flip_and_a_t_interval() -> None:
+def test_the_verdict_rests_on_log_ratios_with_an_exact_sign_flip_and_its_inverted_interval() -> None:
     r = np.log(COST_A) - np.log(COST_B)
     result = amount_test(COST_A, COST_B)
     assert result.basis == "ratio" and result.test == "sign-flip on log ratios (exact)"
     assert result.p_value == pytest.approx(sign_flip(r).p_value)
-    low, high = stats.t.interval(0.95, len(r) - 1, loc=r.mean(), scale=stats.sem(r))
+    log_low, log_high = sign_flip_family(r).interval(0.05)
     assert (result.ratio, result.ratio_low, result.ratio_high) == pytest.approx(
-        (np.exp(r.mean()), np.exp(low), np.exp(high))
+        (np.exp(r.mean()), np.exp(log_low), np.exp(log_high))
     )
+    assert result.ratio_method == "inverted sign-flip test on log ratios (exact)"
+    assert sign_flip(r - log_low).p_value >= 0.05 > sign_flip(r - log_low + 1e-6).p_value  # its end
     d = COST_A - COST_B
     assert (result.diff, result.low, result.high) == pytest.approx(
         (d.mean(), *stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d)))
     )
-    assert result.diff_method == "t over paired differences; approximate (heavy-tailed amounts)"
+    assert result.diff_method.startswith("descriptive (not the verdict's): t over paired differences")
 
 
 def test_a_zero_task_mean_falls_back_to_differences() -> None:
@@ -38,6 +41,16 @@ def test_a_zero_task_mean_falls_back_to_differences() -> None:
         and "ratios are undefined" in result.ratio_method
     )
     assert result.p_value == pytest.approx(sign_flip(a - b).p_value)
+    assert result.diff_method == "inverted sign-flip test on differences (exact)"
+
+
+def test_negative_amounts_say_a_task_mean_is_negative() -> None:
+    """A numeric column can hold negative values (a score delta, say): ratios are undefined, and the
+    reason says so rather than blaming a zero."""
+    a, b = np.array([-1.0, 2.0, 3.0, 5.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0, 2.0, 0.5, 1.0])
+    result = amount_test(a, b)
+    assert result.basis == "difference" and "a task mean is negative" in result.ratio_method
+    assert result.low <= result.diff <= result.high
 
 
 def test_two_tasks_never_give_a_verdict() -> None:
@@ -68,4 +81,4 @@ def test_the_same_ratio_on_every_task_rests_the_verdict_on_the_differences() -> 
     result = amount_test(COST_B * 0.5, COST_B)
     assert result.basis == "difference" and result.ratio == pytest.approx(0.5)
     assert np.isnan(result.ratio_low) and result.ratio_method == "undefined: every task has the same ratio"
-    assert result.low < result.high < 0
+    assert result.low < result.high < 0 and result.diff_method.startswith("inverted sign-flip test")

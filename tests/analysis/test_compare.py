@@ -8,6 +8,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from coder_eval.analysis import compare, compare_all, compare_metrics, comparisons_frame, higher_is_better
+from coder_eval.analysis.inversion import sign_flip_family
+from coder_eval.analysis.multiplicity import holm_levels
 from coder_eval.analysis.signflip import sign_flip
 from coder_eval.errors import AnalysisError
 
@@ -22,22 +24,23 @@ from .builders import binary_frame, episodes_frame
         ([1, 1, 0, 1], [0, 0, 0, 1]),
     ],
 )
-def test_one_run_per_task_uses_exact_mcnemar_and_t_over_differences(a: list[int], b: list[int]) -> None:
+def test_one_run_per_task_uses_exact_mcnemar_and_its_inverted_interval(a: list[int], b: list[int]) -> None:
     c = compare(binary_frame(a, b), "a", "b")
     a_only = sum(x > y for x, y in zip(a, b, strict=True))
     b_only = sum(x < y for x, y in zip(a, b, strict=True))
     assert (c.a_only, c.b_only, c.test) == (a_only, b_only, "exact McNemar")
     assert c.p_value == pytest.approx(stats.binomtest(a_only, a_only + b_only).pvalue)
-    d = np.array(a) - np.array(b)
-    expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
-    assert (c.ci_low, c.ci_high) == pytest.approx(np.clip(expected, -1, 1))
-    assert c.method == "t over paired differences"
+    d = np.array(a, dtype=float) - np.array(b)
+    expected = np.clip(sign_flip_family(d).interval(0.05), -1, 1)
+    assert (c.ci_low, c.ci_high) == pytest.approx(expected) == (c.verdict_ci_low, c.verdict_ci_high)
+    assert c.method == c.verdict_method == "inverted sign-flip test (exact)"
+    assert (c.verdict != "inconclusive") == (not c.ci_low <= 0 <= c.ci_high)
 
 
 def test_difference_interval_of_pass_rates_stays_within_minus_one_and_one() -> None:
+    """Five tasks: the test can never reject, so its interval is unbounded, clipped to [−1, 1]."""
     c = compare(binary_frame([1, 1, 1, 1, 0], [0, 0, 0, 0, 0]), "a", "b")
-    raw_high = stats.t.interval(0.95, 4, loc=0.8, scale=stats.sem([1, 1, 1, 1, 0]))[1]
-    assert raw_high > 1 and c.ci_high == 1.0
+    assert (c.ci_low, c.ci_high) == (-1.0, 1.0) and c.verdict == "inconclusive"
 
 
 @pytest.mark.parametrize(
@@ -47,13 +50,15 @@ def test_difference_interval_of_pass_rates_stays_within_minus_one_and_one() -> N
 def test_no_spread_in_the_differences_still_gives_an_interval_and_an_mde(
     a: str, b: str, repeats: int
 ) -> None:
-    """All pass in both arms, or every task flipped: t has no width, the arms' intervals are combined."""
+    """All pass in both arms, or every task flipped: the inverted test accepts one value only, so the
+    arms' intervals widen it, never across 0 when the test excludes 0."""
     df = episodes_frame(
         {"a": {f"t{i}": [a] * repeats for i in range(10)}, "b": {f"t{i}": [b] * repeats for i in range(10)}}
     )
     c = compare(df, "a", "b")
     assert c.ci_high - c.ci_low > 0.05 and c.ci_low <= c.diff <= c.ci_high
-    assert c.method.startswith("MOVER") and 0 < c.mde < 1
+    assert "joined with the MOVER" in c.method and 0 < c.mde < 1
+    assert (c.verdict != "inconclusive") == (not c.ci_low <= 0 <= c.ci_high) == (a != b)
 
 
 def test_one_differing_task_with_repeats_gives_p_one() -> None:
@@ -150,6 +155,8 @@ def test_compare_all_holm_adjusts_every_pair() -> None:
     assert table["p_adjusted"].to_numpy() == pytest.approx(expected)
     significant = (table["p_adjusted"] < 0.05) & ((table["ci_low"] > 0) | (table["ci_high"] < 0))
     assert ((table["verdict"] != "inconclusive") == significant).all()
+    excludes = (table["verdict_ci_low"] > 0) | (table["verdict_ci_high"] < 0)
+    assert ((table["verdict"] != "inconclusive") == excludes).all()
 
 
 def test_compare_metrics_holm_adjusts_across_metrics_and_leaves_intervals_alone() -> None:
@@ -165,7 +172,31 @@ def test_compare_metrics_holm_adjusts_across_metrics_and_leaves_intervals_alone(
     assert (table["p_adjusted"] >= table["p_value"]).all()
 
 
-def test_fixed_tasks_narrow_the_interval_but_keep_the_test() -> None:
+def test_holm_verdicts_keep_the_interval_and_the_verdict_in_step() -> None:
+    """Each verdict's interval is at its Holm step's level: it excludes 0 exactly when the adjusted
+    verdict is called, including a metric whose own p < 0.05 Holm does not call."""
+    rng = np.random.default_rng(13)
+    df = repeats_frame(rng, 14)
+    df["score"] = df["passed"].astype(float) * rng.uniform(0.5, 1, len(df))
+    df["num_turns"] = rng.integers(1, 9, len(df)).astype(float)
+    table = compare_metrics(df, "a", "b", ["passed", "score", "num_turns"])
+    score = table.set_index("metric").loc["score"]
+    assert score["p_value"] < 0.05 <= score["p_adjusted"] and score["verdict"] == "inconclusive"
+    assert score["verdict_ci_low"] <= 0 and (table["verdict_confidence"] == 1 - 0.05 / 3).all()
+    excludes = (table["verdict_ci_low"] > np.where(table["basis"] == "ratio", 1, 0)) | (
+        table["verdict_ci_high"] < np.where(table["basis"] == "ratio", 1, 0)
+    )
+    assert ((table["verdict"] != "inconclusive") == excludes).all()
+    assert ((table["verdict"] != "inconclusive") == (table["p_adjusted"] < 0.05)).all()
+
+
+def test_holm_levels_follow_the_step_down() -> None:
+    assert holm_levels([0.01, 0.04, 0.03]) == pytest.approx([0.05 / 3, 0.025, 0.025])
+    assert holm_levels([0.001, 0.02, 0.5]) == pytest.approx([0.05 / 3, 0.025, 0.05])
+    assert np.isnan(holm_levels([0.01, float("nan")])[1])
+
+
+def test_fixed_tasks_use_the_t_test_on_within_task_variance_and_its_interval() -> None:
     rng = np.random.default_rng(8)
     p = rng.beta(0.5, 0.5, 20)
     outcomes = {
@@ -174,9 +205,10 @@ def test_fixed_tasks_narrow_the_interval_but_keep_the_test() -> None:
     }
     df = episodes_frame(outcomes)
     population, fixed = compare(df, "a", "b"), compare(df, "a", "b", estimand="fixed_tasks")
-    assert fixed.p_value == population.p_value and fixed.estimand == "fixed_tasks"
+    assert fixed.estimand == "fixed_tasks" and fixed.test == "fixed tasks: t on within-task variance (120 df)"
     assert fixed.ci_high - fixed.ci_low < population.ci_high - population.ci_low
-    assert fixed.method.startswith("fixed tasks: t on within-task variance")
+    se = (fixed.ci_high - fixed.diff) / stats.t.ppf(0.975, 120)
+    assert fixed.p_value == pytest.approx(2 * stats.t.sf(abs(fixed.diff) / se, 120))
 
 
 def test_comparisons_frame_has_one_row_per_comparison() -> None:

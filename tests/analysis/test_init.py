@@ -3,10 +3,12 @@ import coder_eval.analysis as analysis
 EXPORTED = [
     "Classification",
     "Comparison",
+    "Declaration",
     "Estimate",
     "Interval",
     "Runs",
     "TaskSelection",
+    "Verdicts",
     "classification",
     "compare",
     "compare_all",
@@ -17,6 +19,7 @@ EXPORTED = [
     "flips",
     "frequent_calls",
     "frequent_errors",
+    "headline",
     "headline_tasks",
     "higher_is_better",
     "judge_agreement",
@@ -31,6 +34,7 @@ EXPORTED = [
     "summarize",
     "tool_usage",
     "variance_parts",
+    "verdicts",
     "wilson_interval",
 ]
 

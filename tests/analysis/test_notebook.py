@@ -12,13 +12,13 @@ from matplotlib.figure import Figure
 import coder_eval.analysis as ca
 from coder_eval.analysis.notebook import (
     TRANSCRIPT_URL_ENV,
-    comparison_table,
     flips_table,
     metric_value,
     readable,
     token_buckets_plot,
     trajectory_links,
 )
+from coder_eval.analysis.wording import verdict_rows
 from tests.helpers import REPO
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
@@ -58,20 +58,26 @@ def test_the_comparison_and_flips_tables_name_baseline_and_candidate_alike() -> 
     rows = [
         ca.compare(episodes, "with_hint", "baseline", m, n_resamples=FAST) for m in ("passed", "cost_usd")
     ]
-    table = comparison_table(ca.comparisons_frame(rows), "baseline", "with_hint")
+    table = verdict_rows(rows)
     assert list(table.columns[:4]) == [
         "metric",
         "baseline baseline",
         "candidate with_hint",
-        "candidate − baseline [95% CI]",
+        "effect [verdict's interval]",
     ]
     assert table["baseline baseline"][0] == metric_value("passed", rows[0].mean_b)
     assert table["candidate with_hint"][0] == metric_value("passed", rows[0].mean_a)
+    low, high = (
+        metric_value("passed", x, signed=True) for x in (rows[0].verdict_ci_low, rows[0].verdict_ci_high)
+    )
+    assert (
+        table["effect [verdict's interval]"][0]
+        == f"{metric_value('passed', rows[0].diff, True)} [{low}, {high}]"
+    )
+    assert table["effect [verdict's interval]"][1].startswith(f"×{rows[1].ratio:.3g} [×")  # cost: the ratio
     flipped = flips_table(ca.flips(episodes, "baseline", "with_hint"), "baseline", "with_hint")
     assert {"baseline baseline", "candidate with_hint", "baseline → candidate"} <= set(flipped.columns)
     assert set(flipped["baseline → candidate"]) <= {"pass→fail", "fail→pass"}
-    with pytest.raises(ValueError, match="expects compare"):
-        comparison_table(ca.comparisons_frame(rows), "with_hint", "baseline")  # the names swapped
 
 
 def test_links_go_to_the_transcript_page_when_a_viewer_serves_the_kernel(

@@ -56,6 +56,43 @@ def test_forest_plot(episodes: pd.DataFrame, ax: Axes) -> None:
     assert out is ax and has_artists(ax) and len(ax.get_yticklabels()) == 2
 
 
+def test_a_ratio_forest_plot_reads_in_plain_factors(episodes: pd.DataFrame, ax: Axes) -> None:
+    """Amounts on a log axis: tick labels such as ×0.9 and ×1.25, never 10^0 or 6×10^-1."""
+    frame = comparisons_frame([compare(episodes, "a", "b", "cost_usd", **FAST)])
+    forest_plot(frame, ax)
+    ax.figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert ax.get_xscale() == "log" and labels and all(label.startswith("×") for label in labels)
+    assert not any("10^" in label or "$" in label for label in labels)
+
+
+def test_an_unbounded_interval_is_drawn_to_the_edge(ax: Axes) -> None:
+    """Five tasks: the test can exclude nothing, so the ratio interval is (0, ∞); it still draws."""
+    df = episodes_frame({v: {f"t{i}": ["pass"] for i in range(5)} for v in ("a", "b")})
+    df["cost_usd"] = [1.0, 2.0, 3.0, 4.0, 5.0, 1.1, 2.5, 2.0, 4.2, 5.5]
+    frame = comparisons_frame([compare(df, "a", "b", "cost_usd", **FAST)])
+    assert (frame["verdict_ci_low"][0], frame["verdict_ci_high"][0]) == (0.0, np.inf)
+    forest_plot(frame, ax)
+    low, high = ax.get_xlim()
+    assert 0 < low < high < np.inf
+
+
+def test_confusion_plot_draws_labels_with_dollars(ax: Axes) -> None:
+    """An observed label is the agent's text: a pair of $ would start matplotlib's math mode."""
+    criteria = pd.DataFrame(
+        {
+            "criterion_id": "c",
+            "task_id": ["t1", "t2"],
+            "variant_id": "v",
+            "observed_label": ["$x_{$", "y"],
+            "expected_label": ["y", "y"],
+        }
+    )
+    confusion_plot(classification(criteria, **FAST), ax)
+    ax.figure.canvas.draw()  # raised ValueError (mathtext) before labels were drawn as text
+    assert "$x_{$" in [t.get_text().replace("\\$", "$") for t in ax.get_xticklabels()]
+
+
 def test_distribution_plot(episodes: pd.DataFrame, ax: Axes) -> None:
     assert has_artists(distribution_plot(episodes, ax, metric="total_tokens"))
 

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from coder_eval.analysis import compare, mde, power_at, required_tasks, variance_parts
-from coder_eval.analysis.power_model import DifferenceModel, enumerated_rejects, normal_sign_flip_power
+from coder_eval.analysis.power_model import DifferenceModel, normal_sign_flip_power
 from coder_eval.analysis.signflip import sign_flip
 from coder_eval.errors import AnalysisError
 
@@ -40,13 +40,16 @@ def test_the_model_keeps_the_pilots_shape_and_gains_power_with_effect_and_tasks(
 
 
 def test_simulated_verdicts_are_those_of_the_exact_test() -> None:
-    """The vectorised tests inside the power model give the same answer as ``sign_flip`` run by run."""
-    for d, n in ((THIRDS, 15), (np.random.default_rng(2).normal(0.3, 1, 30), 9)):
-        model = DifferenceModel.from_pilot(d, bound=1.0 if d is THIRDS else None, n_sims=60)
-        draws = model.draw(0.3, n)
-        rejects = model.lattice_rejects(draws, 0.05) if model.denominator else enumerated_rejects(draws, 0.05)
-        expected = [sign_flip(row).p_value < 0.05 for row in draws]
-        assert rejects.tolist() == expected
+    """The vectorised tests inside the power model give the same answer as ``sign_flip`` run by run:
+    on the lattice, and for shifted continuous differences from their subset sums."""
+    model = DifferenceModel.from_pilot(THIRDS, bound=1.0, n_sims=60)
+    draws = model.draw(0.3, 15)
+    assert model.lattice_rejects(draws, 0.05).tolist() == [sign_flip(row).p_value < 0.05 for row in draws]
+    continuous = DifferenceModel.from_pilot(np.random.default_rng(2).normal(0.3, 1, 30), n_sims=60)
+    for effect in (0.0, 0.3, 1.2):
+        expected = [sign_flip(row).p_value < 0.05 for row in continuous.draw(effect, 9)]
+        assert continuous.shifted_rejects(effect, 9, 0.05).tolist() == expected
+        assert any(expected) or effect == 0.0
 
 
 def test_mde_is_the_effect_with_eighty_percent_power() -> None:
@@ -108,6 +111,29 @@ def test_more_repeats_shrink_only_the_within_task_part() -> None:
     assert parts.var_diff == pytest.approx(parts.between + parts.within / 3)
     assert parts.var_at(10) < parts.var_diff
     assert mde(df, "a", "b", n_repeats=10) < mde(df, "a", "b", n_repeats=2)
+
+
+def test_a_pilot_without_spread_has_no_mde_for_another_k_and_says_so() -> None:
+    """Both arms pass every run of every task: the normal model has no variance to scale, so the MDE
+    is undefined (NaN), never the 1e-12 a root finder would return, and no number of tasks is planned."""
+    df = episodes_frame({v: {f"t{i}": ["pass"] * 3 for i in range(8)} for v in ("a", "b")})
+    assert math.isnan(mde(df, "a", "b", n_repeats=5)) and math.isnan(power_at(df, "a", "b", 0.1, n_repeats=5))
+    with pytest.raises(AnalysisError, match="no spread"):
+        required_tasks(df, "a", "b", 0.1, n_repeats=5)
+    assert 0 < mde(df, "a", "b") < 1  # at the pilot's K the lattice model still plans (one pseudo-task)
+
+
+def test_an_observed_difference_of_minus_one_has_a_power() -> None:
+    """The candidate loses every task: the observed effect is the edge of the scale, and its power is 1."""
+    df = binary_frame([0] * 8, [1] * 8)
+    assert power_at(df, "a", "b", -1.0) == 1.0
+    with pytest.raises(AnalysisError, match=r"within \[-1, 1\]"):
+        power_at(df, "a", "b", -1.5)
+
+
+def test_continuous_differences_without_spread_have_no_mde() -> None:
+    model = DifferenceModel.from_pilot(np.full(8, 0.25))
+    assert model.sd == 0 and math.isnan(model.mde(8))
 
 
 def test_planning_another_k_needs_a_pilot_with_repeats() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import REPORT_METRICS
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.analysis.widgets import ALL_METRICS, ALL_TAGS, Explorer, discover_runs, transcript_text
 from coder_eval.errors import AnalysisError
 from tests.helpers import REPO
@@ -22,7 +22,10 @@ def explorer() -> Explorer:
 
 
 def test_a_runs_folder_offers_every_run_and_selects_the_newest(explorer: Explorer) -> None:
-    assert explorer.runs.options == ("skill-ab", "three-way")
+    assert explorer.runs.options == (
+        ("skill-ab — skill-ab", "skill-ab"),
+        ("three-way — three-way", "three-way"),
+    )
     assert explorer.runs.value == ("three-way",)
     assert (explorer.baseline.value, explorer.candidate.value) == ("baseline", "with_hint")
     assert explorer.comparison["metric"].tolist() == list(REPORT_METRICS)

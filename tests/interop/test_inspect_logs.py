@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import REPORT_METRICS, jsonable
+from coder_eval.analysis.notebook import jsonable
+from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.errors import AnalysisError
 from coder_eval.report import render_report
 from coder_eval.run_dir import episode_id
@@ -215,9 +216,12 @@ def test_compare_report_renders_on_inspect_logs(inspect_logs: dict[str, Path], t
     result = render_report(logs, "compare_report", params, out_dir=tmp_path)
     assert result.ok, result.error
     summary = json.loads(result.summary_path.read_text(encoding="utf-8"))
-    episodes = ca.load_runs(logs).episodes
-    comparisons = [ca.compare(episodes, CAREFUL, HASTY, metric) for metric in REPORT_METRICS]
-    assert summary["comparisons"] == same(ca.comparisons_frame(comparisons))
-    assert summary["mde"] == same(ca.mde(episodes, CAREFUL, HASTY, "passed"))  # NaN below MIN_TASKS: null
+    runs = ca.load_runs(logs)
+    v = ca.verdicts(runs, ca.Declaration(HASTY, CAREFUL))
+    assert summary["comparisons"] == same(v.frame()) and summary["verdict"] == same(v.headline())
+    assert [row["metric"] for row in summary["comparisons"]] == list(REPORT_METRICS)
+    assert summary["mde"] == same(
+        ca.mde(runs.episodes, CAREFUL, HASTY, "passed")
+    )  # NaN below MIN_TASKS: null
     page = result.html_path.read_text(encoding="utf-8")
     assert "What is compared" in page and "2 invalid episodes excluded" in page
