@@ -186,7 +186,10 @@ def split_glob(pattern: str) -> tuple[str, str]:
 
 
 def file_glob(pattern: str) -> str:
-    """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories)."""
+    """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories); ``.``
+    and empty steps are dropped, so ``./src/*.py`` is ``src/*.py`` and ``.`` (a folder) is ``""``,
+    which matches no file."""
+    pattern = "/".join(part for part in pattern.split("/") if part not in ("", "."))
     return pattern + "/*" if pattern == "**" or pattern.endswith("/**") else pattern
 
 

@@ -264,8 +264,10 @@ class HostSandbox:
 
 def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
     """Paths relative to ``root`` of the files (and, if asked, links) matching ``pattern``."""
-    found = set()
-    for path in root.glob(file_glob(pattern)):
+    found: set[str] = set()
+    if not (files := file_glob(pattern)):
+        return []
+    for path in root.glob(files):
         if not path.parent.resolve().is_relative_to(root):
             continue
         if path.is_symlink():

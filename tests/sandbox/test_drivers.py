@@ -77,6 +77,8 @@ def test_read_write_and_glob(make_sandbox: MakeSandbox, driver: str) -> None:
     assert run(sandbox.glob("src/**")) == ["src/app.py", "src/pkg/util.py"]
     assert run(sandbox.glob("**/*.py")) == ["src/app.py", "src/pkg/util.py"]
     assert run(sandbox.glob("src/*.py")) == ["src/app.py"]
+    assert run(sandbox.glob("./src//*.py")) == ["src/app.py"]  # '.' and empty steps say nothing
+    assert run(sandbox.glob(".")) == []  # the workspace is a folder, not a file
     assert run(sandbox.exec("./run.sh")).stdout == "ran\n"
 
 
