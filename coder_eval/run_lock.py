@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -88,7 +89,7 @@ class RunLock:
             fd = _open(path)
             try:
                 if not _flock(fd, fcntl.LOCK_EX):
-                    raise RunLocked(locked_message(folder, _read(fd)))
+                    raise RunLocked(locked_message(folder, _live_holder(fd)))
                 if not _names(path, fd):  # its holder released and removed it meanwhile
                     os.close(fd)
                     continue
@@ -177,6 +178,23 @@ def _read(fd: int) -> Holder | None:
         return Holder(**data) if isinstance(data, dict) else None
     except (OSError, ValueError, TypeError):
         return None
+
+
+NAMING_WAIT_S = 2.0
+"""How long a refused process waits for the holder to write its record (it writes it right after
+taking the lock, so a process refused in between would otherwise name nobody, or the dead holder
+before it)."""
+
+
+def _live_holder(fd: int) -> Holder | None:
+    """The record of the process holding the lock, once it has written it (see ``NAMING_WAIT_S``)."""
+    deadline = time.monotonic() + NAMING_WAIT_S
+    while True:
+        holder = _read(fd)
+        current = holder is not None and (holder.host != socket.gethostname() or holder.alive_here())
+        if current or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.02)
 
 
 def _write(path: Path, fd: int, holder: Holder) -> None:
