@@ -76,8 +76,8 @@ def test_the_ruff_hooks_fail_a_file_make_lint_fails(tmp_path: Path) -> None:
     shutil.copy(REPO / "pyproject.toml", repo / "pyproject.toml")
     (repo / ".venv").symlink_to(Path(sys.executable).parent.parent)
     (repo / "good.py").write_text('"""Formatted."""\n\nVALUE = 1\n', encoding="utf-8")
-    bad = "import os\nVALUE=[1,\n 2]\n"  # unformatted, and an unused import
-    (repo / "bad.py").write_text(bad, encoding="utf-8")
+    unformatted = "import os\nVALUE=[1,\n 2]\n"  # and an unused import
+    (repo / "bad.py").write_text(unformatted, encoding="utf-8")
     git("init", "-q", cwd=repo)
     git("add", CONFIG.name, "pyproject.toml", "good.py", "bad.py", cwd=repo)
     home = tmp_path / "home"
