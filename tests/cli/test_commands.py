@@ -31,8 +31,8 @@ HEAVY = [
 """Modules a bare start must not import (each costs tens to hundreds of milliseconds)."""
 
 
-def imported_after(*args: str, cwd: Path) -> tuple[str, list[str]]:
-    """What ``coder-eval ARGS`` printed, and which of ``HEAVY`` it had imported when it exited."""
+def imported_after(*args: str, cwd: Path, heavy: list[str] = HEAVY) -> tuple[str, list[str]]:
+    """What ``coder-eval ARGS`` printed, and which of ``heavy`` it had imported when it exited."""
     code = (
         "import json, sys\n"
         "from coder_eval.cli import main\n"
@@ -40,7 +40,7 @@ def imported_after(*args: str, cwd: Path) -> tuple[str, list[str]]:
         "    main(sys.argv[1:])\n"
         "except SystemExit:\n"
         "    pass\n"
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=True
@@ -61,6 +61,15 @@ def test_root_help_lists_every_command_with_its_summary(tmp_path: Path) -> None:
     flat = " ".join(printed.replace("│", " ").split())
     for name, row in COMMANDS.items():
         assert f"{name} {row.summary.split()[0]}" in flat, name
+
+
+@pytest.mark.parametrize("command", ["show", "view", "report", "regrade", "export"])
+def test_a_command_help_imports_only_what_its_options_need(tmp_path: Path, command: str) -> None:
+    heavy = ["coder_eval.runner", "coder_eval.run_dir", "coder_eval.trajectory", "coder_eval.report"]
+    heavy += [m for m in HEAVY if m != "pydantic"]  # typer imports it to build a command's parameters
+    printed, loaded = imported_after(command, "-h", cwd=tmp_path, heavy=heavy)
+    assert loaded == []
+    assert f"Usage: coder-eval {command}" in printed
 
 
 def test_a_command_loads_its_module_when_used(tmp_path: Path) -> None:
