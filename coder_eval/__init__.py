@@ -41,13 +41,18 @@ LAZY: dict[str, str] = {
 ``coder-eval --version``) does not import the runner, every agent and every criterion."""
 
 
-def __getattr__(name: str) -> Any:
-    module = LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'coder_eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # for the type checker the names are the imports above, and nothing else
+
+    def __getattr__(name: str) -> Any:
+        module = LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'coder_eval' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:  # tab completion in a notebook lists the lazy names too
+        return sorted({*globals(), *LAZY})
 
 
 __all__ = [

@@ -50,6 +50,10 @@ def test_the_package_imports_its_heavy_members_on_first_use() -> None:
     assert out.stdout.split() == ["False", "True"]
 
 
+def test_dir_lists_the_members_not_yet_imported() -> None:
+    assert set(coder_eval.__all__) <= set(dir(coder_eval))
+
+
 def test_an_unknown_member_is_an_attribute_error() -> None:
     import pytest
 
