@@ -1,4 +1,4 @@
-# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+# Two commands do all set-up on a fresh machine: `make run` and `make check` (lint, then the tests).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python

@@ -14,12 +14,46 @@ Analysis lives in ``coder_eval.analysis`` (pandas, scipy), imported separately.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from coder_eval.errors import CoderEvalError, ExitCode
-from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
-from coder_eval.task import TaskSpec, load_tasks
-from coder_eval.trajectory import SCHEMA_VERSION, TrajectoryWriter, read_trajectory
+
+if TYPE_CHECKING:
+    from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
+    from coder_eval.task import TaskSpec, load_tasks
+    from coder_eval.trajectory import SCHEMA_VERSION, TrajectoryWriter, read_trajectory
+
+LAZY: dict[str, str] = {
+    "EpisodePlan": "coder_eval.runner",
+    "plan_episodes": "coder_eval.runner",
+    "run_batch": "coder_eval.runner",
+    "run_episode": "coder_eval.runner",
+    "TaskSpec": "coder_eval.task",
+    "load_tasks": "coder_eval.task",
+    "SCHEMA_VERSION": "coder_eval.trajectory",
+    "TrajectoryWriter": "coder_eval.trajectory",
+    "read_trajectory": "coder_eval.trajectory",
+}
+"""Names imported from their module on first use, so ``import coder_eval`` (and with it
+``coder-eval --version``) does not import the runner, every agent and every criterion."""
+
+
+if not TYPE_CHECKING:  # for the type checker the names are the imports above, and nothing else
+
+    def __getattr__(name: str) -> Any:
+        module = LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'coder_eval' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:  # tab completion in a notebook lists the lazy names too
+        return sorted({*globals(), *LAZY})
+
 
 __all__ = [
     "SCHEMA_VERSION",

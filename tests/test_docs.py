@@ -1,5 +1,5 @@
-"""Every fenced block in README.md, reports/README.md and docs/*.md is run or checked here, so samples
-cannot rot.
+"""Every fenced block in README.md, CONTRIBUTING.md, reports/README.md and docs/*.md is run or checked
+here, so samples cannot rot.
 
 How to write a block (the fence's info string: a language, then ``key=value`` words):
 
@@ -18,6 +18,8 @@ Each block runs on its own, in a fresh folder that holds a copy of tasks/ and ex
 runs/, the test fixture runs ``skill-ab`` (variants ``baseline`` and ``with_skill``, a labelled
 ``skill_triggered`` criterion) and ``three-way``, with ``runs/latest`` pointing at ``skill-ab``. Task
 YAML is written as ``tasks/examples/doc.yaml``, so ``fixtures/...`` paths resolve as in the examples.
+A shell block marked ``cwd=repo`` runs in the repository itself instead (commands about the
+repository's own files, such as running a test file; they must write nothing there but caches).
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ import yaml
 
 from tests.helpers import REPO
 
-DOCS = [REPO / "README.md", REPO / "reports" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [
+    REPO / "README.md",
+    REPO / "CONTRIBUTING.md",
+    REPO / "reports" / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+]
 FIXTURE_RUNS = REPO / "tests" / "fixtures" / "runs"
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,})(?P<info>.*)$")
 YAML_KINDS = ("task", "task-part", "criteria", "experiment", "variant-part", "script")
@@ -102,6 +109,10 @@ def scratch(tmp_path: Path) -> Path:
 
 def test_every_block_is_runnable_or_says_why_not() -> None:
     for block in ALL:
+        if "cwd" in block.options:
+            assert (block.language, block.options["cwd"]) == ("bash", "repo"), (
+                f"{block.id}: cwd=repo, bash only"
+            )
         reason = block.options.get("norun")
         if reason is not None:
             assert reason.strip(), f"{block.id}: norun needs a reason"
@@ -137,9 +148,10 @@ def commands(text: str) -> list[str]:
 def test_shell_sample_runs(block: Block, scratch: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "NO_COLOR": "1"}
     expected = int(block.options.get("exit", "0"))
+    cwd = REPO if block.options.get("cwd") == "repo" else scratch
     for command in commands(block.text):
         result = subprocess.run(
-            ["bash", "-c", command], cwd=scratch, env=env, capture_output=True, text=True, timeout=600
+            ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
         )
         assert result.returncode == expected, f"{block.id}: {command}\n{result.stdout}\n{result.stderr}"
 

@@ -34,3 +34,28 @@ def test_the_command_line_starts_without_the_slow_imports() -> None:
     code = f"import sys, coder_eval.cli; print([m for m in {slow!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_package_imports_its_heavy_members_on_first_use() -> None:
+    """``import coder_eval`` (and so ``coder-eval --version``) loads no runner; the names still resolve."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, coder_eval; before = 'coder_eval.runner' in sys.modules; "
+        "from coder_eval import EpisodePlan; from coder_eval.runner import EpisodePlan as plan; "
+        "print(before, EpisodePlan is plan)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+def test_dir_lists_the_members_not_yet_imported() -> None:
+    assert set(coder_eval.__all__) <= set(dir(coder_eval))
+
+
+def test_an_unknown_member_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'run_suite'"):
+        coder_eval.run_suite  # noqa: B018

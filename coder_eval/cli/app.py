@@ -7,6 +7,10 @@ Usage errors (an unknown command or option, a bad value, a missing argument) exi
 line, a hint and no traceback, whichever click the installed typer uses (typer vendors its own since
 0.2x): the exception classes are taken from the module that defines ``typer.BadParameter``.
 
+The root group lists every command of ``coder_eval.cli.commands`` and imports a command's module
+only when that command is resolved (run, completed, or asked for its own help): the root's help shows
+each command's summary from that table.
+
 Every command registered with ``@app.command()`` gets readable metavars (``-j N``, ``--model MODEL``,
 ``RUN_DIR...``) without declaring them; ``METAVARS`` names the few that a type cannot say.
 """
@@ -20,11 +24,13 @@ from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from coder_eval import __version__
+from coder_eval.cli.commands import COMMANDS
 from coder_eval.errors import (
     CoderEvalError,
     ExecutorLost,
@@ -73,6 +79,33 @@ class CommandGroup(TyperGroup):
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             ctx.fail(f"No such command {name!r}{did_you_mean(name, self.list_commands(ctx))}.")
         return super().resolve_command(ctx, args)
+
+
+class RootGroup(CommandGroup):
+    """``coder-eval`` itself: the commands of ``COMMANDS``, each module imported on first use."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(dict.fromkeys([*COMMANDS, *self.commands]))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in COMMANDS:  # for the root's help: the summary alone
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)
+        return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args:
+            self.load(args[0])
+        return super().resolve_command(ctx, args)
+
+    def load(self, name: str) -> None:
+        """Import the module of command ``name`` (a no-op for a loaded or unknown name)."""
+        if name in self.commands or name not in COMMANDS:
+            return
+        importlib.import_module(COMMANDS[name].module)  # registers its commands on `app`
+        built = typer.main.get_command(app)
+        assert isinstance(built, TyperGroup)
+        self.commands[name] = built.commands[name]
 
 
 def _flag_help_option(make: Any) -> Any:
@@ -126,7 +159,7 @@ def readable_metavar(param: Any) -> None:
 
 
 app = typer.Typer(
-    cls=CommandGroup,
+    cls=RootGroup,
     add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Evaluate AI coding agents on task suites.",

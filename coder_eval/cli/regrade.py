@@ -6,7 +6,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,8 +15,9 @@ from rich.table import Table
 from coder_eval.cli.app import app, console, out, warn
 from coder_eval.cli.report import render_run_reports
 from coder_eval.errors import ExitCode
-from coder_eval.regrade import Regraded, RegradeResult, regrade_run
-from coder_eval.run_dir import RunDir, new_run_id
+
+if TYPE_CHECKING:
+    from coder_eval.regrade import Regraded, RegradeResult
 
 CHANGES_LISTED = 20
 """Episodes whose outcome changed that are listed by name (the rest are counted)."""
@@ -38,6 +39,9 @@ def regrade(
     report: Annotated[bool, typer.Option(help="Render the reports of the re-graded run.")] = True,
 ) -> None:
     """Grade a run's recorded episodes again, as the task files now define them or as recorded."""
+    from coder_eval.regrade import regrade_run
+    from coder_eval.run_dir import RunDir, new_run_id
+
     target = new_run_dir or Path("runs") / new_run_id()
     with Progress(
         TextColumn("{task.description}"),

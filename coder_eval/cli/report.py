@@ -16,7 +16,13 @@ from rich.markup import escape
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import ExitCode, ReportError
-from coder_eval.report import TEMPLATES
+
+
+def templates() -> list[str]:
+    """The report templates' names (for completion)."""
+    from coder_eval.report import TEMPLATES
+
+    return sorted(TEMPLATES)
 
 
 class ReportJob(NamedTuple):
@@ -30,7 +36,7 @@ def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories (runs/<run_id>, runs/latest).")],
     template: Annotated[
         str,
-        typer.Option("--template", "-t", help="Report template.", autocompletion=lambda: sorted(TEMPLATES)),
+        typer.Option("--template", "-t", help="Report template.", autocompletion=templates),
     ] = "run_report",
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Template parameter KEY=VALUE.")

@@ -13,18 +13,15 @@ import difflib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from coder_eval.cli.app import app, console, out
-from coder_eval.cli.summary import print_not_passed, print_totals, shown_path
 from coder_eval.errors import InputError
-from coder_eval.run_dir import RunDir
-from coder_eval.run_lock import RunLock
-from coder_eval.trajectory import EVENT_ADAPTER, EpisodeEnd, parse_line
-from coder_eval.transcript import describe, transcript_text
+
+if TYPE_CHECKING:
+    from coder_eval.run_dir import RunDir
 
 POLL_S = 0.2
 """How often ``--follow`` looks for new lines."""
@@ -47,6 +44,10 @@ def show(
     ] = False,
 ) -> None:
     """Print an episode's transcript: messages, tool calls and results, verdicts, outcome."""
+    from coder_eval.cli.summary import print_not_passed, print_totals, shown_path
+    from coder_eval.run_dir import RunDir
+    from coder_eval.transcript import transcript_text
+
     if not follow:
         path = trajectory_path(target, episode)
         out.print(transcript_text(path), markup=False, highlight=False, soft_wrap=True)
@@ -66,6 +67,8 @@ def show(
 
 def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], bool]]:
     """The one trajectory to follow, and what says its run stopped (a file alone: nothing)."""
+    from coder_eval.run_dir import RunDir
+
     if target.is_file() or episode is None:
         return target, lambda: False
     run = RunDir.open(target)
@@ -74,11 +77,15 @@ def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], boo
 
 def run_is_live(run: RunDir) -> bool:
     """A process is writing the run (its manifest says ``running`` and its lock is held)."""
+    from coder_eval.run_lock import RunLock
+
     return run.read_manifest().status == "running" and RunLock.holder(run.path) is not None
 
 
 def trajectory_path(target: Path, episode: str | None) -> Path:
     """The trajectory a ``show`` argument names; InputError suggesting the nearest ids otherwise."""
+    from coder_eval.run_dir import RunDir
+
     if target.is_file():
         return target
     run = RunDir.open(target)
@@ -101,6 +108,8 @@ def unknown_episode(episode: str, ids: list[str]) -> str:
 
 def running_path(target: Path, episode: str) -> Path:
     """The trajectory of a named episode to follow (planned, perhaps not started yet)."""
+    from coder_eval.run_dir import RunDir
+
     run = RunDir.open(target)
     planned = [e.episode_id for e in run.read_manifest().episodes]
     if episode not in planned:
@@ -185,6 +194,11 @@ class Tail:
 
 
 def _describe_line(line: bytes, offset: int) -> tuple[str, bool]:
+    from pydantic import ValidationError
+
+    from coder_eval.trajectory import EVENT_ADAPTER, EpisodeEnd, parse_line
+    from coder_eval.transcript import describe
+
     try:
         event = EVENT_ADAPTER.validate_python(parse_line(line.decode("utf-8")))
     except UnicodeDecodeError as exc:  # a write cut inside a character: unreadable, like a cut line

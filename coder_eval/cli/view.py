@@ -16,7 +16,6 @@ import typer
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
-from coder_eval.run_dir import MANIFEST
 
 DEFAULT_RUNS = Path("runs")
 
@@ -48,6 +47,8 @@ def checked_runs(paths: list[Path]) -> list[Path]:
 
     The same rule as the explorer's ``discover_runs``, without importing the analysis stack here.
     """
+    from coder_eval.run_dir import MANIFEST
+
     hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
     for path in paths:
         is_run = (path / MANIFEST).is_file()

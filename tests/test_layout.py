@@ -1,0 +1,203 @@
+"""Tests mirror the package: ``coder_eval/a/b.py`` is tested in ``tests/a/test_b.py`` (a package's
+``__init__.py`` in ``tests/a/test_init.py``, a top-level module ``coder_eval/x.py`` in
+``tests/test_x.py``).
+
+A module without its mirror needs an entry in ``WITHOUT_OWN_TEST`` saying why: which test exercises
+it instead (each entry names at least one test file, and that file must exist), or that it has none
+yet. An entry whose module has gained its test, or no longer exists, fails too, so the list only
+shrinks honestly. The failure prints the modules to add or drop, ready to paste.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.helpers import REPO
+
+PACKAGE = REPO / "coder_eval"
+
+WITHOUT_OWN_TEST: dict[str, str] = {
+    # packages whose __init__ is a table or re-exports, tested where the table is used
+    "__init__.py": "re-exports; tests/test_public_api.py checks the exported names and their lazy import",
+    "__main__.py": "two lines; every CLI test runs `python -m coder_eval` (tests/cli/test_app.py)",
+    "agents/__init__.py": (
+        "the agent table; tested through tests/agents/test_spec.py and tests/test_plugins.py"
+    ),
+    "agents/claude_code/__init__.py": "re-exports; tests/agents/test_claude_code.py",
+    "agents/codex/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
+    "agents/gemini/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
+    "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
+    "executors/__init__.py": "the executor table; tested through tests/executors/test_dask.py",
+    "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
+    "interop/__init__.py": "re-exports; tests/interop/test_inspect_logs.py",
+    "regrade/__init__.py": "re-exports; tests/regrade/test_run.py",
+    "sandbox/__init__.py": "the driver table; tested through tests/sandbox/test_drivers.py",
+    "scripted/__init__.py": "re-exports; tests/scripted/test_server.py",
+    # agents: each kind is run end to end through its real CLI
+    "agents/base.py": "the agent seam (types); every agent test uses it, e.g. tests/agents/test_events.py",
+    "agents/claude_code/agent.py": (
+        "no test of its own; the real CLI runs it in tests/agents/test_claude_code.py"
+    ),
+    "agents/claude_code/dialog.py": "no test of its own; dialog tasks run it in tests/test_simulation.py",
+    "agents/claude_code/launcher.py": "tested through tests/agents/claude_code/test_environment.py",
+    "agents/claude_code/spec.py": "fields validated in tests/agents/test_spec.py",
+    "agents/cli_agent.py": "the shared CLI agent run; tested through tests/agents/test_cli_agents.py",
+    "agents/cli_spec.py": "fields validated in tests/agents/test_spec.py",
+    "agents/codex/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
+    "agents/codex/home.py": "no test of its own; exercised by tests/agents/test_cli_agents.py",
+    "agents/codex/spec.py": "fields validated in tests/agents/test_spec.py",
+    "agents/command.py": "no test of its own; tests/agents/test_command_events.py runs command agents",
+    "agents/command_spec.py": "fields validated in tests/agents/test_spec.py",
+    "agents/event_streams.py": "tested through tests/agents/test_command_events.py (both stream formats)",
+    "agents/gemini/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
+    "agents/gemini/home.py": "no test of its own; exercised by tests/agents/test_cli_agents.py",
+    "agents/gemini/spec.py": "fields validated in tests/agents/test_spec.py",
+    "agents/node_cli.py": "one lookup; exercised by tests/agents/test_cli_agents.py",
+    "agents/none.py": "does nothing; tests/test_validate.py runs it against every example task",
+    "agents/opencode/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
+    "agents/opencode/skills.py": "tested through tests/test_skill_record.py (skills opencode loaded)",
+    "agents/opencode/spec.py": (
+        "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
+    ),
+    "agents/oracle.py": "no test of its own; tests/test_validate.py and tests/interop/test_harbor_scripts.py",
+    "agents/skill_sources.py": "tested through tests/test_skill_offer.py",
+    # analysis: frames and methods tested through the public functions that use them
+    "analysis/columns.py": "tested through tests/analysis/test_load.py",
+    "analysis/completion.py": "tested through tests/test_gates.py",
+    "analysis/explorer_views.py": (
+        "no test of its own; the explorer renders it in tests/test_explore_browser.py"
+    ),
+    "analysis/frames.py": "no test of its own; the frames are read in tests/analysis/test_load.py",
+    "analysis/metrics.py": "tested through tests/analysis/test_compare.py and tests/analysis/test_init.py",
+    "analysis/multiplicity.py": "tested through tests/analysis/test_compare.py",
+    "analysis/paired.py": (
+        "tested through tests/analysis/test_compare.py and tests/analysis/test_inversion.py"
+    ),
+    "analysis/planning.py": "tested through tests/analysis/test_power.py",
+    "analysis/power_model.py": "tested through tests/analysis/test_power.py",
+    "analysis/verdicts.py": "tested through tests/test_one_answer.py (one verdict on every surface)",
+    "analysis/wording.py": "tested through tests/analysis/test_notebook.py",
+    # the command line: each command through its subprocess
+    "cli/__init__.py": "two names; tests/cli/test_commands.py",
+    "cli/export.py": "tested through tests/interop/test_atif_export.py",
+    "cli/finish.py": "tested through tests/test_one_answer.py and tests/test_gates.py",
+    "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
+    "cli/plan.py": "tested through tests/test_cli.py and tests/test_validate.py",
+    "cli/report.py": "tested through tests/test_cli.py and tests/test_report.py",
+    "cli/run.py": "tested through tests/test_cli.py, tests/test_resume.py and tests/test_run_lock.py",
+    "cli_match.py": "tested through tests/criteria/test_cli_called.py",
+    # criteria
+    "criteria/agent_judging.py": "tested through tests/criteria/test_agent_judge.py",
+    "criteria/evidence.py": (
+        "tested through tests/criteria/test_llm_judge.py and tests/test_untrusted_json.py"
+    ),
+    "criteria/file_exists.py": (
+        "no test of its own; tasks check files with it in tests/test_cli.py and tests/sandbox/test_limits.py"
+    ),
+    "criteria/flags.py": "tested through tests/criteria/test_base.py",
+    "criteria/hidden_tests.py": "tested through tests/criteria/test_expected_tests.py and tests/security/",
+    "criteria/judge_context.py": "no test of its own; tests/criteria/test_llm_judge.py",
+    "criteria/judge_workspace.py": "tested through tests/criteria/test_agent_judge.py",
+    "criteria/judging.py": "no test of its own; the judges' tests/criteria/test_llm_judge.py",
+    "criteria/recorded_calls.py": (
+        "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
+    ),
+    "criteria/suite_metrics.py": "tested through tests/test_gates.py",
+    # executors
+    "executors/base.py": "the executor protocol (types); tests/executors/test_dask.py",
+    "executors/local.py": "no test of its own; every run without --executor uses it (tests/test_cli.py)",
+    # experiment, interop, regrade
+    "experiment/paths.py": "tested through tests/experiment/test_spec.py",
+    "experiment/rephrase.py": "tested through tests/experiment/test_mutations.py",
+    "experiment/selection.py": "tested through tests/test_row_selection.py",
+    "interop/atif_steps.py": "tested through tests/interop/test_atif.py",
+    "interop/inspect_scores.py": "tested through tests/interop/test_inspect_logs.py",
+    "regrade/before.py": "no test of its own; tests/regrade/test_run.py",
+    "regrade/episode.py": "tested through tests/regrade/test_run.py",
+    # the episode and the run
+    "errors.py": "error types and exit codes; every test of bad input, e.g. tests/test_task.py",
+    "limits.py": "tested through tests/test_watch.py",
+    "manifest.py": "tested through tests/test_run_dir.py and tests/test_resume.py",
+    "report_files.py": "tested through tests/test_report.py",
+    "run_stop.py": "tested through tests/test_run_write_faults.py",
+    "stage.py": "no test of its own; every episode stages its agent (tests/test_runner.py)",
+    "task_files.py": "tested through tests/test_resume.py (a changed task refuses --resume)",
+    "template_files.py": "tested through tests/test_pristine.py",
+    "verifier.py": "no test of its own; graders run in it in tests/test_grading.py and tests/security/",
+    "viewer.py": "tested through tests/cli/test_view.py and tests/test_explore_browser.py",
+    # sandboxes
+    "sandbox/base.py": "the sandbox seam; tested through tests/sandbox/test_drivers.py",
+    "sandbox/cgroups.py": "tested through tests/sandbox/test_limits.py",
+    "sandbox/container.py": "tested through tests/sandbox/test_limits.py",
+    "sandbox/docker_spec.py": "fields validated in tests/sandbox/test_docker.py",
+    "sandbox/engine.py": "tested through tests/sandbox/test_docker.py",
+    "sandbox/environment.py": "tested through tests/sandbox/test_envs.py",
+    "sandbox/helper.py": "no test of its own; the docker driver runs it in tests/sandbox/test_docker.py",
+    "sandbox/images.py": "tested through tests/sandbox/test_docker.py",
+    "sandbox/local.py": (
+        "no test of its own; every driver's tests build on it (tests/sandbox/test_drivers.py)"
+    ),
+    "sandbox/provision.py": "tested through tests/sandbox/test_seed.py",
+    "sandbox/rootfs.py": "tested through tests/sandbox/test_base_image.py",
+    "sandbox/spec.py": "fields validated in tests/sandbox/test_drivers.py",
+    "sandbox/toolchain.py": (
+        "tested through tests/sandbox/test_layout.py and tests/security/test_grader_attacks.py"
+    ),
+    # the scripted model server
+    "scripted/calls.py": "tested through tests/scripted/test_dialects.py",
+    "scripted/dialect.py": "tested through tests/scripted/test_dialects.py",
+    "scripted/gemini.py": "tested through tests/scripted/test_dialects.py",
+    "scripted/handler.py": "tested through tests/scripted/test_server.py",
+    "scripted/openai_responses.py": "tested through tests/scripted/test_dialects.py",
+    "scripted/replay.py": "tested through tests/scripted/test_selection.py",
+    "scripted/request_log.py": "tested through tests/scripted/test_server.py",
+    "scripted/response.py": "tested through tests/scripted/test_dialects.py",
+    "scripted/skills.py": "tested through tests/scripted/test_dialects.py",
+}
+"""Modules (relative to ``coder_eval/``) without a mirroring test file, and why."""
+
+TEST_PATH = re.compile(r"tests/[\w/]+(?:\.py|/)")
+
+
+def mirror(module: Path) -> Path:
+    """The test file that mirrors ``module`` (a path under ``coder_eval/``)."""
+    relative = module.relative_to(PACKAGE)
+    name = "init" if relative.name == "__init__.py" else relative.stem
+    return REPO / "tests" / relative.parent / f"test_{name}.py"
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_module_has_a_mirroring_test_or_says_why_not() -> None:
+    untested = [str(m.relative_to(PACKAGE)) for m in modules() if not mirror(m).exists()]
+    missing = [name for name in untested if name not in WITHOUT_OWN_TEST]
+    assert not missing, (
+        "modules with no test file mirroring them: add tests/<same path>/test_<module>.py, or an entry in "
+        "WITHOUT_OWN_TEST saying which test exercises it:\n"
+        + "\n".join(f'    "{name}": "...",  # {mirror(PACKAGE / name).relative_to(REPO)}' for name in missing)
+    )
+
+
+def test_the_allowlist_names_only_modules_still_without_their_test() -> None:
+    gone = [name for name in WITHOUT_OWN_TEST if not (PACKAGE / name).exists()]
+    tested = [name for name in WITHOUT_OWN_TEST if name not in gone and mirror(PACKAGE / name).exists()]
+    stale = [f"{name}: no such module" for name in gone]
+    stale += [f"{name}: has {mirror(PACKAGE / name).relative_to(REPO)}" for name in tested]
+    assert not stale, "drop these from WITHOUT_OWN_TEST:\n" + "\n".join(stale)
+
+
+def test_each_reason_names_test_files_that_exist() -> None:
+    for name, reason in WITHOUT_OWN_TEST.items():
+        named = TEST_PATH.findall(reason)
+        assert named, f"{name}: the reason names no test file: {reason!r}"
+        for path in named:
+            assert (REPO / path).exists(), f"{name}: {path} does not exist"
+
+
+def test_the_mirror_convention() -> None:
+    assert mirror(PACKAGE / "sandbox" / "docker.py") == REPO / "tests" / "sandbox" / "test_docker.py"
+    assert mirror(PACKAGE / "analysis" / "__init__.py") == REPO / "tests" / "analysis" / "test_init.py"
+    assert mirror(PACKAGE / "task.py") == REPO / "tests" / "test_task.py"
