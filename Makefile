@@ -32,13 +32,17 @@ system-deps:
 
 # The skill A/B demo through the real Claude Code CLI (or AGENT=codex, opencode, gemini): offline
 # (scripted model) without an API key.
+# Bubblewrap is installed first when it is missing and we may: without it the sandbox is a plain folder.
 run: setup
+	@bash scripts/system-deps.sh bubblewrap
 	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 \
 	  $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
+# The tests run in TEST_JOBS processes (pytest-xdist), a test file per process at a time.
+TEST_JOBS ?= 2
 test: setup system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .

@@ -8,7 +8,13 @@ import pytest
 
 import coder_eval.scripted
 from coder_eval.scripted import ScriptedServer
-from tests.docker_engine import _docker_when_marked, docker_engine  # noqa: F401 (fixtures)
+from tests.docker_engine import _docker_when_marked, docker_engine, stop_started_engine  # noqa: F401
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's end (in the xdist controller, or the only process): stop a daemon the tests started."""
+    if not hasattr(session.config, "workerinput"):
+        stop_started_engine()
 
 
 @pytest.fixture

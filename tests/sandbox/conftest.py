@@ -17,12 +17,16 @@ MakeSandbox = Callable[..., HostSandbox]
 
 
 @pytest.fixture
-def make_sandbox(tmp_path: Path) -> Iterator[MakeSandbox]:
+def make_sandbox() -> Iterator[MakeSandbox]:
     """``make_sandbox(driver="tempdir", provision=None, **spec_fields)``; all are closed after the test.
 
-    The provision defaults to one seeded from the spec's template sources, shims and mock dirs.
+    The provision defaults to one seeded from the spec's template sources, shims and mock dirs. The
+    sandboxes sit in a short folder of the system's temporary directory, as a run's do: below pytest's
+    ``tmp_path`` of a test under pytest-xdist, a harness socket's path would pass the 107 bytes a
+    Unix socket's name may have.
     """
     made: list[HostSandbox] = []
+    base_dir = Path(tempfile.mkdtemp(prefix="ce-test-"))
 
     def make(driver: str = "tempdir", provision: Provision | None = None, **fields: Any) -> HostSandbox:
         spec_class, sandbox_class = DRIVERS[driver]
@@ -36,13 +40,14 @@ def make_sandbox(tmp_path: Path) -> Iterator[MakeSandbox]:
             network=spec.network,
             limits=spec.limits,
         )
-        sandbox = run(sandbox_class.create(spec, provision, base_dir=tmp_path))
+        sandbox = run(sandbox_class.create(spec, provision, base_dir=base_dir))
         made.append(sandbox)
         return sandbox
 
     yield make
     for sandbox in made:
         run(sandbox.close())
+    shutil.rmtree(base_dir, ignore_errors=True)
 
 
 @pytest.fixture
