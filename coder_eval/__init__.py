@@ -16,8 +16,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from coder_eval.episode_plan import EpisodePlan, plan_episodes
 from coder_eval.errors import CoderEvalError, ExitCode
-from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
+from coder_eval.run.batch import run_batch
+from coder_eval.runner import run_episode
 from coder_eval.task import TaskSpec, load_tasks
 from coder_eval.trajectory import SCHEMA_VERSION, TrajectoryWriter, read_trajectory
 
