@@ -35,10 +35,11 @@ from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]  # (no type stubs; installed with dask)
 
+from coder_eval.episode_plan import EpisodePlan, plan_episodes
 from coder_eval.executors import Executor, open_executor
 from coder_eval.executors.dask import open_dask
+from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import EpisodePlan, plan_episodes, run_batch
 from coder_eval.snapshots import SnapshotTarget
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import EpisodeEnd

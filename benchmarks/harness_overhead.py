@@ -21,8 +21,9 @@ from typing import Any
 
 import yaml
 
+from coder_eval.episode_plan import plan_episodes
+from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import plan_episodes, run_batch
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import EpisodeEnd, ToolResult, read_trajectory
 

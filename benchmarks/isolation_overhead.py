@@ -21,8 +21,9 @@ import textwrap
 import time
 from pathlib import Path
 
+from coder_eval.episode_plan import plan_episodes
+from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import plan_episodes, run_batch
 from coder_eval.sandbox import DockerSandbox, DockerSpec, Provision, resolve_driver
 from coder_eval.sandbox.base_image import build_base_image
 from coder_eval.sandbox.engine import engine_problem

@@ -23,8 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from coder_eval.episode_plan import plan_episodes
+from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import plan_episodes, run_batch
 from coder_eval.sandbox import resolve_driver
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import EpisodeEnd, read_trajectory

@@ -48,7 +48,7 @@ def write_junit(run: RunDir, path: Path) -> JunitCounts:
     totals = JunitCounts()
     for variant in manifest.variants or sorted({e.variant_id for e in manifest.episodes}):
         suite = ET.SubElement(root, "testsuite", name=f"{manifest.experiment_id}/{variant}")
-        _headline_properties(suite, manifest.extra.get("headline"))
+        _headline_properties(suite, manifest.headline)
         counts = JunitCounts()
         for planned in (e for e in manifest.episodes if e.variant_id == variant):
             _testcase(suite, planned, run, counts)

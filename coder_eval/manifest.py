@@ -3,7 +3,11 @@
 Example::
 
     manifest = read_manifest(Path("runs/latest"))   # ManifestError (exit 2) naming the file if damaged
-    manifest.status, manifest.episodes[0].episode_id, manifest.resumes
+    manifest.status, manifest.episodes[0].episode_id, manifest.resumes, manifest.gates
+
+Schema version 2 gives every record its own field (``inputs``, ``experiment``, ``budget``, ``gates``,
+``headline``); version 1 kept them under ``extra``, and a version-1 manifest reads as version 2
+with them lifted out (``RunManifest._lift_extra``).
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coder_eval.errors import ManifestError
-from coder_eval.trajectory import SCHEMA_VERSION, now
+from coder_eval.trajectory import now
 
 MANIFEST = "run.json"
+MANIFEST_SCHEMA_VERSION = 2
+"""The manifest's own schema version (1: records under ``extra``; 2: a field each)."""
+READABLE_VERSIONS = (1, MANIFEST_SCHEMA_VERSION)
+LIFTED = ("inputs", "experiment", "budget", "gates", "headline")
+"""The keys a version-1 manifest kept under ``extra``, each a field since version 2."""
 RunStatus = Literal["running", "completed", "interrupted", "budget_stopped"]
 
 
@@ -84,11 +93,86 @@ class ResumeRecord(BaseModel):
     )
 
 
+class InputsRecord(BaseModel):
+    """The selection options a run started with (``--resume`` rebuilds its plan from them): paths
+    and the experiment stored absolute (``coder_eval.experiment.inputs.RunInputs`` acts on them)."""
+
+    model_config = ConfigDict(extra="ignore")
+    paths: list[str] = []
+    experiment: str | None = None
+    defines: list[str] = []
+    model: str | None = None
+    agent: str | None = None
+    repeats: int | None = None
+    tags: list[str] = []
+    sample: int | None = None
+    sample_per_stratum: int | None = None
+    sample_tasks: int | None = None
+    split: str | None = None
+    exclude_tags: list[str] = []
+    include_skipped: bool = False
+    driver: str | None = None
+
+    @field_validator("paths", "defines", "tags", "exclude_tags", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class VariantRecord(BaseModel):
+    """One variant as it resolved over the run's tasks."""
+
+    variant_id: str
+    description: str = ""
+    repeats: int = 1
+    agents: list[str] = Field(default_factory=list, description="Agent kinds its episodes ran.")
+    models: list[str] = Field(default_factory=list, description="Models (``default`` when unset).")
+
+
+class CompareRecord(BaseModel):
+    """The experiment's ``compare:`` block: which tasks the headline pools."""
+
+    tags: list[str] = Field(default_factory=list)
+    exclude_tags: list[str] = Field(default_factory=list)
+
+
+class ExperimentRecord(BaseModel):
+    """The experiment file and, per variant, what it resolved to."""
+
+    path: str | None = Field(default=None, description="The experiment file (absolute), or null.")
+    variants: list[VariantRecord] = Field(default_factory=list)
+    compare: CompareRecord = Field(default_factory=CompareRecord)
+
+
+class BudgetRecord(BaseModel):
+    """A ``--max-cost-usd`` budget and what the run spent under it."""
+
+    max_cost_usd: float
+    spent_usd: float = 0.0
+    stopped: bool = Field(default=False, description="The budget stopped the run.")
+    not_started: int = Field(default=0, description="Episodes never started because of it.")
+
+
+class GateRecord(BaseModel):
+    """One row of the gate table (``coder_eval.gates.GateResult``; null where a value is not a number)."""
+
+    gate: str
+    variant_id: str
+    metric: str
+    threshold: float | None = None
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    label: str | None = None
+    verdict: Literal["pass", "fail", "not gated"] = "fail"
+    note: str = ""
+
+
 class RunManifest(BaseModel):
     """``run.json``: what a run was asked to do, and how far it got."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: int = Field(default=SCHEMA_VERSION, description="Same version as the trajectories.")
+    schema_version: int = Field(default=MANIFEST_SCHEMA_VERSION, description="The manifest's schema.")
     run_id: str = Field(description="Directory name under runs/.")
     experiment_id: str = Field(default="default", description="Experiment that produced the run.")
     description: str = Field(default="", description="Experiment description.")
@@ -106,7 +190,33 @@ class RunManifest(BaseModel):
         default=None, description="Set on a run made by coder-eval regrade."
     )
     resumes: list[ResumeRecord] = Field(default_factory=list, description="Each --resume, in order.")
-    extra: dict[str, Any] = Field(default_factory=dict, description="Budget and gate results, notes.")
+    inputs: InputsRecord | None = Field(default=None, description="The selection options it started with.")
+    experiment: ExperimentRecord | None = Field(default=None, description="What the experiment resolved to.")
+    budget: BudgetRecord | None = Field(default=None, description="Set when the run had a cost budget.")
+    gates: list[GateRecord] | None = Field(default=None, description="Set once the gates were evaluated.")
+    headline: dict[str, Any] | None = Field(
+        default=None,
+        description="The declared comparison as plain data (``Verdicts.headline()``), with two variants.",
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Notes; nothing coder_eval reads (it reads only the fields above)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_extra(cls, data: Any) -> Any:
+        """A version-1 manifest (records under ``extra``) read as version 2: each record lifted into
+        its field, unless the field is set too."""
+        if not isinstance(data, dict):
+            return data
+        lifted: dict[str, Any] = {}
+        if isinstance(data.get("extra"), dict):
+            extra = dict(data["extra"])
+            lifted = {key: extra.pop(key) for key in LIFTED if key in extra and data.get(key) is None}
+            lifted["extra"] = extra
+        if data.get("schema_version") != 1 and len(lifted) <= 1:
+            return data
+        return {**data, **lifted, "schema_version": MANIFEST_SCHEMA_VERSION}
 
 
 def read_manifest(folder: Path) -> RunManifest:
@@ -123,11 +233,11 @@ def read_manifest(folder: Path) -> RunManifest:
         raise ManifestError(f"{path}: not JSON ({exc}); not a coder_eval manifest") from exc
     if not isinstance(data, dict) or "run_id" not in data:
         raise ManifestError(f"{path}: not a coder_eval run manifest (no run_id)")
-    version = data.get("schema_version", SCHEMA_VERSION)
-    if version != SCHEMA_VERSION:
+    version = data.get("schema_version", MANIFEST_SCHEMA_VERSION)
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise ManifestError(
             f"{path}: manifest schema_version {version!r} is not supported (this coder_eval reads "
-            f"{SCHEMA_VERSION}); use the coder_eval version that wrote the run"
+            f"{' and '.join(map(str, READABLE_VERSIONS))}); use the coder_eval version that wrote the run"
         )
     try:
         return RunManifest.model_validate(data)

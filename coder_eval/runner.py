@@ -1,41 +1,38 @@
-"""Run episodes: ``run_episode`` is a recipe of named steps; ``run_batch`` adds concurrency and resume.
+"""Run one episode: ``run_episode`` is a recipe of named steps (``coder_eval.run.batch`` runs many).
 
 Example::
 
-    plans = plan_episodes(load_tasks([Path("tasks/examples")]), repeats=2)
-    summary = asyncio.run(run_batch(plans, run_dir, concurrency=4))
+    (task,) = load_tasks([Path("tasks/examples/write_file.yaml")])
+    end = asyncio.run(run_episode(EpisodePlan(task), "run-1", Path("episode.jsonl")))
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import platform
 import re
 import tempfile
 import time
-from collections.abc import Callable, Collection, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from coder_eval import __version__
 from coder_eval.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.agents import MODEL_AGENTS, AgentResult
-from coder_eval.errors import CoderEvalError, ExecutorLost, RunWriteError
+from coder_eval.episode_plan import EpisodePlan
+from coder_eval.errors import CoderEvalError, RunWriteError
 from coder_eval.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.iterations import (
     Grade,
     armed_criteria,
     armed_outcome,
 )
-from coder_eval.run_dir import RunDir, episode_id
-from coder_eval.salvage import salvage
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.sandbox.snapshot import WorkspaceTooLarge
 from coder_eval.skill_record import skill_load
-from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget, keep_snapshot
+from coder_eval.snapshots import SnapshotTarget, keep_snapshot
 from coder_eval.stage import ScriptedProvider, Stage, close_quietly, open_stage
 from coder_eval.task import TaskSpec
 from coder_eval.task_files import task_hash
@@ -50,36 +47,6 @@ from coder_eval.trajectory import (
     WorkspaceSnapshot,
 )
 from coder_eval.verifier import open_verifier
-
-if TYPE_CHECKING:
-    from coder_eval.executors.base import Executor
-
-
-@dataclass(frozen=True)
-class EpisodePlan:
-    """One task × variant × repeat, with the resolved task and where each field came from."""
-
-    task: TaskSpec
-    variant_id: str = "default"
-    repeat: int = 0
-    provenance: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def episode_id(self) -> str:
-        return episode_id(self.task.task_id, self.variant_id, self.repeat)
-
-    @property
-    def seed(self) -> int:
-        """A stable 32-bit seed from the episode id: repeats differ, re-runs agree."""
-        return int.from_bytes(hashlib.sha256(self.episode_id.encode()).digest()[:4], "big")
-
-
-def plan_episodes(
-    tasks: Sequence[TaskSpec], repeats: int = 1, variant_id: str = "default"
-) -> list[EpisodePlan]:
-    """Every (task, repeat) for one variant (a dialog's ``n_trials`` multiply the repeats); skipped
-    tasks are left out."""
-    return [EpisodePlan(t, variant_id, r) for t in tasks if not t.skip for r in range(repeats * t.trials)]
 
 
 def versions() -> dict[str, str]:
@@ -409,129 +376,6 @@ class _Phases:
         )
 
 
-@dataclass
-class BatchSummary:
-    """What a batch did: counts by outcome, spend, and whether a budget stopped it."""
-
-    outcomes: dict[str, int] = field(default_factory=lambda: {"pass": 0, "fail": 0, "invalid": 0})
-    cost_usd: float = 0.0
-    skipped_done: int = 0
-    budget_stopped: bool = False
-    not_started: int = 0
-
-
-async def run_batch(
-    plans: Sequence[EpisodePlan],
-    run: RunDir,
-    *,
-    run_id: str,
-    concurrency: int = 1,
-    resume: bool = False,
-    max_cost_usd: float | None = None,
-    on_done: Callable[[EpisodePlan, EpisodeEnd], None] | None = None,
-    executor: Executor | None = None,
-    snapshot_max_bytes: int | None = DEFAULT_MAX_BYTES,
-    rerun: Collection[str] = (),
-) -> BatchSummary:
-    """Run ``plans`` into ``run``; with ``resume``, complete episodes are kept and the rest re-run
-    (those the harness made ``invalid`` too, and the finished ones named in ``rerun``).
-    Workspaces are kept in ``snapshots/`` up to ``snapshot_max_bytes`` each (None: none kept).
-
-    ``executor`` runs each episode (default: the ``local`` executor, in this process); at most
-    ``concurrency`` are in flight, so a budget stops new ones on any executor. An error that escapes
-    an episode is recorded on it (``salvage.py``), so the other episodes go on; one that means the
-    run cannot go on (the run directory cannot be written, the executor is gone) cancels the
-    episodes in flight, starts no more, and is raised.
-    """
-    if executor is None:
-        from coder_eval.executors.local import LocalExecutor  # executors build on this module
-
-        executor = LocalExecutor()
-    summary = BatchSummary()
-    todo = list(plans)
-    if resume:
-        done = kept_episodes(run, rerun)
-        kept = [done[p.episode_id] for p in todo if p.episode_id in done]
-        summary.skipped_done = len(kept)
-        # a budget caps the run, not one session of it: what the kept episodes cost counts
-        summary.cost_usd = sum(end.cost_usd or 0.0 for end in kept)
-        todo = [p for p in todo if p.episode_id not in done]
-        for plan in todo:
-            run.set_aside(plan.episode_id)
-    gate = asyncio.Semaphore(max(1, concurrency))
-    in_turn: dict[tuple[str, str], asyncio.Lock] = {}  # trials of a dialog with parallel_trials: false
-
-    async def one(plan: EpisodePlan) -> None:
-        simulation = plan.task.simulation
-        async with AsyncExitStack() as held:
-            if simulation is not None and not simulation.parallel_trials:
-                key = (plan.task.task_id, plan.variant_id)
-                await held.enter_async_context(in_turn.setdefault(key, asyncio.Lock()))
-            await held.enter_async_context(gate)
-            if max_cost_usd is not None and summary.cost_usd >= max_cost_usd:
-                summary.budget_stopped = True
-                summary.not_started += 1
-                return
-            end = await _run_one(executor, plan, run, run_id, snapshot_max_bytes)
-            summary.outcomes[end.outcome] += 1
-            summary.cost_usd += end.cost_usd or 0.0
-            if on_done is not None:
-                on_done(plan, end)
-
-    await _all_or_none([asyncio.ensure_future(one(plan)) for plan in todo])
-    return summary
-
-
-def kept_episodes(run: RunDir, rerun: Collection[str] = ()) -> dict[str, EpisodeEnd]:
-    """The finished episodes ``--resume`` keeps: not those the harness made invalid, nor ``rerun``."""
-    finished = run.finished_episodes()
-    return {k: end for k, end in finished.items() if k not in rerun and not harness_invalid(end)}
-
-
 def harness_invalid(end: EpisodeEnd) -> bool:
     """The episode measured nothing because coder_eval, or where it ran, failed: ``--resume`` reruns it."""
     return end.outcome == "invalid" and end.invalid_cause == "harness"
-
-
-async def _run_one(
-    executor: Executor, plan: EpisodePlan, run: RunDir, run_id: str, snapshot_max_bytes: int | None
-) -> EpisodeEnd:
-    """One episode on ``executor``; whatever escapes it is recorded on it (``invalid``, the harness's)."""
-    path = run.episode_path(plan.episode_id)
-    try:
-        return await executor.run(plan, run_id, path, _snapshot_target(run, plan, snapshot_max_bytes))
-    except (RunWriteError, ExecutorLost):
-        raise
-    except Exception as exc:
-        return await asyncio.to_thread(salvage, path, _start_or_minimal(plan, run_id), exc)
-
-
-def _start_or_minimal(plan: EpisodePlan, run_id: str) -> EpisodeStart:
-    """The episode's ``episode_start``, or its keys alone when even that cannot be made."""
-    try:
-        return start_event(plan, run_id)
-    except Exception:
-        return EpisodeStart(
-            run_id=run_id,
-            episode_id=plan.episode_id,
-            task_id=plan.task.task_id,
-            variant_id=plan.variant_id,
-            repeat=plan.repeat,
-            seed=plan.seed,
-        )
-
-
-async def _all_or_none(tasks: list[asyncio.Future[None]]) -> None:
-    """Wait for every task; when one raises (or the wait is cancelled), cancel the rest, wait for them
-    to stop (their sandboxes removed), and raise."""
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def _snapshot_target(run: RunDir, plan: EpisodePlan, max_bytes: int | None) -> SnapshotTarget | None:
-    return None if max_bytes is None else SnapshotTarget(run.snapshot_path(plan.episode_id), max_bytes)

@@ -111,7 +111,7 @@ def figures(run: Path, exit_code: int) -> str:
         "| variant | metric | value | 95 % CI | min | result |",
         "|---|---|---|---|---|---|",
     ]
-    for gate in json.loads((run / "run.json").read_text(encoding="utf-8"))["extra"].get("gates", []):
+    for gate in json.loads((run / "run.json").read_text(encoding="utf-8")).get("gates") or []:
         value = "n/a" if _missing(gate["value"]) else f"{gate['value']:.2f}"
         ci = "" if _missing(gate["ci_low"]) else f"{gate['ci_low']:.2f}–{gate['ci_high']:.2f}"
         label = f" ({gate['label']})" if gate["label"] else ""

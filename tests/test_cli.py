@@ -83,9 +83,9 @@ def test_experiment_run_records_variants_and_provenance(invoke: Any, tmp_path: P
     data = manifest(run)
     assert (data["experiment_id"], data["description"]) == ("ab", "the oracle against doing nothing")
     assert data["variants"] == ["oracle", "nothing"]
-    assert data["extra"]["inputs"]["defines"] == ["run_limits.max_turns=7"]
-    assert data["extra"]["inputs"]["experiment"] == str((tmp_path / "experiment.yaml").resolve())
-    assert [v["agents"] for v in data["extra"]["experiment"]["variants"]] == [["oracle"], ["none"]]
+    assert data["inputs"]["defines"] == ["run_limits.max_turns=7"]
+    assert data["inputs"]["experiment"] == str((tmp_path / "experiment.yaml").resolve())
+    assert [v["agents"] for v in data["experiment"]["variants"]] == [["oracle"], ["none"]]
     start = read_trajectory(run / "episodes" / "a--nothing--r0.jsonl").start
     assert start is not None and start.task["run_limits"]["max_turns"] == 7
     assert (start.provenance["run_limits.max_turns"], start.provenance["agent.type"]) == (
@@ -158,7 +158,7 @@ def test_budget_stops_launching_and_keeps_a_readable_partial_run(tmp_path: Path)
     run = (tmp_path / "runs" / "latest").resolve()
     data = manifest(run)
     assert data["status"] == "budget_stopped"
-    assert data["extra"]["budget"] == {
+    assert data["budget"] == {
         "max_cost_usd": 1.5,
         "spent_usd": 2.0,
         "stopped": True,
@@ -173,7 +173,7 @@ def test_budget_stops_launching_and_keeps_a_readable_partial_run(tmp_path: Path)
 
     again = coder_eval("run", "--resume", "--max-cost-usd", "1.5", "--no-report", cwd=tmp_path)
     assert again.returncode == 3, again.stderr  # the $2.0 already spent counts: nothing more starts
-    assert manifest(run)["extra"]["budget"]["spent_usd"] == 2.0
+    assert manifest(run)["budget"]["spent_usd"] == 2.0
     assert len(load_runs(run).episodes) == 2
 
 
@@ -185,7 +185,7 @@ def test_min_pass_rate_gate_fails_with_exit_1_and_is_recorded(tmp_path: Path) ->
     )
     assert result.returncode == 1, result.stderr
     assert "gates: 1 passed, 1 failed" in result.stdout
-    gates = manifest((tmp_path / "runs" / "latest").resolve())["extra"]["gates"]
+    gates = manifest((tmp_path / "runs" / "latest").resolve())["gates"]
     assert [(g["variant_id"], g["value"], g["verdict"]) for g in gates] == [
         ("oracle", 1.0, "pass"),
         ("nothing", 0.0, "fail"),
@@ -223,7 +223,7 @@ def test_suite_thresholds_gate(invoke: Any, tmp_path: Path, recall: str, code: i
     write_task(tmp_path / "tasks", LABELS.replace("RECALL", recall), "labels.yaml")
     result = invoke("run", "tasks", "--no-report", "-j", "4")
     assert result.returncode == code, result.stdout + result.stderr
-    gates = manifest((tmp_path / "runs" / "latest").resolve())["extra"]["gates"]
+    gates = manifest((tmp_path / "runs" / "latest").resolve())["gates"]
     assert [(g["gate"], g["metric"], g["label"]) for g in gates] == [
         ("labels:answer", "recall", "pdf"),
         ("labels:answer", "precision", "pdf"),
@@ -358,7 +358,7 @@ def test_ungated_reference_arm_does_not_fail_the_run(invoke: Any, tmp_path: Path
     write_experiment(tmp_path, textwrap.dedent(experiment))
     result = invoke("run", "tasks", "--experiment", "experiment.yaml", "--no-report", "-j", "4")
     assert result.returncode == 0, result.stdout + result.stderr
-    gates = manifest((tmp_path / "runs" / "latest").resolve())["extra"]["gates"]
+    gates = manifest((tmp_path / "runs" / "latest").resolve())["gates"]
     verdicts = {(g["variant_id"], g["metric"]): g["verdict"] for g in gates}
     assert verdicts[("lazy", "recall")] == "not gated"
     assert verdicts[("guesser", "recall")] == "pass"

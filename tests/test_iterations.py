@@ -9,8 +9,9 @@ import pytest
 
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.early_stop import StopEarly
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.iterations import armed_criteria, armed_outcome, early_stop_check, feedback_text
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, Message, ToolCall, ToolResult, read_trajectory

@@ -21,10 +21,12 @@ import coder_eval.analysis as ca
 from coder_eval.analysis.notebook import jsonable
 from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.analysis.widgets import Explorer
-from coder_eval.cli.finish import print_headline
+from coder_eval.cli.summary import print_finished
 from coder_eval.gates import evaluate_gates
 from coder_eval.junit import write_junit
 from coder_eval.report import render_report
+from coder_eval.run import AfterRun, Finished
+from coder_eval.run.finish import record_headline
 from coder_eval.run_dir import RunDir
 from tests.analysis.builders import write_ab_run
 
@@ -106,7 +108,7 @@ def assert_one_answer(run: Path, reports: Path, printed: str, junit: Path | None
         row["p_adjusted"] for row in same(v.frame().to_dict("records"))
     ]
     assert f"headline: {line}" in printed  # the console
-    assert RunDir(run).read_manifest().extra["headline"] == record
+    assert RunDir(run).read_manifest().headline == record
     if junit is not None:
         properties = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
         assert properties["headline.verdict"] == record["verdict"] and properties["headline.line"] == line
@@ -131,7 +133,10 @@ def test_every_surface_states_the_same_answer(
         result = render_report([run], template, params, out_dir=reports)
         assert result.ok, result.error
     directory = RunDir(run)
-    print_headline(directory, directory.read_manifest())  # what `coder-eval run` does after its episodes
+    line, error = record_headline(directory, directory.read_manifest())  # what a run does after its episodes
+    print_finished(
+        AfterRun(), Finished(headline_line=line, headline_error=error)
+    )  # and `coder-eval run` prints
     write_junit(directory, tmp_path / "junit.xml")
     assert_one_answer(run, reports, capsys.readouterr().out, tmp_path / "junit.xml")
 

@@ -134,7 +134,7 @@ def test_the_wheel_with_the_analysis_extra_runs_the_examples_and_renders_every_r
     ends = {p.stem: read_trajectory(p).end for p in (run / "episodes").glob("*.jsonl")}
     failing = {k: (e.outcome, e.status, e.error) for k, e in ends.items() if e is None or e.outcome != "pass"}
     assert len(ends) == len(list((REPO / "tasks" / "examples").glob("*.yaml"))) and not failing, failing
-    experiment = json.loads((run / "run.json").read_text())["extra"]["experiment"]["path"]
+    experiment = json.loads((run / "run.json").read_text())["experiment"]["path"]
     assert experiment.startswith(str(tmp_path / "venv")), experiment  # the shipped default
 
     for template, params in [

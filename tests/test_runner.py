@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from coder_eval.agents.spec import AgentSpecBase
+from coder_eval.episode_plan import EpisodePlan, plan_episodes
+from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import EpisodePlan, plan_episodes, run_batch, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.task import TaskSpec, load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, EpisodeStart, ToolCall, read_trajectory
 from tests.helpers import minimal_task, write_task

@@ -11,8 +11,9 @@ import pytest
 from coder_eval import agents
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.spec import AgentSpecBase
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.limits import RunLimits
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import EpisodeEnd, Message, ToolCall, ToolResult, TrajectoryWriter, Usage
 from coder_eval.watch import Watch

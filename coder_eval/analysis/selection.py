@@ -168,11 +168,14 @@ def compare_selection(run_dirs: Iterable[str | os.PathLike[str]]) -> CompareSele
         if not manifest.is_file():
             continue
         try:
-            extra = read_manifest(Path(run)).extra
+            experiment = read_manifest(Path(run)).experiment
         except ManifestError as exc:
             raise AnalysisError(str(exc)) from exc
-        block = (extra.get("experiment") or {}).get("compare") or {}
-        found.add(CompareSelection(tuple(block.get("tags") or ()), tuple(block.get("exclude_tags") or ())))
+        if experiment is None:
+            found.add(CompareSelection())
+            continue
+        block = experiment.compare
+        found.add(CompareSelection(tuple(block.tags), tuple(block.exclude_tags)))
     if len(found) > 1:
         raise AnalysisError(
             f"the runs record different compare blocks ({sorted(map(str, found))}); report them apart"

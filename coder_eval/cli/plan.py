@@ -20,7 +20,6 @@ from coder_eval.cli.inputs import (
     ModelOpt,
     PathsArg,
     RepeatsOpt,
-    RunInputs,
     SampleOpt,
     SamplePerStratumOpt,
     SampleTasksOpt,
@@ -30,6 +29,7 @@ from coder_eval.cli.inputs import (
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.skill_arms import skill_names
 from coder_eval.run_dir import check_episode_names
 from coder_eval.task import load_tasks

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from coder_eval.cli.app import app, console, out, warn
-from coder_eval.cli.report import render_run_reports
+from coder_eval.cli.report import print_run_reports
 from coder_eval.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def regrade(
     warn(result.problems)
     _print(result)
     manifest = result.run.read_manifest()
-    if report and not render_run_reports(result.run.path, manifest.variants):
+    if report and not print_run_reports(result.run.path, manifest.variants):
         raise typer.Exit(ExitCode.REPORT_FAILED)
 
 

@@ -1,21 +1,18 @@
-"""``coder-eval report``, and the reports ``run`` renders after its episodes.
-
-After a run: ``run_report``; ``compare_report`` (the declared pair: the variant named ``baseline``,
-else the first, against the first other) when the experiment has two or more variants;
-``classification_report`` for each criterion that recorded labels (in
-``reports/<run_id>/<criterion_id>/`` when there are several).
+"""``coder-eval report``, and how the reports ``run`` renders after its episodes are printed
+(``coder_eval.run.reports`` says which they are).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from coder_eval.cli.app import app, console, out
-from coder_eval.errors import ExitCode, ReportError
+from coder_eval.errors import ExitCode
 
 
 def templates() -> list[str]:
@@ -25,10 +22,8 @@ def templates() -> list[str]:
     return sorted(TEMPLATES)
 
 
-class ReportJob(NamedTuple):
-    template: str
-    params: dict[str, str]
-    out_dir: Path | None = None
+if TYPE_CHECKING:
+    from coder_eval.run.reports import ReportOutcome
 
 
 @app.command()
@@ -64,48 +59,27 @@ def _failed(template: str, error: str | None, html: Path) -> None:
     )
 
 
-def render_run_reports(run: Path, variants: list[str]) -> bool:
+def print_run_reports(run: Path, variants: list[str]) -> bool:
     """Render the after-run reports, printing each path; False when any failed (the run is kept)."""
-    ok = True
-    jobs = report_jobs(run, variants)
-    names = ", ".join(job.template for job in jobs)
-    console.print(f"rendering {len(jobs)} report(s) ({names}); this takes a while", highlight=False)
-    for job in jobs:
-        ok = _render(run, job) and ok
-    return ok
+    from coder_eval.run.reports import render_run_reports
+
+    outcomes = render_run_reports(run, variants, announce_reports)
+    print_report_outcomes(outcomes)
+    return all(o.ok for o in outcomes)
 
 
-def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
-    from coder_eval.report import REPORTS_DIR
-
-    jobs = [ReportJob("run_report", {})]
-    if len(variants) >= 2:  # the declared pair, as the headline line names it
-        jobs.append(ReportJob("compare_report", {}))
-    labelled = labelled_criteria(run)
-    for criterion in labelled:
-        folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None
-        jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
-    return jobs
+def announce_reports(templates: list[str]) -> None:
+    console.print(
+        f"rendering {len(templates)} report(s) ({', '.join(templates)}); this takes a while", highlight=False
+    )
 
 
-def labelled_criteria(run: Path) -> list[str]:
-    """Criterion ids that recorded an expected or observed label in the run."""
-    from coder_eval.analysis import load_runs
-    from coder_eval.analysis.notebook import labelled_criterion_ids
-
-    return labelled_criterion_ids(load_runs(run).criteria)
-
-
-def _render(run: Path, job: ReportJob) -> bool:
-    from coder_eval.report import render_report
-
-    try:
-        result = render_report([run], job.template, job.params, job.out_dir)
-    except (ReportError, ImportError) as exc:
-        console.print(f"[red]report {job.template} failed:[/red] {escape(str(exc))}", highlight=False)
-        return False
-    if not result.ok:
-        _failed(job.template, result.error, result.html_path)
-        return False
-    out.print(f"report: {result.html_path}", highlight=False)
-    return True
+def print_report_outcomes(outcomes: Sequence[ReportOutcome]) -> None:
+    """Each report's page, or why it failed."""
+    for o in outcomes:
+        if o.raised:
+            console.print(f"[red]report {o.template} failed:[/red] {escape(str(o.error))}", highlight=False)
+        elif not o.ok:
+            _failed(o.template, o.error, o.html_path or Path())
+        else:
+            out.print(f"report: {o.html_path}", highlight=False)

@@ -17,28 +17,33 @@ Every reason holds what the agent wrote, so it is printed through ``coder_eval.t
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
 from coder_eval.cli.app import console, out
-from coder_eval.cli.finish import AfterRun
-from coder_eval.errors import ExitCode
+from coder_eval.cli.report import print_report_outcomes
 from coder_eval.run_dir import RunDir
 from coder_eval.run_summary import NotPassed, RunSummary, VariantTotals, summarize_run
 from coder_eval.terminal import inert
+
+if TYPE_CHECKING:
+    from coder_eval.gates import GateResult
+    from coder_eval.run import AfterRun, Finished, RunResult
 
 LISTED = 20
 """Reasons listed at the end of a run (identical ones are listed once, with a count)."""
 
 
-def print_totals(run: RunDir, resumed: int | None = None) -> RunSummary:
-    """The run's line and its table of totals per variant; ``resumed``: episodes kept by ``--resume``."""
-    summary = summarize_run(run)
+def print_totals(run: RunDir, resumed: int | None = None, summary: RunSummary | None = None) -> RunSummary:
+    """The run's line and its table of totals per variant (``summary``: read from ``run`` unless
+    given); ``resumed``: episodes kept by ``--resume``."""
+    summary = summary or summarize_run(run)
     counts = summary.outcomes
     kept = f"  (kept {resumed} finished)" if resumed is not None else ""
     line = f"run: {shown_path(run.path)}  " + "  ".join(f"{k} {n}" for k, n in counts.items())
@@ -100,31 +105,80 @@ def grouped(not_passed: Sequence[NotPassed]) -> dict[tuple[str, str], list[str]]
     return groups
 
 
-def after_run(after: AfterRun, summary: RunSummary) -> AfterRun:
-    """What ``finish`` does: no reports when nothing was measured (they would show nothing)."""
-    if summary.measured or not after.report:
-        return after
-    console.print("reports not rendered: nothing was measured (coder-eval report renders them anyway)")
-    return replace(after, report=False)
+def print_finished(after: AfterRun, finished: Finished) -> None:
+    """What the end of a run did: reports left out, the headline, gates, JUnit, each report."""
+    if finished.reports_skipped:
+        console.print("reports not rendered: nothing was measured (coder-eval report renders them anyway)")
+    if finished.headline_error is not None:
+        out.print(
+            f"headline: not computed ({finished.headline_error})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif finished.headline_line is not None:
+        out.print(f"headline: {finished.headline_line}", markup=False, highlight=False, soft_wrap=True)
+    if finished.gates is not None:
+        print_gates(finished.gates)
+    if finished.junit is not None:
+        counts = finished.junit
+        out.print(
+            f"junit: {after.junit_xml}  tests {counts.tests}  failures {counts.failures}  "
+            f"errors {counts.errors}  skipped {counts.skipped}",
+            highlight=False,
+        )
+    print_report_outcomes(finished.reports)
 
 
-def outcome_code(summary: RunSummary, code: int, require_all_pass: bool) -> int:
-    """The exit code once the outcomes are known: 5 when every finished episode is invalid (over any
-    other but an interruption); with ``require_all_pass``, 1 when any episode did not pass (over a
-    failed report, under a budget stop)."""
-    if not summary.measured:
+def print_gates(results: list[GateResult]) -> None:
+    out.print(gate_table(results))
+    for r in results:
+        label = f" ({r.label})" if r.label else ""
+        out.print(f"  {r.gate} {r.variant_id} {r.metric}{label}: {r.note}", highlight=False, soft_wrap=True)
+
+
+def gate_table(results: list[GateResult]) -> Table:
+    """The gate table: point estimate against threshold, interval beside it (notes printed after it)."""
+    from coder_eval.gates import failed
+
+    n_failed, n_passed = len(failed(results)), sum(r.verdict == "pass" for r in results)
+    title = f"gates: {n_passed} passed, {n_failed} failed (point estimate ≥ threshold)"
+    table = Table("gate", "variant", "metric", "value", "95% CI", "min", "result", title=title)
+    for r in results:
+        style = {"pass": "green", "fail": "red"}.get(r.verdict, "dim")
+        table.add_row(
+            r.gate,
+            r.variant_id,
+            f"{r.metric} ({r.label})" if r.label else r.metric,
+            _number(r.value),
+            "" if math.isnan(r.ci_low) else f"{_number(r.ci_low)}–{_number(r.ci_high)}",
+            _number(r.threshold),
+            f"[{style}]{r.verdict.upper()}[/{style}]",
+        )
+    return table
+
+
+def _number(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def print_outcome(result: RunResult) -> None:
+    """Why the exit code is what the outcomes made it: a budget stop, nothing measured, a smoke test."""
+    if result.budget_stopped:
+        console.print(
+            f"budget of ${result.max_cost_usd} reached: {result.batch.not_started} episodes not started"
+        )
+    summary = result.totals
+    if not result.measured:
         console.print(
             f"nothing was measured: all {summary.finished} finished episodes are invalid (reasons above)",
             highlight=False,
         )
-        return ExitCode.NOTHING_MEASURED
-    if require_all_pass and summary.not_passed:
+    elif result.all_passed_failed:
         console.print(
             f"--require-all-pass: {len(summary.not_passed)} of {summary.finished} episodes did not pass",
             highlight=False,
         )
-        return ExitCode.GATE_FAILED if code in (0, ExitCode.REPORT_FAILED) else code
-    return code
 
 
 def resume_hint(run: RunDir) -> str:

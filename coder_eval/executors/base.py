@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from coder_eval.runner import EpisodePlan
+    from coder_eval.episode_plan import EpisodePlan
     from coder_eval.snapshots import SnapshotTarget
     from coder_eval.trajectory import EpisodeEnd
 

@@ -40,10 +40,10 @@ from distributed.client import FutureCancelledError
 from distributed.comm.addressing import resolve_address
 from distributed.scheduler import KilledWorker
 
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import ExecutorLost, InputError, RunWriteError
 from coder_eval.executors.cluster_watch import ClusterWatch
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
-from coder_eval.runner import EpisodePlan
 from coder_eval.sandbox.leftovers import reap_dead
 from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd

@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import RunWriteError
 from coder_eval.run_dir import SNAPSHOTS
-from coder_eval.runner import EpisodePlan, run_episode, start_event
+from coder_eval.runner import run_episode, start_event
 from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 

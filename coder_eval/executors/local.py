@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.episode_plan import EpisodePlan
+from coder_eval.runner import run_episode
 from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
@@ -27,7 +28,6 @@ from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.plugins import check_plugins
-from coder_eval.runner import EpisodePlan
 from coder_eval.task import TaskSpec, build_tasks, discover, task_doc
 from coder_eval.yaml_source import YamlDoc
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_eval.agents import AgentResult
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import CoderEvalError
 from coder_eval.regrade.before import before_agent
 from coder_eval.regrade.tasks import GradingTask
@@ -43,7 +44,6 @@ from coder_eval.regrade.verdicts import CriteriaSplit, evaluation_cost, needs_wo
 from coder_eval.run_dir import RunDir
 from coder_eval.runner import (
     BeforeAgent,
-    EpisodePlan,
     end_event,
     recorded_task_data,
     verify_snapshot,

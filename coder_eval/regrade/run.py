@@ -121,7 +121,6 @@ def _new_manifest(
     source: RunManifest, run_id: str, command: Sequence[str], record: RegradeRecord
 ) -> RunManifest:
     """The source's plan under a new id; its experiment record kept (the compare report reads it)."""
-    extra = {"experiment": source.extra["experiment"]} if "experiment" in source.extra else {}
     return source.model_copy(
         update={
             "run_id": run_id,
@@ -131,7 +130,11 @@ def _new_manifest(
             "versions": versions(),
             "snapshots": None,
             "regraded_from": record,
-            "extra": extra,
+            "inputs": None,
+            "budget": None,
+            "gates": None,
+            "headline": None,
+            "extra": {},
         }
     )
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.episode_plan import EpisodePlan
+from coder_eval.runner import run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.scripted.handler import Handler
 from coder_eval.task import load_tasks

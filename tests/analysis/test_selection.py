@@ -77,7 +77,7 @@ def test_the_experiments_compare_block_is_recorded_and_read_back(
     with pytest.raises(SystemExit):
         main()
     run = (tmp_path / "runs" / "latest").resolve()
-    record = json.loads((run / "run.json").read_text())["extra"]["experiment"]["compare"]
+    record = json.loads((run / "run.json").read_text())["experiment"]["compare"]
     assert record == {"tags": ["x"], "exclude_tags": ["y"]}
     declared = compare_selection([run])
     assert declared == CompareSelection(("x",), ("y",))

@@ -80,7 +80,7 @@ def test_suite_gates_hold_for_the_oracle_and_fail_for_doing_nothing(
     shutil.copytree(SUITE, tmp_path / "suite")
     result = coder_eval("run", "suite", "--agent", agent, "--no-report", cwd=tmp_path)
     assert result.returncode == code, result.stdout + result.stderr
-    gates = json.loads((tmp_path / "runs" / "latest" / "run.json").read_text())["extra"]["gates"]
+    gates = json.loads((tmp_path / "runs" / "latest" / "run.json").read_text())["gates"]
     metrics = {(g["gate"], g["metric"], g["label"]): g["verdict"] for g in gates}
     assert metrics[("compat-classify:label", "recall", "billing")] == ("pass" if code == 0 else "fail")
     assert metrics[("compat-skill-triggers:skill", "precision", "pdf")] == ("pass" if code == 0 else "fail")

@@ -14,8 +14,9 @@ from coder_eval.criteria import GradingContext, judging
 from coder_eval.criteria.agent_judge import VERDICT_TOOL_NAME, AgentJudge
 from coder_eval.criteria.agent_judging import VerdictBox
 from coder_eval.criteria.judge_workspace import judge_workspace
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import GraderError
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.sandbox import FakeSandbox, Provision, TempdirSandbox, TempdirSpec
 from coder_eval.sandbox.bwrap import bwrap_problem
 from coder_eval.task import load_tasks

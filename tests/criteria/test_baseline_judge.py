@@ -10,9 +10,10 @@ import pytest
 
 from coder_eval.criteria import GradingContext, judging
 from coder_eval.criteria.baseline_judge import presentation_order
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import GraderError
 from coder_eval.run_dir import RunDir
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import Event

@@ -18,9 +18,10 @@ from anthropic.types import ToolParam
 from coder_eval.analysis import judge_agreement, load_runs
 from coder_eval.criteria import GradingContext, HiddenMaterial, judging
 from coder_eval.criteria.llm_judge import VERDICT_TOOL, read_verdict
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import GraderError
 from coder_eval.pricing import cost_usd
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.scripted import ScriptedServer
 from coder_eval.task import load_tasks

@@ -29,7 +29,7 @@ def test_budget_stops_launching_new_episodes_on_dask_as_on_local(tmp_path: Path)
     assert "2 episodes not started" in result.stderr
     run = (tmp_path / "runs" / "latest").resolve()
     assert manifest(run)["status"] == "budget_stopped"
-    assert manifest(run)["extra"]["budget"] == {
+    assert manifest(run)["budget"] == {
         "max_cost_usd": 1.5,
         "spent_usd": 2.0,
         "stopped": True,
@@ -115,7 +115,7 @@ def test_gates_junit_and_reports_come_out_as_on_local(
 
     assert local.returncode == dask.returncode == 1, dask.stderr
     assert "gates: 1 passed, 1 failed" in dask.stdout
-    gates = [manifest(tmp_path / "runs" / name)["extra"]["gates"] for name in ("local", "dask")]
+    gates = [manifest(tmp_path / "runs" / name)["gates"] for name in ("local", "dask")]
     assert gates[0] == gates[1]
     cases = [
         sorted(

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from coder_eval.episode_plan import EpisodePlan
 from coder_eval.errors import SandboxError
-from coder_eval.runner import EpisodePlan, run_episode
+from coder_eval.runner import run_episode
 from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, SandboxSpec, WorkspaceFileError
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.images import build_hash

@@ -1,0 +1,81 @@
+"""The reports a run renders after its episodes, and what became of each.
+
+After a run: ``run_report``; ``compare_report`` (the declared pair: the variant named ``baseline``,
+else the first, against the first other) when the experiment has two or more variants;
+``classification_report`` for each criterion that recorded labels (in
+``reports/<run_id>/<criterion_id>/`` when there are several).
+
+Example::
+
+    outcomes = render_run_reports(Path("runs/latest"), ["baseline", "with_skill"])
+    [(o.template, o.html_path, o.ok) for o in outcomes]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from coder_eval.errors import ReportError
+
+
+class ReportJob(NamedTuple):
+    template: str
+    params: dict[str, str]
+    out_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    """One rendered report: its page, or why it failed (``raised``: it could not even start, so no
+    page shows the error)."""
+
+    template: str
+    html_path: Path | None
+    ok: bool
+    error: str | None = None
+    raised: bool = False
+
+
+def render_run_reports(
+    run: Path, variants: Sequence[str], on_start: Callable[[list[str]], None] | None = None
+) -> list[ReportOutcome]:
+    """Render the after-run reports (``on_start`` is told their templates first); a failed one is
+    recorded in its outcome, and the others are still rendered."""
+    jobs = report_jobs(run, list(variants))
+    if on_start is not None:
+        on_start([job.template for job in jobs])
+    return [_render(run, job) for job in jobs]
+
+
+def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
+    from coder_eval.report import REPORTS_DIR
+
+    jobs = [ReportJob("run_report", {})]
+    if len(variants) >= 2:  # the declared pair, as the headline line names it
+        jobs.append(ReportJob("compare_report", {}))
+    labelled = labelled_criteria(run)
+    for criterion in labelled:
+        folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None
+        jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
+    return jobs
+
+
+def labelled_criteria(run: Path) -> list[str]:
+    """Criterion ids that recorded an expected or observed label in the run."""
+    from coder_eval.analysis import load_runs
+    from coder_eval.analysis.notebook import labelled_criterion_ids
+
+    return labelled_criterion_ids(load_runs(run).criteria)
+
+
+def _render(run: Path, job: ReportJob) -> ReportOutcome:
+    from coder_eval.report import render_report
+
+    try:
+        result = render_report([run], job.template, job.params, job.out_dir)
+    except (ReportError, ImportError) as exc:
+        return ReportOutcome(job.template, None, False, str(exc), raised=True)
+    return ReportOutcome(job.template, result.html_path, result.ok, None if result.ok else result.error)
