@@ -55,6 +55,14 @@ class Cluster:
     worker: subprocess.Popen[bytes] | None = None
 
 
+def _scheduler_address(path: Path) -> str | None:
+    """The address in a scheduler file, once the scheduler has written it whole."""
+    try:
+        return str(json.loads(path.read_text())["address"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 @contextlib.contextmanager
 def running_cluster(home: Path, nthreads: int = 2) -> Iterator[Cluster]:
     """A scheduler and one worker of ``nthreads`` slots, each in a session of its own, run in ``home``;
@@ -73,8 +81,8 @@ def running_cluster(home: Path, nthreads: int = 2) -> Iterator[Cluster]:
         "", subprocess.Popen([*scheduler, "--dashboard-address", ":0", "--scheduler-file", "s.json"], **quiet)
     )
     try:
-        wait_for(lambda: (home / "s.json").exists(), timeout=60)
-        started.address = json.loads((home / "s.json").read_text())["address"]
+        wait_for(lambda: _scheduler_address(home / "s.json") is not None, timeout=60)  # written whole
+        started.address = str(_scheduler_address(home / "s.json"))
         worker = [
             sys.executable,
             "-m",

@@ -264,14 +264,14 @@ def test_absolute_paths_stay_in_the_sandbox_s_own_folders(make_sandbox: MakeSand
 
 
 def test_close_removes_the_container_and_a_dead_harness_s_leftovers_are_reaped(
-    make_sandbox: MakeSandbox, tmp_path: Path
+    make_sandbox: MakeSandbox,
 ) -> None:
     closed, orphan = make_sandbox("docker"), make_sandbox("docker")
     owner = host_folder(orphan) / OWNER_FILE
     owner.write_text(json.dumps({**json.loads(owner.read_text()), "pid": 2**22 + 7, "started": 1}))
 
     run(closed.close())
-    reaped, problems = reap_dead(tmp_path)
+    reaped, problems = reap_dead(host_folder(orphan).parent)  # the folder both sandboxes were made in
 
     assert not container_exists(closed.name) and not host_folder(closed).exists()
     assert (reaped, problems) == (1, []) and not container_exists(orphan.name)
