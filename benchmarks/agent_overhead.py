@@ -37,8 +37,8 @@ from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.agents.opencode.agent import opencode_binary
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.spec import OpenCodeSpec
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.sandbox import Provision
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.sandbox.tempdir import TempdirSandbox, TempdirSpec

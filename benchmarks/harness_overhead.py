@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from coder_eval.episode_plan import plan_episodes
+from coder_eval.episode.plan import plan_episodes
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.task import load_tasks

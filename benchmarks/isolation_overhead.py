@@ -21,12 +21,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from coder_eval.episode_plan import plan_episodes
+from coder_eval.episode.plan import plan_episodes
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.sandbox import DockerSandbox, DockerSpec, Provision, resolve_driver
-from coder_eval.sandbox.base_image import build_base_image
-from coder_eval.sandbox.engine import engine_problem
+from coder_eval.sandbox.docker.base_image import build_base_image
+from coder_eval.sandbox.docker.engine import engine_problem
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 

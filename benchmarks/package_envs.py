@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coder_eval.episode_plan import plan_episodes
+from coder_eval.episode.plan import plan_episodes
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.sandbox import resolve_driver

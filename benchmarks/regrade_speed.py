@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from coder_eval.episode.snapshots import MB, SnapshotTarget, keep_snapshot
 from coder_eval.sandbox.snapshot import write_tar
-from coder_eval.snapshots import MB, SnapshotTarget, keep_snapshot
 from coder_eval.trajectory import EpisodeEnd, read_trajectory
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,17 +22,17 @@ __version__ = "0.1.0"
 from coder_eval.errors import CoderEvalError, ExitCode
 
 if TYPE_CHECKING:
-    from coder_eval.episode_plan import EpisodePlan, plan_episodes
+    from coder_eval.episode.plan import EpisodePlan, plan_episodes
+    from coder_eval.episode.runner import run_episode
     from coder_eval.run.batch import run_batch
-    from coder_eval.runner import run_episode
     from coder_eval.task import TaskSpec, load_tasks
     from coder_eval.trajectory import SCHEMA_VERSION, TrajectoryWriter, read_trajectory
 
 LAZY: dict[str, str] = {
-    "EpisodePlan": "coder_eval.episode_plan",
-    "plan_episodes": "coder_eval.episode_plan",
+    "EpisodePlan": "coder_eval.episode.plan",
+    "plan_episodes": "coder_eval.episode.plan",
     "run_batch": "coder_eval.run.batch",
-    "run_episode": "coder_eval.runner",
+    "run_episode": "coder_eval.episode.runner",
     "TaskSpec": "coder_eval.task",
     "load_tasks": "coder_eval.task",
     "SCHEMA_VERSION": "coder_eval.trajectory",

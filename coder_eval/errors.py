@@ -8,7 +8,8 @@
      │    ├── TrajectoryError          a trajectory file cannot be read (e.g. another schema version)
      │    ├── ManifestError            a run directory's run.json cannot be read as a manifest
      │    ├── RunLocked                another process is writing the run directory
-     │    └── ResumeRefused            --resume would mix runs of a task as it was and as it is now
+     │    ├── ResumeRefused            --resume would mix runs of a task as it was and as it is now
+     │    └── StoreError               the run store cannot be opened, or has no run a baseline names
      ├── RunWriteError                 a file of the run directory could not be written (exit 6)
      ├── ExecutorLost                  the dask scheduler, or every worker, went away (the run is interrupted)
      ├── SandboxError                  a sandbox could not be made, used or closed
@@ -81,6 +82,13 @@ class RunLocked(InputError):
 
 class ResumeRefused(InputError):
     """``--resume`` was refused: the tasks no longer resolve to what the kept episodes ran."""
+
+
+class StoreError(InputError):
+    """The run store cannot be opened (another schema, another process), or lacks a named run.
+
+    Example: ``StoreError("runs/history.duckdb: no run on branch 'main'; index one first")``
+    """
 
 
 class RunWriteError(CoderEvalError):

@@ -168,6 +168,111 @@ class GateRecord(BaseModel):
     note: str = ""
 
 
+# --- until conclusive: the rule a run declares, and the confidence sequence it recorded ---------------
+
+DECISION_METRICS = ("passed", "score", "cost_usd", "total_tokens", "duration_s", "num_turns")
+"""The metrics ``--until-conclusive`` can decide on (pass rates and scores as they are; amounts by
+the sign of the per-task log ratio)."""
+
+
+class UntilConclusiveRule(BaseModel):
+    """The rule of a run that stops at its answer (``run --until-conclusive``, or an experiment's
+    ``until_conclusive:`` block), declared before the first result."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    baseline: str | None = Field(default=None, description="The baseline arm (default: as the headline).")
+    candidate: str | None = Field(default=None, description="The candidate arm (default: as the headline).")
+    metrics: list[str] = Field(
+        default_factory=lambda: ["passed"],
+        min_length=1,
+        description="Decision metrics, the primary first (several share alpha by e-Bonferroni).",
+    )
+    delta: float = Field(
+        default=0.2, gt=0, lt=1, description="The smallest difference that matters (20 points: 0.2)."
+    )
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Error rate, at every look.")
+    max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks (default all).")
+    max_episodes: int | None = Field(default=None, ge=1, description="At most this many episodes.")
+    max_cost_usd: float | None = Field(
+        default=None, ge=0, description="Stop launching episodes at this spend (as --max-cost-usd)."
+    )
+    seed: int | None = Field(
+        default=None, ge=0, description="Seed of the task order (default: drawn afresh, and recorded)."
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, metrics: list[str]) -> list[str]:
+        from coder_eval.errors import did_you_mean
+
+        for metric in metrics:
+            if metric not in DECISION_METRICS:
+                raise ValueError(
+                    f"metric {metric!r} cannot decide{did_you_mean(metric, DECISION_METRICS)}; "
+                    f"choose from {', '.join(DECISION_METRICS)}"
+                )
+        if len(set(metrics)) != len(metrics):
+            raise ValueError(f"metrics repeat: {metrics}")
+        return metrics
+
+
+class SequenceLook(BaseModel):
+    """One look: the task just completed, its observation in [-1, 1], the interval after it."""
+
+    task_id: str
+    value: float
+    low: float
+    high: float
+
+
+class SequencePath(BaseModel):
+    """One decision metric's confidence sequence over the tasks, in the recorded order."""
+
+    metric: str
+    looks: list[SequenceLook] = Field(default_factory=list)
+    decision: Literal["better", "worse", "no_effect"] | None = None
+
+
+Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked"]
+
+
+class AdaptiveRecord(BaseModel):
+    """What ``--until-conclusive`` drew, saw and decided (``run.json``'s ``adaptive``)."""
+
+    rule: UntilConclusiveRule
+    baseline: str
+    candidate: str
+    seed: int = Field(description="Seed of the task order.")
+    order: list[str] = Field(description="Every task, in the order drawn before the first result.")
+    max_tasks: int = Field(description="The task cap the rule resolved to.")
+    episodes_per_task: int = Field(description="Episodes of one task (every arm and repeat).")
+    paths: list[SequencePath] = Field(default_factory=list)
+    decision: Literal["better", "worse", "no_effect", "inconclusive"] | None = Field(
+        default=None, description="The primary metric's; null while the run goes on."
+    )
+    stop: Stop | None = None
+    stopped_at: str | None = Field(default=None, description="The last task that counted.")
+    decided_tasks: int = 0
+    in_flight: list[str] = Field(
+        default_factory=list, description="Tasks run when it stopped that do not count (kept)."
+    )
+    blocked: str | None = Field(
+        default=None,
+        description="The task that could not count: episodes that stayed invalid, a value unknown.",
+    )
+    reason: str = Field(default="", description="The stopping reason in words.")
+
+
+class SourceRecord(BaseModel):
+    """Where the suite came from (``coder_eval.provenance``): null fields when unknown."""
+
+    git_commit: str | None = Field(default=None, description="HEAD of the suite's git work tree.")
+    git_branch: str | None = Field(
+        default=None, description="Its branch (CI's, when CI names one); --baseline latest-on-BRANCH."
+    )
+    git_dirty: bool = Field(default=False, description="Tracked files of the suite had uncommitted changes.")
+
+
 class RunManifest(BaseModel):
     """``run.json``: what a run was asked to do, and how far it got."""
 
@@ -194,9 +299,17 @@ class RunManifest(BaseModel):
     experiment: ExperimentRecord | None = Field(default=None, description="What the experiment resolved to.")
     budget: BudgetRecord | None = Field(default=None, description="Set when the run had a cost budget.")
     gates: list[GateRecord] | None = Field(default=None, description="Set once the gates were evaluated.")
+    source: SourceRecord | None = Field(default=None, description="The suite's git commit and branch.")
+    task_hashes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Task id -> content hash of its task file and the files it names (baselines pair on it).",
+    )
     headline: dict[str, Any] | None = Field(
         default=None,
         description="The declared comparison as plain data (``Verdicts.headline()``), with two variants.",
+    )
+    adaptive: AdaptiveRecord | None = Field(
+        default=None, description="Set on a run that stops at its answer (--until-conclusive)."
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Notes; nothing coder_eval reads (it reads only the fields above)."

@@ -16,11 +16,13 @@ Example (a ``coder_eval.plugins`` hook)::
         registry.agent("acme-echo", "acme_eval.agent:EchoAgent")
         registry.pricing({"acme-coder-1": ModelPricing(2.0, 8.0, 2.5, 0.2)})
 
-Plugins load once per process, when ``coder_eval.criteria`` is first imported: the task schema's
-criterion union is built from the built-in table and the plugins' kinds then, so a plugin criterion is
-validated like a built-in one (an unknown field is an error with a did-you-mean). A plugin module may
-import ``coder_eval.criteria``, ``coder_eval.agents``, ``coder_eval.pricing``, ``coder_eval.sandbox``
-and this module, not ``coder_eval.task`` (it is being built from them).
+Plugins load once per process, when ``coder_eval.criteria`` is first imported (it gives the built-in
+names, ``Builtins``, that a plugin may not take): the task schema's criterion union is built from
+the built-in table and the plugins' kinds then, so a plugin criterion is validated like a built-in
+one (an unknown field is an error with a did-you-mean). Agents and prices read what was loaded; this
+module imports none of the tables. A plugin module may import ``coder_eval.criteria``,
+``coder_eval.agents``, ``coder_eval.pricing``, ``coder_eval.sandbox`` and this module, not
+``coder_eval.task`` (it is being built from them).
 
 **Anti-shadow.** A name or a price has one owner: a plugin criterion or agent kind named like a
 built-in one, or like another plugin's with a different class, and a price that differs from the
@@ -37,15 +39,22 @@ import traceback
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from coder_eval.errors import PluginError
-from coder_eval.pricing import PRICE_GROUP, Price, entry_point_prices, register_prices
+from coder_eval.price_table import PRICE_GROUP, Price, entry_point_prices, register_prices
 
 CRITERIA_GROUP = "coder_eval.criteria"
 AGENTS_GROUP = "coder_eval.agents"
 PLUGINS_GROUP = "coder_eval.plugins"
 """The group of ``register(registry)`` hooks (the original format's plugin hook)."""
+
+
+class Builtins(NamedTuple):
+    """The built-in names no plugin may take: criterion kinds (the refused ones too) and agent kinds."""
+
+    criteria: Collection[str]
+    agents: Collection[str]
 
 
 @dataclass
@@ -74,10 +83,10 @@ class Registry:
     ``registry.pricing({"acme-coder-1": {"input": 2.0, "output": 8.0}})``.
     """
 
-    def __init__(self, found: Plugins, source: str, builtin_criteria: Collection[str]) -> None:
+    def __init__(self, found: Plugins, source: str, builtins: Builtins) -> None:
         self._found = found
         self._source = source
-        self._builtin_criteria = builtin_criteria
+        self._builtins = builtins
 
     def criterion(self, spec: type[Any]) -> None:
         """Add a criterion kind: a ``CriterionSpec`` subclass whose ``type`` is one ``Literal`` name."""
@@ -90,13 +99,11 @@ class Registry:
                 "type: Literal['<your kind>'] = '<your kind>'"
             )
         kind = str(kinds[0])
-        self._claim(f"criterion {kind}", kind in self._builtin_criteria, self._found.criteria, kind, spec)
+        self._claim(f"criterion {kind}", kind in self._builtins.criteria, self._found.criteria, kind, spec)
 
     def agent(self, kind: str, implementation: str | type[Any]) -> None:
         """Add an agent kind: its class, or ``"module:Class"`` to import it on first use."""
-        from coder_eval.agents import AGENTS
-
-        self._claim(f"agent {kind}", kind in AGENTS, self._found.agents, kind, implementation)
+        self._claim(f"agent {kind}", kind in self._builtins.agents, self._found.agents, kind, implementation)
 
     def pricing(self, rates: Mapping[str, Price]) -> None:
         """Price models (``ModelPricing``, ``Rates`` or ``{input, output, ...}``; ``coder_eval.pricing``)."""
@@ -120,11 +127,13 @@ _NO_TYPE = _NoType()
 
 _state: Plugins | None = None
 _loading: Plugins | None = None
+_builtins: Builtins | None = None
 
 
-def load_plugins(builtin_criteria: Collection[str]) -> Plugins:
+def load_plugins(builtins: Builtins) -> Plugins:
     """Load every installed plugin once (``coder_eval.criteria`` calls this while it builds its table)."""
-    global _state, _loading
+    global _state, _loading, _builtins
+    _builtins = builtins
     if _state is not None:
         return _state
     if _loading is not None:  # a plugin module imported coder_eval while it was being loaded
@@ -133,7 +142,7 @@ def load_plugins(builtin_criteria: Collection[str]) -> Plugins:
     try:
         for group, apply in APPLY.items():
             for point in entry_points(group=group):
-                _load_one(found, point, builtin_criteria, apply)
+                _load_one(found, point, builtins, apply)
     finally:
         _loading = None
     _state = found
@@ -173,12 +182,12 @@ APPLY: dict[str, Callable[[Registry, EntryPoint], None]] = {
 
 
 def _load_one(
-    found: Plugins, point: EntryPoint, builtin: Collection[str], apply: Callable[[Registry, EntryPoint], None]
+    found: Plugins, point: EntryPoint, builtins: Builtins, apply: Callable[[Registry, EntryPoint], None]
 ) -> None:
     """Load one entry point and apply it; a failure becomes a problem naming the plugin."""
     source = describe(point)
     try:
-        apply(Registry(found, source, builtin), point)
+        apply(Registry(found, source, builtins), point)
     except Exception as exc:  # a third party's code: whatever it raises is reported, with its name
         found.problems.append(
             f"plugin {source} in {point.group} failed to load: {type(exc).__name__}: {exc}. "
@@ -187,14 +196,12 @@ def _load_one(
 
 
 def plugins() -> Plugins:
-    """The loaded plugins (loading them, through ``coder_eval.criteria``, if that has not happened)."""
+    """The loaded plugins: none before ``coder_eval.criteria`` is imported (which loads them, giving
+    the built-in names); loaded again with those names if the record was dropped (tests)."""
     if _loading is not None:
         return _loading
     if _state is None:
-        from coder_eval.criteria import CRITERIA  # importing it the first time loads the plugins
-        from coder_eval.criteria.refused import REFUSED
-
-        return load_plugins([*CRITERIA, *REFUSED])
+        return load_plugins(_builtins) if _builtins is not None else Plugins()
     return _state
 
 

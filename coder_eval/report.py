@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.errors import ReportError, unknown_name
-from coder_eval.interop.inspect_files import is_inspect_log
+from coder_eval.interop.log_readers.inspect_files import is_inspect_log
 from coder_eval.report_files import RenderFiles, export_html, mark_failed
 from coder_eval.run_dir import EPISODES, MANIFEST, read_manifest
 

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import harness_invalid, recorded_task_data
 from coder_eval.errors import InputError, ResumeRefused
 from coder_eval.run_dir import ResumeRecord, RunDir, RunManifest
-from coder_eval.runner import harness_invalid, recorded_task_data
 from coder_eval.task_files import task_hash
 from coder_eval.trajectory import EpisodeStart
 

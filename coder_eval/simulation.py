@@ -42,10 +42,6 @@ from coder_eval.scripted.script import ScriptRef
 from coder_eval.trajectory import CriterionResult, Message, Usage
 from coder_eval.untrusted_json import visible, visible_data
 
-DIALOG_AGENTS = ("claude-code",)
-"""Agent kinds that keep their session across user turns, so a ``simulation`` block can drive them."""
-GRADER_CHECK_AGENTS = ("oracle", "none")
-"""Agent kinds that never converse (grader checks: ``coder-eval validate``); they ignore the block."""
 SCRIPTED = "scripted"
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """The simulator model when none is given; also the name a scripted simulator answers as."""
@@ -108,19 +104,6 @@ class SimulationSpec(BaseModel):
     def model_keys(self) -> tuple[str, ...]:
         """Host variables the simulator's model authenticates with (either one); ``()`` for scripted."""
         return () if self.model == SCRIPTED else ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
-def agent_problem(agent_kind: str) -> str | None:
-    """Why a ``simulation`` block cannot drive ``agent_kind``, or None.
-
-    Example: ``agent_problem("command")`` -> ``"simulation: agent kind 'command' cannot ..."``.
-    """
-    if agent_kind in DIALOG_AGENTS or agent_kind in GRADER_CHECK_AGENTS:
-        return None
-    return (
-        f"simulation: agent kind {agent_kind!r} cannot continue a session across user turns; "
-        f"kinds that can: {', '.join(DIALOG_AGENTS)}"
-    )
 
 
 def system_prompt(spec: SimulationSpec, opening: str) -> str:

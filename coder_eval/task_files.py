@@ -48,15 +48,22 @@ def task_hash(task: TaskSpec) -> str:
         return cached[1]
     data = task.model_dump(mode="json")
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode())
-    budget = CONTENT_LIMIT
-    for entry in _entries(data):
-        digest.update(b"\0" + os.fsencode(entry.path) + b"\0")
-        budget = _hash_entry(entry, digest, budget)
-    value = f"sha256:{digest.hexdigest()}"
+    value = hash_files(digest, sorted(set(_named_paths(data))))
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[id(task)] = (task, value)
     return value
+
+
+def hash_files(digest: Any, roots: list[str]) -> str:
+    """``sha256:<hex>`` of ``digest`` updated with each root and everything under it, in order (past
+    ``CONTENT_LIMIT`` bytes, files count by size and modification time)."""
+    budget = CONTENT_LIMIT
+    for root in roots:
+        for entry in _walk(Path(root)):
+            digest.update(b"\0" + os.fsencode(entry.path) + b"\0")
+            budget = _hash_entry(entry, digest, budget)
+    return f"sha256:{digest.hexdigest()}"
 
 
 def special_files(task: TaskSpec) -> list[str]:

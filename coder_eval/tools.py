@@ -11,85 +11,37 @@ Example::
     native_form("opencode", "Read")                     # ToolForm("read", "Read", {"file_path": "filePath"})
     client_of({"exec_command", "apply_patch"})          # "codex"
 
-Codex has no read, write or skill tool: it reads files (skills included) with shell commands and
-changes files with ``apply_patch``, which counts as ``Edit``.
+Each kind declares its own vocabulary on its spec (``TOOLS``, see ``coder_eval.agents.vocabulary``);
+this module gathers them. Codex has no read, write or skill tool: it reads files (skills included)
+with shell commands and changes files with ``apply_patch``, which counts as ``Edit``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from coder_eval.agents import AGENTS
+from coder_eval.agents.vocabulary import ToolForm, Vocabulary
 
-@dataclass(frozen=True)
-class ToolForm:
-    """One CLI's form of a canonical tool: its name and its input keys (canonical key -> its key).
+__all__ = [
+    "SIGNATURES",
+    "VOCABULARIES",
+    "ToolForm",
+    "canonical_input",
+    "canonical_name",
+    "client_of",
+    "native_form",
+    "vocabulary_of",
+]
 
-    Example: ``ToolForm("exec_command", "Bash", {"command": "cmd"})``.
-    """
-
-    name: str
-    canonical: str
-    keys: Mapping[str, str] = field(default_factory=dict)
-
-
-def _forms(*forms: ToolForm) -> dict[str, ToolForm]:
-    return {form.canonical: form for form in forms}
-
-
-_FILE = {"file_path": "filePath"}
 VOCABULARIES: dict[str, dict[str, ToolForm]] = {
-    "claude-code": _forms(
-        *(
-            ToolForm(name, name)
-            for name in ("Bash", "Read", "Write", "Edit", "Glob", "Grep", "Skill", "Agent", "WebFetch")
-        ),
-        ToolForm("Task", "Agent"),
-        ToolForm("TodoWrite", "TodoWrite"),
-    ),
-    "opencode": _forms(
-        ToolForm("bash", "Bash"),
-        ToolForm("read", "Read", _FILE),
-        ToolForm("write", "Write", _FILE),
-        ToolForm(
-            "edit",
-            "Edit",
-            {**_FILE, "old_string": "oldString", "new_string": "newString", "replace_all": "replaceAll"},
-        ),
-        ToolForm("glob", "Glob"),
-        ToolForm("grep", "Grep"),
-        ToolForm("skill", "Skill", {"skill": "name"}),
-        ToolForm("task", "Agent"),
-        ToolForm("webfetch", "WebFetch"),
-        ToolForm("todowrite", "TodoWrite"),
-    ),
-    "gemini": _forms(
-        ToolForm("run_shell_command", "Bash"),
-        ToolForm("read_file", "Read"),
-        ToolForm("write_file", "Write"),
-        ToolForm("replace", "Edit", {"replace_all": "allow_multiple"}),
-        ToolForm("glob", "Glob", {"path": "dir_path"}),
-        ToolForm("grep_search", "Grep", {"path": "dir_path", "glob": "include_pattern"}),
-        ToolForm("list_directory", "LS", {"path": "dir_path"}),
-        ToolForm("activate_skill", "Skill", {"skill": "name"}),
-        ToolForm("invoke_agent", "Agent", {"subagent_type": "agent_name"}),
-        ToolForm("web_fetch", "WebFetch"),
-        ToolForm("write_todos", "TodoWrite"),
-    ),
-    "codex": _forms(
-        ToolForm("exec_command", "Bash", {"command": "cmd"}),
-        ToolForm("apply_patch", "Edit"),
-        ToolForm("update_plan", "TodoWrite"),
-    ),
+    kind: row.spec.TOOLS.by_canonical() for kind, row in AGENTS.items() if row.spec.TOOLS.forms
 }
-"""Agent kind -> canonical tool name -> that CLI's form of it."""
+"""Agent kind -> canonical tool name -> that CLI's form of it (from each kind's ``TOOLS``)."""
 
 SIGNATURES: dict[str, str] = {
-    "Bash": "claude-code",
-    "bash": "opencode",
-    "run_shell_command": "gemini",
-    "exec_command": "codex",
+    forms["Bash"].name: kind for kind, forms in VOCABULARIES.items() if "Bash" in forms
 }
 """The shell tool each CLI offers, which tells the CLIs apart in a request."""
 
@@ -133,3 +85,12 @@ def client_of(offered: Iterable[str]) -> str | None:
     """
     names = set(offered)
     return next((client for tool, client in SIGNATURES.items() if tool in names), None)
+
+
+def vocabulary_of(client: str) -> Vocabulary:
+    """The vocabulary of the kind ``client`` (empty for an unknown kind).
+
+    Example: ``vocabulary_of("gemini").absolute_paths`` -> ``True``.
+    """
+    row = AGENTS.get(client)
+    return row.spec.TOOLS if row is not None else Vocabulary()

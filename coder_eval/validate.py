@@ -26,8 +26,8 @@ from pathlib import Path
 
 from coder_eval.agents import AGENTS
 from coder_eval.criteria.classification_match import NONE_LABEL
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 

@@ -92,6 +92,25 @@ display(Markdown("Tasks in the headline: " + (", ".join(f"`{md_text(t)}`" for t 
 pd.crosstab(pair.variant_id, pair.outcome, margins=True, margins_name="total") if len(pair) else None
 
 # %% [markdown]
+# ### Stopping at the answer
+#
+# A run made with `--until-conclusive` ran its tasks in a random order recorded before the first
+# result and stopped when an interval valid at every look (a confidence sequence) answered: the band
+# below, narrowing as tasks complete, with 0 and ±delta. Other runs say so and skip this section.
+
+# %%
+from coder_eval.analysis.sequential_report import NOT_VALID_AFTER_STOPPING, plot_sequence, saved_text, stopping
+
+stopped = stopping(runs.run_dirs)
+if stopped is None:
+    display(Markdown("Not a run that stopped at its answer: every task planned ran (a fixed design)."))
+else:
+    display(Markdown(f"**Stopped:** {md_text(stopped.reason)}. {md_text(saved_text(stopped))}."))
+    plot_sequence(stopped)
+    plt.show()
+    display(Markdown(f"**Note:** {md_text(NOT_VALID_AFTER_STOPPING)}"))
+
+# %% [markdown]
 # ### Classification tasks (not in the headline)
 #
 # Tasks whose only criteria are classification ones (a label expected and observed, like the rows of a

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses: chromium (widget tests in a real browser), bubblewrap
-# (the bwrap sandbox driver) and docker.io (the docker driver; its tests start dockerd themselves
-# through scripts/dockerd.sh and stop it after). Installed when missing and we may; otherwise the
+# (the bwrap sandbox driver), docker.io (the docker driver; its tests start dockerd themselves
+# through scripts/dockerd.sh and stop it after) and iproute2 (`ip`: the network namespaces of the
+# executor tests' separate hosts). Installed when missing and we may; otherwise the
 # tests that need them skip with a reason that says how to install them.
 # With package names as arguments only those are checked: `make run` needs bubblewrap alone.
-#   bash scripts/system-deps.sh              # chromium, bubblewrap, docker.io
+#   bash scripts/system-deps.sh              # chromium, bubblewrap, docker.io, iproute2
 #   bash scripts/system-deps.sh bubblewrap
 set -u
-command_of() { case "$1" in chromium) echo chromium ;; bubblewrap) echo bwrap ;; docker.io) echo dockerd ;; esac; }
+command_of() { case "$1" in chromium) echo chromium ;; bubblewrap) echo bwrap ;; docker.io) echo dockerd ;; iproute2) echo ip ;; esac; }
 wanted=("$@")
-[ ${#wanted[@]} -eq 0 ] && wanted=(chromium bubblewrap docker.io)
+[ ${#wanted[@]} -eq 0 ] && wanted=(chromium bubblewrap docker.io iproute2)
 missing=()
 for package in "${wanted[@]}"; do
   program=$(command_of "$package")

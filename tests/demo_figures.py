@@ -1,8 +1,8 @@
 """The figures section of docs/demo.md, written from a run of the demo, never by hand.
 
 ``python -m tests.demo_figures --write`` (``make demo-figures``) runs the whole demo as ``make run``
-does (without reports) and rewrites the section between the markers; tests/test_demo.py runs it
-again and fails when the section differs from what the run produced.
+does (reports and a JUnit file too) and rewrites the section between the markers; tests/test_demo.py
+runs it again and fails when the section differs from what the run produced.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 import json
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -22,15 +23,38 @@ from tests.helpers import REPO, coder_eval
 
 DOC = REPO / "docs" / "demo.md"
 BEGIN, END = "<!-- figures: begin (tests/demo_figures.py writes this section) -->", "<!-- figures: end -->"
-DEMO = ("run", "--experiment", "experiments/skills_ab.yaml", "-j", "4", "--no-report")
+DEMO = ("run", "--experiment", str(REPO / "experiments" / "skills_ab.yaml"), "-j", "4")
 ARMS = ("baseline", "with_skill")
 
 
-def run_demo(folder: Path) -> tuple[Path, int]:
-    """The demo run (``make run``'s command without reports) and its exit code."""
-    result = coder_eval(*DEMO, "--run-dir", str(folder / "demo"), cwd=REPO, timeout=3000)
+@dataclass(frozen=True)
+class DemoRun:
+    """The whole demo, run as ``make run`` runs it, in ``folder``: ``folder/demo`` (the run),
+    ``folder/reports/demo`` (its reports), ``folder/junit.xml``; what it printed and its exit code."""
+
+    folder: Path
+    stdout: str
+    exit_code: int
+
+    @property
+    def run(self) -> Path:
+        return self.folder / "demo"
+
+    @property
+    def reports(self) -> Path:
+        return self.folder / "reports" / "demo"
+
+    @property
+    def junit(self) -> Path:
+        return self.folder / "junit.xml"
+
+
+def run_demo(folder: Path) -> DemoRun:
+    """The demo run (``make run``'s command, with a JUnit file), from ``folder``."""
+    junit = ("--junit-xml", str(folder / "junit.xml"))
+    result = coder_eval(*DEMO, "--run-dir", str(folder / "demo"), *junit, cwd=folder, timeout=3000)
     assert (folder / "demo" / "run.json").is_file(), result.stdout + result.stderr
-    return folder / "demo", result.returncode
+    return DemoRun(folder, result.stdout, result.returncode)
 
 
 def _rate(frame: pd.DataFrame, arm: str) -> str:
@@ -139,8 +163,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help="rewrite docs/demo.md (else print)")
     with tempfile.TemporaryDirectory() as folder:
-        run, code = run_demo(Path(folder))
-        text = figures(run, code)
+        demo = run_demo(Path(folder))
+        text = figures(demo.run, demo.exit_code)
     if parser.parse_args().write:
         doc = DOC.read_text(encoding="utf-8")
         DOC.write_text(doc.replace(section(doc), text), encoding="utf-8")

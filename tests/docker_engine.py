@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base_image import ensure_base_image
-from coder_eval.sandbox.engine import engine_problem, forget_probe
+from coder_eval.sandbox.docker.base_image import ensure_base_image
+from coder_eval.sandbox.docker.engine import engine_problem, forget_probe
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dockerd.sh"
 

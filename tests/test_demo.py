@@ -18,6 +18,7 @@ from coder_eval.analysis.verdicts import REPORT_METRICS
 from coder_eval.report import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
+from tests.demo_figures import DemoRun, run_demo
 from tests.helpers import REPO, coder_eval
 
 DEMO = REPO / "tasks" / "demo"
@@ -57,13 +58,32 @@ def test_trigger_rows_grade_doing_nothing_as_no_skill(tmp_path: Path) -> None:
     assert outcomes == expected
 
 
-@pytest.mark.slow
-def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    args = ["--experiment", str(EXPERIMENT), "--tags", "api", "--repeats", "1", "-j", "4"]
-    result = coder_eval("run", *args, "--run-dir", str(run), "--no-report", cwd=REPO)
-    assert result.returncode == 0, result.stdout + result.stderr
+QUICK_LOOK = ("--experiment", str(EXPERIMENT), "--tags", "api", "--repeats", "1")
+"""docs/demo.md's quick look: the five API tasks, one repeat per arm."""
 
+
+@pytest.fixture(scope="module")
+def quick_look(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The quick look run once (fixed design, no reports), for the tests that read a fixed run."""
+    folder = tmp_path_factory.mktemp("quick-look")
+    result = coder_eval(
+        "run", *QUICK_LOOK, "-j", "4", "--run-dir", str(folder / "run"), "--no-report", cwd=folder
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return folder / "run"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The whole demo run once, as ``make run`` runs it (reports, a JUnit file)."""
+    return run_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.mark.slow
+def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(
+    quick_look: Path, tmp_path: Path
+) -> None:
+    run = quick_look
     episodes = ca.load_runs(run).episodes
     assert len(episodes) == 10
     assert set(episodes.variant_id) == {"baseline", "with_skill"}
@@ -83,41 +103,65 @@ def test_skills_ab_runs_end_to_end_and_the_report_states_the_library_numbers(tmp
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_every_surface_states_the_same_answer_on_the_demo(tmp_path: Path) -> None:
-    """The real demo (API tasks and the trigger dataset, one repeat) run as a user runs it, reports,
-    JUnit and all: the line it prints, run.json, JUnit, the three reports, the explorer, compare(runs)
-    and the gate state the same headline tasks, effect, interval, p and verdict."""
+def test_every_surface_states_the_same_answer_on_the_demo(demo: DemoRun) -> None:
+    """The whole demo run as a user runs it, reports, JUnit and all: the line it prints, run.json,
+    JUnit, the three reports, the explorer, compare(runs) and the gate state the same headline
+    tasks, effect, interval, p and verdict."""
     from tests.test_one_answer import assert_one_answer
 
-    run, junit = tmp_path / "run", tmp_path / "junit.xml"
-    args = [
-        "--experiment",
-        str(EXPERIMENT),
-        "--tags",
-        "api",
-        "--tags",
-        "triggers",
-        "--repeats",
-        "1",
-        "-j",
-        "4",
-    ]
-    result = coder_eval(
-        "run", *args, "--run-dir", str(run), "--junit-xml", str(junit), cwd=tmp_path, timeout=3000
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    v = ca.verdicts(ca.load_runs(run))
-    assert len(v.selection.tasks) == 5 and len(v.selection.classification_tasks) == 20
-    assert_one_answer(run, tmp_path / "reports" / "run", result.stdout, junit)
+    assert demo.exit_code == 0, demo.stdout
+    v = ca.verdicts(ca.load_runs(demo.run))
+    assert len(v.selection.tasks) == 8 and len(v.selection.classification_tasks) == 20
+    assert_one_answer(demo.run, demo.reports, demo.stdout, demo.junit)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_demo_md_figures_are_what_the_demo_run_produces(tmp_path: Path) -> None:
-    from tests.demo_figures import DOC, figures, run_demo, section
+def test_demo_md_figures_are_what_the_demo_run_produces(demo: DemoRun) -> None:
+    from tests.demo_figures import DOC, figures, section
 
-    run, code = run_demo(tmp_path)
-    produced = figures(run, code)
+    produced = figures(demo.run, demo.exit_code)
     assert section(DOC.read_text(encoding="utf-8")) == produced, (
         "docs/demo.md's figures differ from this run: run `make demo-figures`\n" + produced
     )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_demo_until_conclusive_says_why_it_stopped_and_plan_forecasts_its_cost(
+    quick_look: Path, tmp_path: Path
+) -> None:
+    """The demo's API tasks run ``--until-conclusive``: the stop, its reason in words and the sequence
+    plot reach the console, run.json and the compare report; from that run, ``plan`` forecasts what a
+    fixed run of the same tasks costs, and a real one lands inside the forecast's interval."""
+    from coder_eval.analysis.sequential_forecast import history, spend
+    from coder_eval.manifest import read_manifest
+
+    runs = tmp_path / "runs"
+    args = list(QUICK_LOOK)
+    stopped = coder_eval(
+        "run", *args, "-j", "4", "--until-conclusive", "--run-dir", str(runs / "pilot"), cwd=tmp_path
+    )
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    record = read_manifest(runs / "pilot").adaptive
+    assert record is not None and record.stop is not None and record.decision is not None
+    words = f"{record.decision} after {record.decided_tasks} of at most {record.max_tasks} tasks"
+    said = " ".join(stopped.stdout.split())
+    assert words in record.reason and words in said
+    quoted = " ".join((REPO / "docs" / "demo.md").read_text(encoding="utf-8").split())
+    assert re.search(r'\("(until conclusive: [^"]+)"\)', quoted)[1] in said  # type: ignore[index]
+    assert len(record.paths[0].looks) == record.decided_tasks  # the whole path is kept
+    html = (tmp_path / "reports" / "pilot" / "compare_report.html").read_text(encoding="utf-8")
+    section = html[html.index("Stopping at the answer") :]
+    assert words in section and "image/png" in section[: section.index("How many tasks")]
+
+    planned = coder_eval("plan", *args, "--history", str(runs), cwd=tmp_path)
+    assert planned.returncode == 0 and "forecast from earlier runs" in planned.stdout, planned.stdout
+    tasks = {e.task_id for e in read_manifest(runs / "pilot").episodes}
+    forecast = {arm: spend(seen, "cost_usd", len(tasks)) for arm, seen in history(runs, tasks).items()}
+
+    real = ca.load_runs(quick_look).episodes.groupby("variant_id")["cost_usd"].sum()  # a fixed run
+    assert set(forecast) == set(real.index) == {"baseline", "with_skill"}
+    for arm, cost in real.items():
+        expected = forecast[str(arm)]
+        assert expected is not None and expected.low <= cost <= expected.high, (arm, cost, expected)

@@ -28,11 +28,19 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/codex/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "agents/gemini/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
+    "criteria/judges/__init__.py": "a docstring; the judges are tested in tests/criteria/judges/",
+    "episode/__init__.py": "a docstring; the recipe runs in tests/episode/test_runner.py",
     "executors/__init__.py": "the executor table; tested through tests/executors/test_dask.py",
     "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
-    "interop/__init__.py": "re-exports; tests/interop/test_inspect_logs.py",
+    "interop/__init__.py": "re-exports; tests/interop/log_readers/test_inspect_logs.py",
+    "interop/exporters/__init__.py": "a docstring; tests/interop/exporters/test_atif_export.py",
+    "interop/log_readers/__init__.py": "a docstring; tests/interop/log_readers/test_inspect_logs.py",
+    "interop/task_readers/__init__.py": "a docstring; tests/interop/task_readers/test_harbor.py",
     "regrade/__init__.py": "re-exports; tests/regrade/test_run.py",
     "sandbox/__init__.py": "the driver table; tested through tests/sandbox/test_drivers.py",
+    "sandbox/docker/__init__.py": "a docstring; the driver is tested in tests/sandbox/docker/",
+    "task/__init__.py": "re-exports; tests/task/test_loading.py",
+    "price_table.py": "tested through tests/test_pricing.py (the table, registration, anti-shadow)",
     "scripted/__init__.py": "re-exports; tests/scripted/test_server.py",
     # agents: each kind is run end to end through its real CLI
     "agents/base.py": "the agent seam (types); every agent test uses it, e.g. tests/agents/test_events.py",
@@ -56,13 +64,16 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/node_cli.py": "one lookup; exercised by tests/agents/test_cli_agents.py",
     "agents/none.py": "does nothing; tests/test_validate.py runs it against every example task",
     "agents/opencode/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
-    "agents/opencode/skills.py": "tested through tests/test_skill_record.py (skills opencode loaded)",
+    "agents/opencode/skills.py": "tested through tests/episode/test_skill_record.py (skills opencode loaded)",
     "agents/opencode/spec.py": (
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
     ),
-    "agents/oracle.py": "no test of its own; tests/test_validate.py and tests/interop/test_harbor_scripts.py",
-    "agents/skill_sources.py": "tested through tests/test_skill_offer.py",
+    "agents/oracle.py": (
+        "no test of its own; tests/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
+    ),
+    "agents/skill_sources.py": "tested through tests/episode/test_skill_offer.py",
     # analysis: frames and methods tested through the public functions that use them
+    "analysis/comparison.py": "tested through tests/analysis/test_compare.py",
     "analysis/columns.py": "tested through tests/analysis/test_load.py",
     "analysis/completion.py": "tested through tests/test_gates.py",
     "analysis/explorer_views.py": (
@@ -80,34 +91,39 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "analysis/wording.py": "tested through tests/analysis/test_notebook.py",
     # the command line: each command through its subprocess
     "cli/__init__.py": "two names; tests/cli/test_commands.py",
-    "cli/export.py": "tested through tests/interop/test_atif_export.py",
+    "cli/export.py": "tested through tests/interop/exporters/test_atif_export.py",
     "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
     "cli/run_console.py": "tested through tests/test_cli.py and tests/security/test_terminal_attacks.py",
     "cli/run_options.py": "option types only; tested through tests/test_cli.py",
-    "episode_plan.py": "tested through tests/test_runner.py and tests/test_simulation.py",
+    "episode/plan.py": "tested through tests/episode/test_runner.py and tests/test_simulation.py",
     "experiment/inputs.py": "tested through tests/run/test_session.py and tests/test_cli.py",
     "run/__init__.py": "re-exports; tests/run/test_session.py imports the session through it",
-    "run/batch.py": "tested through tests/test_runner.py (run_batch) and tests/test_resume.py",
+    "run/batch.py": "tested through tests/episode/test_runner.py (run_batch) and tests/test_resume.py",
     "run/execute.py": "tested through tests/run/test_session.py and tests/test_resume.py",
     "run/finish.py": "tested through tests/run/test_result.py and tests/test_one_answer.py",
     "run/reports.py": "tested through tests/run/test_session.py and tests/test_report.py",
     "cli/plan.py": "tested through tests/test_cli.py and tests/test_validate.py",
-    "cli/report.py": "tested through tests/test_cli.py and tests/test_report.py",
+    "cli/report.py": "tested through tests/test_cli.py, tests/test_report.py and tests/cli/test_history.py",
+    # the run store
+    "analysis/labels.py": "the labels file; tested through tests/analysis/test_calibration.py",
+    "cli/history_tasks.py": "printing only; tested through tests/cli/test_history.py (history --tasks)",
+    "store/__init__.py": "re-exports; tests/store/test_index.py imports through it",
+    "store/schema.py": "the tables; tested through tests/store/test_index.py",
     "cli/run.py": "tested through tests/test_cli.py, tests/test_resume.py and tests/test_run_lock.py",
     "cli_match.py": "tested through tests/criteria/test_cli_called.py",
     # criteria
-    "criteria/agent_judging.py": "tested through tests/criteria/test_agent_judge.py",
-    "criteria/evidence.py": (
-        "tested through tests/criteria/test_llm_judge.py and tests/test_untrusted_json.py"
+    "criteria/judges/agent_session.py": "tested through tests/criteria/judges/test_agent.py",
+    "criteria/judges/evidence.py": (
+        "tested through tests/criteria/judges/test_llm.py and tests/test_untrusted_json.py"
     ),
     "criteria/file_exists.py": (
         "no test of its own; tasks check files with it in tests/test_cli.py and tests/sandbox/test_limits.py"
     ),
     "criteria/flags.py": "tested through tests/criteria/test_base.py",
     "criteria/hidden_tests.py": "tested through tests/criteria/test_expected_tests.py and tests/security/",
-    "criteria/judge_context.py": "no test of its own; tests/criteria/test_llm_judge.py",
-    "criteria/judge_workspace.py": "tested through tests/criteria/test_agent_judge.py",
-    "criteria/judging.py": "no test of its own; the judges' tests/criteria/test_llm_judge.py",
+    "criteria/judges/context.py": "no test of its own; tests/criteria/judges/test_llm.py",
+    "criteria/judges/workspace.py": "tested through tests/criteria/judges/test_agent.py",
+    "criteria/judges/panel.py": "no test of its own; the judges' tests/criteria/judges/test_llm.py",
     "criteria/recorded_calls.py": (
         "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
     ),
@@ -115,38 +131,47 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     # executors
     "executors/base.py": "the executor protocol (types); tests/executors/test_dask.py",
     "executors/local.py": "no test of its own; every run without --executor uses it (tests/test_cli.py)",
+    "executors/dask_worker.py": (
+        "the dask executor's worker side; tests/executors/test_dask.py, tests/executors/test_worker_loss.py, "
+        "tests/executors/test_live_lines.py and tests/executors/test_separate_hosts.py run it on workers"
+    ),
     # experiment, interop, regrade
     "experiment/paths.py": "tested through tests/experiment/test_spec.py",
     "experiment/rephrase.py": "tested through tests/experiment/test_mutations.py",
     "experiment/selection.py": "tested through tests/test_row_selection.py",
-    "interop/atif_steps.py": "tested through tests/interop/test_atif.py",
-    "interop/inspect_scores.py": "tested through tests/interop/test_inspect_logs.py",
+    "interop/exporters/atif_steps.py": "tested through tests/interop/exporters/test_atif.py",
+    "interop/log_readers/inspect_scores.py": "tested through tests/interop/log_readers/test_inspect_logs.py",
     "regrade/before.py": "no test of its own; tests/regrade/test_run.py",
     "regrade/episode.py": "tested through tests/regrade/test_run.py",
     # the episode and the run
-    "errors.py": "error types and exit codes; every test of bad input, e.g. tests/test_task.py",
-    "limits.py": "tested through tests/test_watch.py",
+    "errors.py": "error types and exit codes; every test of bad input, e.g. tests/task/test_loading.py",
+    "episode/limits.py": "tested through tests/episode/test_watch.py",
     "report_files.py": "tested through tests/test_report.py",
     "run_stop.py": "tested through tests/test_run_write_faults.py",
-    "stage.py": "no test of its own; every episode stages its agent (tests/test_runner.py)",
+    "episode/stage.py": "no test of its own; every episode stages its agent (tests/episode/test_runner.py)",
+    "task/sources.py": "tested through tests/task/test_loading.py (a missing file is named with its line)",
     "task_files.py": "tested through tests/test_resume.py (a changed task refuses --resume)",
-    "template_files.py": "tested through tests/test_pristine.py",
-    "verifier.py": "no test of its own; graders run in it in tests/test_grading.py and tests/security/",
+    "episode/template_files.py": "tested through tests/episode/test_pristine.py",
+    "episode/verifier.py": (
+        "no test of its own; graders run in it in tests/episode/test_grading.py and tests/security/"
+    ),
     "viewer.py": "tested through tests/cli/test_view.py and tests/test_explore_browser.py",
     # sandboxes
     "sandbox/base.py": "the sandbox seam; tested through tests/sandbox/test_drivers.py",
     "sandbox/cgroups.py": "tested through tests/sandbox/test_limits.py",
-    "sandbox/container.py": "tested through tests/sandbox/test_limits.py",
-    "sandbox/docker_spec.py": "fields validated in tests/sandbox/test_docker.py",
-    "sandbox/engine.py": "tested through tests/sandbox/test_docker.py",
+    "sandbox/docker/container.py": "tested through tests/sandbox/test_limits.py",
+    "sandbox/docker/spec.py": "fields validated in tests/sandbox/docker/test_driver.py",
+    "sandbox/docker/engine.py": "tested through tests/sandbox/docker/test_driver.py",
     "sandbox/environment.py": "tested through tests/sandbox/test_envs.py",
-    "sandbox/helper.py": "no test of its own; the docker driver runs it in tests/sandbox/test_docker.py",
-    "sandbox/images.py": "tested through tests/sandbox/test_docker.py",
+    "sandbox/docker/helper.py": (
+        "no test of its own; the docker driver runs it in tests/sandbox/docker/test_driver.py"
+    ),
+    "sandbox/docker/images.py": "tested through tests/sandbox/docker/test_driver.py",
     "sandbox/local.py": (
         "no test of its own; every driver's tests build on it (tests/sandbox/test_drivers.py)"
     ),
     "sandbox/provision.py": "tested through tests/sandbox/test_seed.py",
-    "sandbox/rootfs.py": "tested through tests/sandbox/test_base_image.py",
+    "sandbox/docker/rootfs.py": "tested through tests/sandbox/docker/test_base_image.py",
     "sandbox/spec.py": "fields validated in tests/sandbox/test_drivers.py",
     "sandbox/toolchain.py": (
         "tested through tests/sandbox/test_layout.py and tests/security/test_grader_attacks.py"
@@ -208,3 +233,26 @@ def test_the_mirror_convention() -> None:
     assert mirror(PACKAGE / "sandbox" / "docker.py") == REPO / "tests" / "sandbox" / "test_docker.py"
     assert mirror(PACKAGE / "analysis" / "__init__.py") == REPO / "tests" / "analysis" / "test_init.py"
     assert mirror(PACKAGE / "task.py") == REPO / "tests" / "test_task.py"
+
+
+def test_contributing_draws_every_package_folder_and_only_those() -> None:
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    tree = text.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    drawn: set[str] = set()
+    parents: list[str] = []
+    for line in tree.splitlines()[1:]:
+        head = re.split(r"\s{2,}", line.strip())[0]
+        if not line.startswith("  ") or not re.fullmatch(r"(\w+/ ?)+", head):
+            continue  # the root, or a description's second line
+        depth = (len(line) - len(line.lstrip())) // 2 - 1
+        names = re.findall(r"(\w+)/", head)
+        parents[depth:] = [names[0]]
+        drawn.update("/".join([*parents[:depth], name]) for name in names)
+    folders = {
+        str(path.parent.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("__init__.py")
+        if path.parent != PACKAGE
+    }
+
+    assert folders - drawn == set(), "folders missing from CONTRIBUTING.md's layout"
+    assert drawn - folders == set(), "folders drawn in CONTRIBUTING.md's layout that do not exist"

@@ -18,7 +18,7 @@ import pytest
 
 from coder_eval import plugins
 from coder_eval.errors import PluginError
-from coder_eval.plugins import Plugins, Registry
+from coder_eval.plugins import Builtins, Plugins, Registry
 from tests.helpers import REPO
 
 PACKAGE = REPO / "tests" / "fixtures" / "plugin_package"
@@ -163,7 +163,7 @@ class Spec:
 
 
 def registry(found: Plugins, source: str = "'b' (b.plugin:register)") -> Registry:
-    return Registry(found, source, {"file_exists"})
+    return Registry(found, source, Builtins(criteria={"file_exists"}, agents={"codex"}))
 
 
 def test_a_plugin_cannot_shadow_a_built_in_or_another_plugins_name() -> None:
@@ -198,7 +198,7 @@ def test_every_broken_entry_point_is_a_named_problem(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(plugins, "entry_points", lambda group: points.get(group, []))
     monkeypatch.setattr(plugins, "_state", None)
 
-    gone, misnamed, odd = plugins.load_plugins(["file_exists"]).problems
+    gone, misnamed, odd = plugins.load_plugins(Builtins(["file_exists"], ["codex"])).problems
 
     assert (
         "plugin 'gone' (no_such_module:Gone) in coder_eval.criteria failed to load: ModuleNotFoundError"
@@ -216,8 +216,8 @@ def test_a_plugin_criterion_or_agent_that_crashes_is_named_with_the_line_that_ra
     import asyncio
     from typing import Literal
 
-    from coder_eval import agent_phase, grading
     from coder_eval.criteria import CriterionSpec, GradingContext, Verdict
+    from coder_eval.episode import agent_phase, grading
     from coder_eval.errors import AgentError
     from coder_eval.sandbox import FakeSandbox
 

@@ -64,10 +64,9 @@ def fresh_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     """No registered price and plugins not yet loaded (each test registers its own)."""
     import sys
 
-    from coder_eval import plugins, pricing
+    from coder_eval import plugins, price_table
 
-    monkeypatch.setattr(pricing, "_registered", {})
-    monkeypatch.setattr(pricing, "_plugins_loaded", False)
+    monkeypatch.setattr(price_table, "_registered", {})
     monkeypatch.setattr(plugins, "_state", None)
     monkeypatch.delitem(sys.modules, "acme_prices", raising=False)
 

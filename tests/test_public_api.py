@@ -42,8 +42,8 @@ def test_the_package_imports_its_heavy_members_on_first_use() -> None:
     import sys
 
     code = (
-        "import sys, coder_eval; before = 'coder_eval.runner' in sys.modules; "
-        "from coder_eval import EpisodePlan; from coder_eval.runner import EpisodePlan as plan; "
+        "import sys, coder_eval; before = 'coder_eval.episode.runner' in sys.modules; "
+        "from coder_eval import EpisodePlan; from coder_eval.episode.runner import EpisodePlan as plan; "
         "print(before, EpisodePlan is plan)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import coder_eval, minimal_task
 
@@ -86,18 +88,34 @@ def test_run_without_resume_refuses_an_existing_run_dir(tmp_path: Path) -> None:
     assert result.returncode == 2 and "use --resume" in result.stderr
 
 
-def test_sigterm_interrupts_cleanly(tmp_path: Path) -> None:
-    """CI cancels with SIGTERM: the run stops like Ctrl-C, kills the agent and says 'interrupted'."""
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_interrupts_cleanly(tmp_path: Path, sigint: str) -> None:
+    """CI cancels with SIGTERM: the run stops like Ctrl-C, kills the agent and says 'interrupted';
+    also when it was started in the background by a script, which leaves SIGINT ignored."""
     minimal_task(tmp_path / "tasks", "slow", extra='agent: {kind: command, command: "sleep 108.25"}\n')
     run = tmp_path / "runs" / "terminated"
     args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", str(run), "--no-report"]
     process = subprocess.Popen(
-        args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        args,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_sigint if sigint == "ignored" else None,
     )
-    wait_for(lambda: any((run / "episodes").glob("*.jsonl")) if run.exists() else False, timeout=60)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=30)
+    try:
+        wait_for(lambda: any((run / "episodes").glob("*.jsonl")) if run.exists() else False, timeout=60)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:  # it ignored SIGTERM: the test fails, leaving nothing running
+            process.kill()
+            process.wait()
 
     assert process.returncode == 130, stderr
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
@@ -127,9 +145,18 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
 
     minimal_task(tmp_path / "tasks", "orphan", extra=ORPHAN_AGENT)
     run = tmp_path / "runs" / "killed"
+    # Sandboxes go to a temporary folder of this test's own: every run reaps the dead leftovers it
+    # finds in its temporary folder, so a run of another test in /tmp would reap these first.
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
     args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", str(run), "--no-report"]
     process = subprocess.Popen(
-        args, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        args,
+        cwd=tmp_path,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for(lambda: bool(alive("sleep 321.75", within=0)), timeout=60)
@@ -141,11 +168,12 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
         process.wait()
     logged = [json.loads(line) for line in (run / "sandboxes.jsonl").read_text().splitlines()]
     assert alive("sleep 321.75", within=0) and all(Path(r["base"]).exists() for r in logged)
+    assert logged and all(Path(r["base"]).is_relative_to(tmp_path / "tmp") for r in logged)
 
     (tmp_path / "tasks" / "orphan.yaml").write_text(
         (tmp_path / "tasks" / "orphan.yaml").read_text().replace("& sleep 30", "& true")
     )
-    result = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+    result = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path, env=env)
 
     assert "left by a harness that is no longer running" in result.stderr
     assert alive("sleep 321.75") == []

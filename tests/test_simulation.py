@@ -13,11 +13,11 @@ import pytest
 
 from coder_eval.agents.base import AgentReply
 from coder_eval.analysis import load_runs
-from coder_eval.episode_plan import EpisodePlan, plan_episodes
+from coder_eval.episode.plan import EpisodePlan, plan_episodes
+from coder_eval.episode.runner import run_episode
 from coder_eval.errors import AgentError, TaskError
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.runner import run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.simulation import SimulationSpec, open_simulation, system_prompt
 from coder_eval.task import load_tasks

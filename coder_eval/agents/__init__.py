@@ -12,7 +12,8 @@ Example::
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, Union, cast
 
 from pydantic import AfterValidator, ConfigDict, Discriminator, Tag, ValidationError
 
@@ -22,18 +23,31 @@ from coder_eval.agents.codex.spec import CodexSpec
 from coder_eval.agents.command_spec import CommandSpec
 from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.agents.opencode.spec import OpenCodeSpec
-from coder_eval.agents.spec import AgentSpecBase, CliAgentSpec, FromEnv, LocalPlugin, kind_field, resolve_env
+from coder_eval.agents.spec import (
+    AgentSpecBase,
+    Capabilities,
+    CliAgentSpec,
+    FromEnv,
+    LocalPlugin,
+    RealEndpoint,
+    kind_field,
+    resolve_env,
+)
 from coder_eval.errors import AgentError, did_you_mean, unknown_name
 
 
 class NoneSpec(AgentSpecBase):
     """``type: none``: does nothing (grader checks)."""
 
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(checks_graders=True, needs_prompt=False)
+
     type: Literal["none"] = kind_field("none")
 
 
 class OracleSpec(AgentSpecBase):
     """``type: oracle``: runs the task's ``reference_solution``."""
+
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(checks_graders=True)
 
     type: Literal["oracle"] = kind_field("oracle")
 
@@ -56,8 +70,16 @@ AGENTS: dict[str, AgentKind] = {
 }
 """Built-in agent kinds."""
 
-MODEL_AGENTS = frozenset(kind for kind, row in AGENTS.items() if issubclass(row.spec, CliAgentSpec))
-"""Kinds that talk to a model (a ``model`` endpoint is routed into their sandbox)."""
+MODEL_AGENTS = frozenset(kind for kind, row in AGENTS.items() if row.spec.CAPABILITIES.talks_to_model)
+"""Built-in kinds that talk to a model (a ``model`` endpoint is routed into their sandbox)."""
+
+
+def kinds_that(can: Callable[[Capabilities], bool]) -> list[str]:
+    """The built-in kinds whose capabilities ``can`` accepts, for messages that list them.
+
+    Example: ``kinds_that(lambda c: c.keeps_session)`` -> ``["claude-code"]``.
+    """
+    return [kind for kind, row in AGENTS.items() if can(row.spec.CAPABILITIES)]
 
 
 def plugin_agents() -> dict[str, str | type[Any]]:
@@ -217,13 +239,16 @@ __all__ = [
     "AgentResult",
     "AgentSpec",
     "AgentSpecBase",
+    "Capabilities",
     "CliAgentSpec",
     "EventSink",
     "FromEnv",
     "LocalPlugin",
     "ModelEndpoint",
     "PartialAgent",
+    "RealEndpoint",
     "agent_kinds",
+    "kinds_that",
     "kinds_with_field",
     "make_agent",
     "override_agent",

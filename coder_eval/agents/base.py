@@ -18,7 +18,7 @@ from coder_eval.trajectory import Status, Usage
 
 if TYPE_CHECKING:
     from coder_eval.agents.spec import AgentSpecBase
-    from coder_eval.limits import RunLimits
+    from coder_eval.episode.limits import RunLimits
     from coder_eval.sandbox.base import Sandbox
     from coder_eval.trajectory import Message, ToolCall, ToolResult
 
@@ -65,7 +65,7 @@ class Conversation(Protocol):
 
 @dataclass(frozen=True)
 class OfferedPlugin:
-    """A plugin the episode offers its agent, as the sandbox holds it (``coder_eval.skill_offer``).
+    """A plugin the episode offers its agent, as the sandbox holds it (``coder_eval.episode.skill_offer``).
 
     ``path`` is a plugin folder inside the sandbox (a bare skills root is staged with a ``skills/``
     level added); ``skill_dirs`` are the folders holding its ``<name>/SKILL.md``; ``skills`` each
@@ -84,7 +84,7 @@ class AgentRequest:
     """Everything an agent gets for one episode: its own spec and the limits, never the whole task.
 
     ``conversation`` is set for dialog tasks (a ``simulation`` block) and for ``max_iterations``; only
-    agents that keep their session across user turns read it (``simulation.DIALOG_AGENTS``).
+    agents that keep their session across user turns read it (``Capabilities.keeps_session``).
     ``reference_script`` is the task's reference solution (the ``oracle`` agent runs it); ``task_dir``
     is the task file's folder; ``plugins`` what the agent is offered (an agent that supports skills
     loads them from there, never from ``spec.plugins``).

@@ -7,6 +7,11 @@ Example::
     end = await run_cli(request, CliLaunch(argv, env), recorder, limits=Limits(max_turns=10))
     result = cli_result(recorder, end, cli_name="Codex")
 
+``CliAgent.run`` is the one run of those three kinds: find the CLI, check and build its launch, write
+the prompt, stream its events under the limits, map the end, record the CLI's version; each kind
+fills in its steps (``program``, ``launch``, ``recorder``, ``versions``, and the optional ``check``,
+``before_run`` and ``after_run``).
+
 | what happened | status | invalid |
 |---|---|---|
 | the CLI finished its turn and exited 0 | completed | no |
@@ -22,14 +27,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from coder_eval.agents.base import AgentRequest, AgentResult
+from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_process import CliProcess
+from coder_eval.agents.cli_spec import max_turns, own_spec
 from coder_eval.agents.events import Steps
+from coder_eval.agents.spec import CliAgentSpec
 from coder_eval.errors import AgentError
 from coder_eval.pricing import cost_usd, rates_for
-from coder_eval.trajectory import Status
+from coder_eval.trajectory import Message, Status
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -59,7 +66,7 @@ class CliLaunch:
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits checked while the CLI streams (token budgets are the watch's, ``coder_eval/watch.py``)."""
+    """Limits checked while the CLI streams (token budgets are the watch's: ``coder_eval.episode.watch``)."""
 
     max_turns: int | None = None
     max_usd: float | None = None
@@ -162,3 +169,65 @@ def _verdict(recorder: Recorder, end: CliEnd, cli_name: str) -> tuple[Status, bo
     if recorder.errors:
         return "infra_error", True, f"model API error: {recorder.errors[-1]}{detail}"
     return "agent_error", True, f"{cli_name} exited {end.exit_code} without finishing its turn{detail}"
+
+
+Program = TypeVar("Program")
+"""What a kind runs: a binary's path, or an interpreter and its script."""
+Spec = TypeVar("Spec", bound=CliAgentSpec)
+
+
+class CliAgent(Generic[Program, Spec]):
+    """The run the JSONL CLI agents share (see the module docstring); a kind fills in the steps."""
+
+    cli_name: ClassVar[str]
+    """How errors name the CLI (``"Codex"``)."""
+    spec_class: type[Spec]
+
+    def program(self) -> tuple[Program | None, str]:
+        """What to run, or None and what is missing (``"Codex CLI not found (...)"``)."""
+        raise NotImplementedError
+
+    def check(self, request: AgentRequest, spec: Spec) -> None:
+        """Refuse (``AgentError``) what this CLI cannot run here. Default: nothing."""
+
+    async def launch(
+        self, request: AgentRequest, spec: Spec, program: Program
+    ) -> tuple[CliLaunch, str | None]:
+        """The CLI's argv and environment (its config written into the sandbox), and the model named."""
+        raise NotImplementedError
+
+    def recorder(self, sink: EventSink, model: str | None) -> Any:
+        """The recorder of this CLI's events (a :class:`Recorder`)."""
+        raise NotImplementedError
+
+    def versions(self, program: Program) -> dict[str, str]:
+        """The CLI's version, without running it."""
+        raise NotImplementedError
+
+    async def before_run(
+        self, request: AgentRequest, sink: EventSink, spec: Spec, program: Program, launch: CliLaunch
+    ) -> None:
+        """Written to the trajectory after the prompt, before the CLI runs. Default: nothing."""
+
+    def after_run(self, spec: Spec, result: AgentResult) -> AgentResult:
+        """The result, as this kind judges it further. Default: as mapped."""
+        return result
+
+    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+        program, missing = self.program()
+        if program is None:
+            return AgentResult(invalid=True, status="infra_error", error=missing)
+        try:
+            spec = own_spec(request, self.spec_class)
+            self.check(request, spec)
+            launch, model = await self.launch(request, spec, program)
+        except (AgentError, ValueError) as exc:
+            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+        await self.before_run(request, sink, spec, program, launch)
+        recorder = self.recorder(sink, model)
+        limits = request.limits
+        end = await run_cli(request, launch, recorder, Limits(max_turns(spec, limits), limits.max_usd))
+        result = cli_result(recorder, end, self.cli_name)
+        result.versions = self.versions(program)
+        return self.after_run(spec, result)

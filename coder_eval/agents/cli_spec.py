@@ -20,7 +20,7 @@ from coder_eval.errors import AgentError
 
 if TYPE_CHECKING:
     from coder_eval.agents.base import AgentRequest
-    from coder_eval.limits import RunLimits
+    from coder_eval.episode.limits import RunLimits
     from coder_eval.sandbox.base import Sandbox
 
 __all__ = [

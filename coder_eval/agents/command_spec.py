@@ -11,17 +11,19 @@ Example::
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from coder_eval.agents.spec import AgentSpecBase, EnvValue, kind_field
+from coder_eval.agents.spec import AgentSpecBase, Capabilities, EnvValue, kind_field
 
 EventStream = Literal["claude-stream-json", "atif", "none"]
 
 
 class CommandSpec(AgentSpecBase):
     """The ``command`` agent block."""
+
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(live_events=False)  # its events are read at exit
 
     type: Literal["command"] = kind_field("command")
     command: str = Field(min_length=1, description="Shell command; {prompt} is the shell-quoted prompt.")

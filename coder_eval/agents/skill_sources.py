@@ -32,9 +32,9 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from coder_eval.agents.spec import VARIABLE, AgentSpecBase, LocalPlugin, expand_variables
+from coder_eval.episode.template_files import template_folder
 from coder_eval.sandbox.base import check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFiles, TemplateSource
-from coder_eval.template_files import template_folder
 
 MANIFEST = PurePosixPath(".claude-plugin/plugin.json")
 SKILL_FILE = "SKILL.md"

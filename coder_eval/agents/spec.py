@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from coder_eval.agents.vocabulary import Vocabulary
 from coder_eval.errors import AgentError
 
 VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
@@ -97,11 +99,49 @@ def kind_field(kind: str) -> Any:
     return Field(default=kind, validation_alias=AliasChoices("type", "kind"), description="The agent kind.")
 
 
+@dataclass(frozen=True)
+class RealEndpoint:
+    """Where a kind's real model is: the host variable that moves it, and the provider's default."""
+
+    variable: str
+    default: str
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an agent kind can do, which a task may ask of it: one row per kind, on its spec class
+    (``CAPABILITIES``), so the task schema, the stage and the agent phase ask the kind, never its name.
+
+    Example: ``Capabilities(endpoint=RealEndpoint("OPENAI_BASE_URL", "https://api.openai.com"))``.
+    """
+
+    endpoint: RealEndpoint | None = None
+    """It talks to a model (its skills are recorded; under ``network: model`` it reaches this endpoint)."""
+    keeps_session: bool = False
+    """It continues its session across user turns (a ``simulation`` or ``max_iterations`` can drive it)."""
+    checks_graders: bool = False
+    """It is a grader check (oracle, ``none``): never stopped early, never in a dialog, one iteration."""
+    live_events: bool = True
+    """Its events are seen while it runs (false: read after it exits, so it cannot be stopped early)."""
+    needs_prompt: bool = True
+    """A task for it must give a prompt (``none`` reads none)."""
+
+    @property
+    def talks_to_model(self) -> bool:
+        return self.endpoint is not None
+
+
 class AgentSpecBase(BaseModel):
     """What every agent kind has: its ``type`` (alias ``kind``) and a ``model``.
 
     ``model`` is ``scripted`` when coder_eval's scripted model server plays the model (offline).
+    ``CAPABILITIES`` is what the kind can do and ``TOOLS`` what its CLI calls each tool (a plugin's
+    spec may declare its own).
     """
+
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities()
+    TOOLS: ClassVar[Vocabulary] = Vocabulary()
+    """What its CLI calls each canonical tool (empty: the canonical names, or no tools)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     type: str = Field(validation_alias=AliasChoices("type", "kind"), description="The agent kind.")

@@ -50,6 +50,7 @@ EPISODES = (
     Column("scripted", "bool", "True when the model was the scripted server."),
     Column("prompt", "str", "The task's initial prompt, when recorded."),
     Column("path", "str", "Trajectory file."),
+    Column("task_hash", "str", "sha256 of the resolved task and the files it reads; None when not recorded."),
 )
 
 CRITERIA = (

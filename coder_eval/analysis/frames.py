@@ -154,6 +154,7 @@ def episode_row(
         prompt=task.get("initial_prompt") or task.get("prompt"),
         path=str(path),
         n_tool_calls=n_tool_calls,
+        task_hash=start.get("task_hash"),
     )
     row.update(end_fields(end, problems))
     return row

@@ -21,8 +21,8 @@ import pandas as pd
 from coder_eval.analysis.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column, names
 from coder_eval.analysis.frames import ParsedEpisode, parse_trajectory
 from coder_eval.errors import AnalysisError
-from coder_eval.interop.inspect_files import inspect_logs_in, is_inspect_log
-from coder_eval.interop.inspect_logs import InspectVariant, inspect_episodes
+from coder_eval.interop.log_readers.inspect_files import inspect_logs_in, is_inspect_log
+from coder_eval.interop.log_readers.inspect_logs import InspectVariant, inspect_episodes
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
 from coder_eval.run_dir import MANIFEST
 

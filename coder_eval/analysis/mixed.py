@@ -24,7 +24,7 @@ from scipy import stats
 from scipy.special import expit
 from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
 
-from coder_eval.analysis.compare import Comparison, correlation, mean, paired_means, verdict_of
+from coder_eval.analysis.comparison import Comparison, correlation, mean, paired_means, verdict_of
 from coder_eval.analysis.intervals import NAN
 from coder_eval.analysis.metrics import higher_is_better, is_invalid, metric_kind, metric_values
 from coder_eval.errors import AnalysisError

@@ -37,6 +37,7 @@ from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import N_RESAMPLES
 from coder_eval.analysis.load import Runs, load_runs
 from coder_eval.analysis.notebook import flips_table, html_table
+from coder_eval.analysis.sequential_report import sequence_views
 from coder_eval.analysis.summary import summarize
 from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, Verdicts, pick_variants, verdicts
 from coder_eval.analysis.wording import verdict_rows
@@ -114,7 +115,7 @@ class Explorer:
         self.tag = w.Dropdown(options=[HEADLINE, ALL_TAGS], value=HEADLINE, description="tasks")
         self.episode = w.Dropdown(description="episode", layout=w.Layout(width="70%"))
         self.status = w.HTML()
-        names = ("table", "plot", "summary", "amounts", "confusion", "flips", "transcript")
+        names = ("table", "plot", "sequence", "summary", "amounts", "confusion", "flips", "transcript")
         self.views = {name: w.Output() for name in names}
         self.loaded = Runs(
             pd.DataFrame(columns=["variant_id", "tags"]), pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
@@ -150,6 +151,8 @@ class Explorer:
                 w.HTML("<h3>Comparison (candidate against baseline)</h3>"),
                 self.views["table"],
                 self.views["plot"],
+                w.HTML("<h3>Stopping at the answer</h3>"),
+                self.views["sequence"],
                 w.HTML("<h3>Per variant</h3>"),
                 self.views["summary"],
                 w.HTML("<h3>Tokens and cost</h3>"),
@@ -294,6 +297,7 @@ class Explorer:
         self.status.value = self.status_html()
         for name in ("table", "plot", "summary", "amounts", "confusion", "flips"):
             self.views[name].outputs = ()
+        self.views["sequence"].outputs = sequence_views(self.run_paths[run] for run in self.runs.value)
         chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
         if not self.summary.empty:
             summary = html_output(self.summary.to_html(index=False, classes=SUMMARY_CLASS))

@@ -24,10 +24,18 @@ class CommandRow(NamedTuple):
 
 
 COMMANDS: dict[str, CommandRow] = {
+    "calibrate": CommandRow(
+        "coder_eval.cli.calibrate",
+        "Agreement of each judged criterion with people's labels, and which judges are fit to gate on.",
+    ),
     "export": CommandRow("coder_eval.cli.export", "Export every trajectory of a run, one file per episode."),
+    "history": CommandRow(
+        "coder_eval.cli.history",
+        "Index runs into the run store and list them (filters narrow), with their headline.",
+    ),
     "plan": CommandRow(
         "coder_eval.cli.plan",
-        "Validate tasks and experiment and list the episodes that would run, without running them.",
+        "Validate tasks and experiment, list the episodes and forecast their cost, without running them.",
     ),
     "validate": CommandRow(
         "coder_eval.cli.plan",

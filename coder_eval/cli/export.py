@@ -22,7 +22,7 @@ def export(
     """Export every trajectory of a run, one file per episode."""
     if format not in FORMATS:
         raise InputError(unknown_name("export format", format, FORMATS))
-    from coder_eval.interop.atif_export import export_atif
+    from coder_eval.interop.exporters.atif_export import export_atif
 
     result = export_atif(source, out_dir)
     warn(result.problems)

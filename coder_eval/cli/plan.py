@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from coder_eval.cli import plan_forecast as forecast
+from coder_eval.cli import run_options as own
 from coder_eval.cli.app import app, out, warn
 from coder_eval.cli.inputs import (
     AgentOpt,
@@ -51,8 +53,16 @@ def plan(
     exclude_tags: ExcludeTagsOpt = None,
     include_skipped: IncludeSkippedOpt = False,
     driver: DriverOpt = None,
+    history: forecast.HistoryOpt = Path("runs"),
+    until_conclusive: own.UntilConclusiveOpt = None,
+    effect: forecast.EffectOpt = None,
+    delta: own.DeltaOpt = None,
+    max_tasks: own.MaxTasksOpt = None,
+    max_cost_usd: own.MaxCostOpt = None,
 ) -> None:
-    """Validate tasks and experiment and list the episodes that would run, without running them."""
+    """Validate tasks and experiment, list the episodes and forecast their cost, without running them."""
+    from coder_eval.cli.run_adaptive import Asked
+
     inputs = RunInputs.of(
         paths,
         experiment,
@@ -69,11 +79,19 @@ def plan(
         sample_per_stratum=sample_per_stratum,
         sample_tasks=sample_tasks,
     )
+    asked = Asked.of(until_conclusive, delta, None, max_tasks, None)
     resolution = inputs.resolve()
     check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], Path("runs"))
+    asked.check(resolution)
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))
+    table, per_episode = forecast.forecast_table(resolution, history)
+    out.print(table if table is not None else f"forecast: no earlier run of these tasks in {history}")
+    rule = asked.rule(resolution)
+    if rule is not None:
+        for line in forecast.decision_lines(resolution, rule, effect, per_episode, max_cost_usd):
+            out.print(line, highlight=False)
     warn(plan_warnings(resolution))
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -37,17 +38,64 @@ def report(
         list[str] | None, typer.Option("--param", "-p", help="Template parameter KEY=VALUE.")
     ] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Output folder (default reports/<run_id>).")
+        Path | None,
+        typer.Option(
+            "--out", help="Output folder (default reports/<run_id>); markdown: the file (default stdout)."
+        ),
+    ] = None,
+    format_: Annotated[
+        str,
+        typer.Option("--format", help="html (a report notebook) or markdown (a summary for CI)."),
+    ] = "html",
+    baseline: Annotated[
+        str | None,
+        typer.Option(metavar="RUN", help="Markdown: against this run (folder, run id, latest-on-BRANCH)."),
+    ] = None,
+    store: Annotated[Path | None, typer.Option(help="Markdown: the run store --baseline reads.")] = None,
+    link_base: Annotated[
+        str | None, typer.Option(help="Markdown: a URL the report links start with (a CI artifact's).")
     ] = None,
 ) -> None:
     """Render a report notebook to HTML for one or more runs."""
     from coder_eval.report import parse_params, render_report
+
+    if format_ not in ("html", "markdown"):
+        raise typer.BadParameter(f"{format_!r}: choose html or markdown", param_hint="'--format'")
+    if format_ == "markdown":
+        _markdown(run_dirs, baseline, store, link_base, out_dir)
+        return
 
     result = render_report(run_dirs, template, parse_params(param or []), out_dir)
     if not result.ok:
         _failed(template, result.error, result.html_path)
         raise typer.Exit(ExitCode.REPORT_FAILED)
     out.print(f"report: {result.html_path}", highlight=False)
+
+
+def _markdown(
+    run_dirs: list[Path],
+    baseline: str | None,
+    store: Path | None,
+    link_base: str | None,
+    out_file: Path | None,
+) -> None:
+    """The Markdown summary of one run, printed or written to ``out_file``."""
+    from coder_eval.analysis.markdown import run_markdown
+    from coder_eval.store.baseline import compare_with_baseline
+    from coder_eval.store.connection import store_for
+
+    if len(run_dirs) != 1:
+        raise typer.BadParameter("markdown summarizes one run", param_hint="'RUN_DIRS'")
+    run = run_dirs[0]
+    regression, note = None, None
+    if baseline is not None:
+        regression, _, note = compare_with_baseline(run, baseline, store_for(run.resolve(), store))
+    text = run_markdown(run, regression, link_base, baseline_note=note)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    out_file.write_text(text, encoding="utf-8")
+    console.print(f"summary: {out_file}", highlight=False, markup=False)
 
 
 def _failed(template: str, error: str | None, html: Path) -> None:

@@ -12,23 +12,17 @@ import typer
 
 from coder_eval.cli import inputs as shared
 from coder_eval.cli import run_options as own
-from coder_eval.cli.app import app, console, warn
+from coder_eval.cli.app import app, warn
 from coder_eval.cli.report import announce_reports
-from coder_eval.cli.run_console import (
-    BarProgress,
-    print_decision,
-    print_reaped,
-    print_skills,
-    print_took_over,
-    progress_bar,
-)
-from coder_eval.cli.summary import print_finished, print_not_passed, print_outcome, print_totals, resume_hint
+from coder_eval.cli.run_adaptive import Asked, execute_shown
+from coder_eval.cli.run_console import print_decision, print_reaped, print_took_over
+from coder_eval.cli.summary import print_finished, print_outcome, print_run_totals
+from coder_eval.episode.snapshots import DEFAULT_MAX_MB
 from coder_eval.errors import did_you_mean
-from coder_eval.snapshots import DEFAULT_MAX_MB
 
 if TYPE_CHECKING:
     from coder_eval.experiment.inputs import RunInputs
-    from coder_eval.run import Batch, Placement, RunSession
+    from coder_eval.run import Placement, RunSession
 
 
 @app.command()
@@ -61,30 +55,50 @@ def run(
     snapshots: own.SnapshotsOpt = True,
     snapshot_max_mb: own.SnapshotMaxOpt = DEFAULT_MAX_MB,
     require_all_pass: own.RequireAllPassOpt = False,
+    until_conclusive: own.UntilConclusiveOpt = None,
+    delta: own.DeltaOpt = None,
+    decide_on: own.DecideOnOpt = None,
+    max_tasks: own.MaxTasksOpt = None,
+    max_episodes: own.MaxEpisodesOpt = None,
+    baseline: own.BaselineOpt = None,
+    fail_on: own.FailOnOpt = "never",
+    index: own.IndexOpt = True,
+    store: own.StoreOpt = None,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import AfterRun, Batch
+    from coder_eval.run.regression import regression_gate
+    from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
     inputs = RunInputs.of(
         paths, experiment, define, model, agent, repeats, tags, sample, split, exclude_tags,
         include_skipped, driver, sample_per_stratum=sample_per_stratum, sample_tasks=sample_tasks,
     )  # fmt: skip
-    after = AfterRun(min_pass_rate, junit_xml, report, require_all_pass)
+    after = AfterRun(
+        min_pass_rate,
+        junit_xml,
+        report,
+        require_all_pass,
+        index,
+        store,
+        *regression_gate(baseline, fail_on, store_for(run_dir or Path("runs/run"), store)),
+    )
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
-    session = _open(inputs, run_dir, resume, replan, retry_invalid)
+    asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
+    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
     try:
         warn(session.warnings)
         print_reaped(session.reap_leftovers())
-        _execute(session, Batch(jobs, max_cost_usd, snapshot_max_mb if snapshots else None, placement))
+        batch = Batch(jobs, max_cost_usd, snapshot_max_mb if snapshots else None, placement)
+        execute_shown(session, batch, asked)
         totals = session.totals()
-        print_totals(session.run, totals.kept, totals.summary)
-        print_skills(totals.skills)
-        print_not_passed(session.run, totals.summary)
+        print_run_totals(session.run, totals)
         result = session.finish(after, totals, on_reports=announce_reports)
         print_finished(after, result.finished)
+        warn([n for n in (result.finished.baseline_note, result.finished.index_error) if n])
     finally:
         session.close()
     print_outcome(result)
@@ -92,12 +106,14 @@ def run(
         raise typer.Exit(result.exit_code)
 
 
-def _open(inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool) -> RunSession:
+def _open(
+    inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
+) -> RunSession:
     """A new run, or the run to resume with what it runs again decided (and printed)."""
     from coder_eval.run import RunSession
 
     if not resume:
-        return RunSession.create(inputs, run_dir)
+        return RunSession.create(inputs, run_dir, check=asked.check)
     session = RunSession.reopen(run_dir or Path("runs/latest"))
     try:
         print_took_over(session)
@@ -119,15 +135,3 @@ def _placement(executor: str, scheduler: str | None) -> Placement:
     if scheduler is not None and executor != "dask":
         raise typer.BadParameter("a scheduler is for --executor dask", param_hint="'--scheduler'")
     return Placement(cast(ExecutorName, executor), scheduler).check()
-
-
-def _execute(session: RunSession, batch: Batch) -> None:
-    """The episodes, under a progress bar; after Ctrl-C, how to resume."""
-    with progress_bar() as bar:
-        shown = BarProgress(bar)
-        try:
-            session.execute(batch, shown)
-        except KeyboardInterrupt:
-            console.print(resume_hint(session.run), highlight=False, soft_wrap=True)
-            raise
-        shown.complete()

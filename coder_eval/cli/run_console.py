@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from coder_eval.cli.app import console, out, warn
 
 if TYPE_CHECKING:
-    from coder_eval.episode_plan import EpisodePlan
+    from coder_eval.episode.plan import EpisodePlan
     from coder_eval.resume import ResumeDecision
     from coder_eval.run import Reaped, RunSession
     from coder_eval.trajectory import EpisodeEnd
@@ -27,6 +27,7 @@ class BarProgress:
         self.bar: TaskID | None = None
         self.total = 0
         self.counts = {"pass": 0, "fail": 0, "invalid": 0}
+        self.suffix = ""
 
     def started(self, total: int, done: int, tampered: Sequence[str]) -> None:
         warn(
@@ -44,9 +45,12 @@ class BarProgress:
 
     def episode_done(self, plan: EpisodePlan, end: EpisodeEnd) -> None:
         self.counts[end.outcome] += 1
+        self.show(advance=1)
+
+    def show(self, advance: int = 0) -> None:
         text = f"pass {self.counts['pass']} fail {self.counts['fail']} invalid {self.counts['invalid']}"
         if self.bar is not None:
-            self.progress.update(self.bar, advance=1, description=text)
+            self.progress.update(self.bar, advance=advance, description=text + self.suffix)
 
     def complete(self) -> None:
         if self.bar is not None:

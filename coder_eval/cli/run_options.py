@@ -44,3 +44,47 @@ MinPassRateOpt = Annotated[
 ]
 JunitXmlOpt = Annotated[Path | None, typer.Option(help="Write JUnit XML here (one case per episode).")]
 ReportOpt = Annotated[bool, typer.Option(help="Render the reports after the run.")]
+
+# --- until conclusive (docs/experiments.md "Stopping at the answer") ---------------------------------
+UntilConclusiveOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--until-conclusive/--fixed-design",
+        help="Run tasks in a random order until the comparison is decided (default: as the experiment's "
+        "until_conclusive block says); --fixed-design runs every task even so.",
+        show_default=False,
+    ),
+]
+DeltaOpt = Annotated[
+    float | None,
+    typer.Option(min=0, max=1, help="With --until-conclusive: the smallest difference that matters (0.2)."),
+]
+DecideOnOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="With --until-conclusive: a decision metric (repeat for several; default passed)."),
+]
+MaxTasksOpt = Annotated[
+    int | None, typer.Option(min=1, help="With --until-conclusive: at most this many tasks.")
+]
+MaxEpisodesOpt = Annotated[
+    int | None, typer.Option(min=1, help="With --until-conclusive: at most this many episodes.")
+]
+# the run store and regression gating (docs/ci.md)
+IndexOpt = Annotated[
+    bool, typer.Option(help="Index the finished run into the run store (coder-eval history lists it).")
+]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(help="The run store (default $CODER_EVAL_STORE, else history.duckdb beside the run)."),
+]
+BaselineOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="RUN",
+        help="Compare with a baseline run: its folder, its run id in the store, or latest-on-BRANCH.",
+    ),
+]
+FailOnOpt = Annotated[
+    str,
+    typer.Option(help="With --baseline: worse (exit 1 when the run is called worse) or never."),
+]

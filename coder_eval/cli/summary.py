@@ -28,13 +28,14 @@ from rich.text import Text
 
 from coder_eval.cli.app import console, out
 from coder_eval.cli.report import print_report_outcomes
+from coder_eval.cli.run_console import print_skills
 from coder_eval.run_dir import RunDir
 from coder_eval.run_summary import NotPassed, RunSummary, VariantTotals, summarize_run
 from coder_eval.terminal import inert
 
 if TYPE_CHECKING:
     from coder_eval.gates import GateResult
-    from coder_eval.run import AfterRun, Finished, RunResult
+    from coder_eval.run import AfterRun, Finished, RunResult, Totals
 
 LISTED = 20
 """Reasons listed at the end of a run (identical ones are listed once, with a count)."""
@@ -51,6 +52,14 @@ def print_totals(run: RunDir, resumed: int | None = None, summary: RunSummary | 
     if summary.finished:
         out.print(totals_table(summary.variants))
     return summary
+
+
+def print_run_totals(run: RunDir, totals: Totals) -> None:
+    """At the end of ``coder-eval run``: the totals, the skills each arm was offered and used, and
+    the episodes that did not pass."""
+    print_totals(run, totals.kept, totals.summary)
+    print_skills(totals.skills)
+    print_not_passed(run, totals.summary)
 
 
 def totals_table(variants: Sequence[VariantTotals]) -> Table:

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
-from coder_eval.criteria.agent_judge import AgentJudge
+from coder_eval.agents import AGENTS
 from coder_eval.criteria.base import CriterionSpec, GradingContext, HiddenMaterial, Verdict
-from coder_eval.criteria.baseline_judge import BaselineJudge
 from coder_eval.criteria.classification_match import ClassificationMatch
 from coder_eval.criteria.cli_called import CliCalled
 from coder_eval.criteria.command_executed import CommandExecuted, CommandNotExecuted
@@ -24,7 +23,9 @@ from coder_eval.criteria.file_exists import FileExists
 from coder_eval.criteria.file_unchanged import FileUnchanged
 from coder_eval.criteria.hidden_tests import HiddenTestsCriterion
 from coder_eval.criteria.json_check import JsonCheck
-from coder_eval.criteria.llm_judge import LlmJudge
+from coder_eval.criteria.judges.agent import AgentJudge
+from coder_eval.criteria.judges.baseline import BaselineJudge
+from coder_eval.criteria.judges.llm import LlmJudge
 from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.pytest_run import PytestCriterion
 from coder_eval.criteria.recorded_calls import RecordedCalls
@@ -35,7 +36,7 @@ from coder_eval.criteria.run_command import RunCommand
 from coder_eval.criteria.skill_triggered import SkillTriggered
 from coder_eval.criteria.tool_order import ToolOrder
 from coder_eval.criteria.tool_used import ToolUsed
-from coder_eval.plugins import load_plugins
+from coder_eval.plugins import Builtins, load_plugins
 
 CRITERIA: dict[str, type[CriterionSpec]] = {
     "file_exists": FileExists,
@@ -66,7 +67,9 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
 
 """Built-in criterion kinds."""
 
-PLUGIN_CRITERIA: dict[str, type[CriterionSpec]] = load_plugins([*CRITERIA, *REFUSED]).criteria
+PLUGIN_CRITERIA: dict[str, type[CriterionSpec]] = load_plugins(
+    Builtins([*CRITERIA, *REFUSED], AGENTS)
+).criteria
 """Criterion kinds added by installed plugins (loaded once, now: the union below is built from them)."""
 
 

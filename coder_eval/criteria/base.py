@@ -31,6 +31,7 @@ from coder_eval.criteria.early_stop import Decision, armed_spelling
 from coder_eval.criteria.patterns import check_pattern
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.sandbox.spec import TemplateSource
 from coder_eval.sandbox.verdicts import PytestReport
 from coder_eval.trajectory import CliCall, Event
 
@@ -132,6 +133,22 @@ Need = Literal["workspace", "commands", "trajectory"]
 workspace snapshot when they can be (``verifier.py``)."""
 
 
+class CriterionFileError(ValueError):
+    """A file a criterion names cannot be used at load time; ``field`` is the criterion's field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """What a criterion may ask of the task it is in, when the task is validated."""
+
+    recorders: Mapping[str, str | None]
+    """The recorded CLIs and shims the sandbox declares: name -> the log it writes to."""
+
+
 class CriterionSpec(BaseModel):
     """Fields every criterion has. ``needs`` says what it reads (a class attribute, not a YAML field)."""
 
@@ -178,6 +195,21 @@ class CriterionSpec(BaseModel):
     def model_keys(self) -> tuple[str, ...]:
         """Host variables, any one of which grading needs (a judge's model); ``()``: none."""
         return ()
+
+    @classmethod
+    def task_defaults(cls, raw: dict[str, Any], task: Mapping[str, Any]) -> dict[str, Any]:
+        """The criterion's block as written, with what it takes from the task's own fields (the
+        task's raw data, before validation). Default: nothing."""
+        return raw
+
+    def task_problem(self, task: TaskFacts) -> str | None:
+        """What this criterion needs of its task that the task lacks, in words (None: it fits)."""
+        return None
+
+    def with_task_files(self, task_dir: Path, sources: Sequence[TemplateSource]) -> CriterionSpec:
+        """This criterion with files it names resolved at load time, relative to ``task_dir`` or from
+        the task's template ``sources`` (``CriterionFileError`` naming the field). Default: itself."""
+        return self
 
     async def prepare(self, sandbox: Sandbox) -> Any:
         """Runs after set-up, before the agent (e.g. hash protected files). Default: nothing."""

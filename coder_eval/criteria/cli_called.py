@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from coder_eval.cli_match import CliMatch
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
+from coder_eval.criteria.base import CriterionSpec, GradingContext, TaskFacts, Verdict
 from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import DETAIL_LIMIT
 from coder_eval.errors import GraderError
@@ -62,6 +62,15 @@ class CliCalled(CriterionSpec, CliMatch):
         if self.tool is not None:
             return [self.tool] if self.tool in recorders else []
         return [name for name, log in recorders.items() if log == self.log]
+
+    def task_problem(self, task: TaskFacts) -> str | None:
+        if self.recorder_names(dict(task.recorders)):
+            return None
+        wanted = self.tool or f"logging to {self.log!r}"
+        return (
+            f"cli_called reads the recorded CLI {wanted}, but sandbox.record_cli and shims declare "
+            f"{sorted(task.recorders) or 'none'}"
+        )
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         names = self.recorder_names(dict(ctx.recorders))

@@ -20,11 +20,12 @@ Example::
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict
+from coder_eval.criteria.base import GradingContext, OriginalCriterion, TaskFacts, Verdict
 from coder_eval.criteria.transcript import tool_steps
 from coder_eval.errors import GraderError
 from coder_eval.tools import canonical_name
@@ -42,6 +43,21 @@ class CommandsEfficiency(OriginalCriterion):
     tool: str | None = Field(
         default=None, description="Count only this tool's calls (exact name; null: all)."
     )
+
+    @classmethod
+    def task_defaults(cls, raw: dict[str, Any], task: Mapping[str, Any]) -> dict[str, Any]:
+        """A task's ``expected_commands`` is the budget of each ``commands_efficiency`` giving none."""
+        if task.get("expected_commands") is None or {"expected", "expected_commands"} & set(raw):
+            return raw
+        return {**raw, "expected_commands": task["expected_commands"]}
+
+    def task_problem(self, task: TaskFacts) -> str | None:
+        if self.expected is None:
+            return (
+                "commands_efficiency needs 'expected' (or 'expected_commands'), or the task's top-level "
+                "expected_commands"
+            )
+        return None
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if self.expected is None:

@@ -13,7 +13,7 @@ Example (task YAML)::
         stop_when: fail                     # pass | fail | decided (auto: what it can decide)
 
 A criterion armed this way is evaluated on the trajectory so far at each tool-call boundary
-(``coder_eval.iterations``); its *live decision* says whether the partial trajectory already settles
+(``coder_eval.episode.iterations``); its *live decision* says whether the partial trajectory already settles
 it: ``command_executed`` passes for good once ``min_count`` matching commands ran with no
 ``max_count``, and fails for good once more than ``max_count`` ran; ``skill_triggered`` is settled by
 the first skill engaged (its label never changes after), and an episode that should engage no skill

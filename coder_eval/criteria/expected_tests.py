@@ -7,7 +7,7 @@ Example::
     verdict = graded_verdict(result, reports, expected)    # every expected id must pass
 
 Before the agent runs, each pytest-based criterion's command is run with ``--collect-only`` in a
-verifier seeded from the pristine workspace (``coder_eval/pristine.py``), with the hidden tests in
+verifier seeded from the pristine workspace (``coder_eval/episode/pristine.py``), with the hidden tests in
 place. What it collected is the expected set: the test ids, those carrying a ``skip`` or ``skipif``
 marker, the files that could not be collected then (code the agent is to write: the tests collected
 from them after the run count), and the sha256 of every ``conftest.py``. After the run:

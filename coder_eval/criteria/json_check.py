@@ -30,6 +30,7 @@ from jmespath.exceptions import JMESPathError
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from coder_eval.criteria.base import (
+    CriterionFileError,
     GradingContext,
     JmesPath,
     OriginalCriterion,
@@ -40,10 +41,10 @@ from coder_eval.criteria.base import (
     read_texts,
 )
 from coder_eval.criteria.patterns import bounded, search
+from coder_eval.episode.template_files import template_file
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 from coder_eval.sandbox.spec import TemplateSource
-from coder_eval.template_files import template_file
 
 Operator = Literal["equals", "not_equals", "contains", "gt", "gte", "lt", "lte", "type", "regex", "exists"]
 SHORT_FORMS: dict[str, Operator] = {
@@ -211,13 +212,20 @@ class JsonCheck(OriginalCriterion):
     def _valid_schema(cls, value: dict[str, Any] | str | None) -> dict[str, Any] | str | None:
         return check_schema(value) if isinstance(value, dict) else value
 
-    def resolved(self, task_dir: Path, sources: Sequence[TemplateSource]) -> JsonCheck:
+    def with_task_files(self, task_dir: Path, sources: Sequence[TemplateSource]) -> JsonCheck:
         """With a schema file resolved and checked at load time: the pristine copy the template
         sources put at that workspace path (the original format reads the schema from the sandbox;
         read here from the suite, the agent cannot edit it), else the task author's file relative to
         the task folder. Inline starter-file content becomes the schema itself."""
         if not isinstance(self.json_schema, str):
             return self
+        try:
+            return self._schema_resolved(task_dir, sources)
+        except ValueError as exc:
+            raise CriterionFileError("json_schema", str(exc)) from exc
+
+    def _schema_resolved(self, task_dir: Path, sources: Sequence[TemplateSource]) -> JsonCheck:
+        assert isinstance(self.json_schema, str)
         origin = template_file(self.json_schema, sources)
         if origin is not None and origin.content is not None:
             return self.model_copy(update={"json_schema": parse_schema(origin.content, self.json_schema)})

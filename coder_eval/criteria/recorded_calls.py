@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict, fraction
+from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, TaskFacts, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
 from coder_eval.criteria.patterns import bounded, search
-from coder_eval.errors import GraderError
+from coder_eval.errors import GraderError, did_you_mean
 from coder_eval.trajectory import CliCall
 
 
@@ -61,6 +61,14 @@ class RecordedCalls(CriterionSpec):
     forbid: list[CallPattern] = Field(default_factory=list, description="Calls that must not happen.")
     ordered: bool = Field(default=False, description="Expected calls must match in this order.")
     min_calls: int = Field(default=0, ge=0, description="At least this many calls in all.")
+
+    def task_problem(self, task: TaskFacts) -> str | None:
+        if self.shim in task.recorders:
+            return None
+        return (
+            f"criterion {self.type!r} reads shim {self.shim!r}{did_you_mean(self.shim, task.recorders)}, "
+            f"but sandbox.shims and record_cli declare {sorted(task.recorders) or 'none'}"
+        )
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         if self.shim not in ctx.recorders:

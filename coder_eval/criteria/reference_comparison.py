@@ -36,7 +36,7 @@ from typing import Literal
 from pydantic import Field
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, read_texts
-from coder_eval.criteria.judge_context import trusted_file
+from coder_eval.criteria.judges.context import trusted_file
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
 

@@ -12,7 +12,7 @@ is the number in ``reward_file``, or from ``reward_json`` its ``reward_key`` val
 ``reward``) when it has one, else the mean of its values; it passes at ``pass_threshold`` (default
 1). A script that writes no readable reward scores 0 and says why in the details: the agent's work
 did not get the script that far, or the task is broken (``coder-eval validate`` finds that). Harbor
-task directories load with this criterion (``coder_eval.interop.harbor``).
+task directories load with this criterion (``coder_eval.interop.task_readers.harbor``).
 """
 
 from __future__ import annotations

@@ -12,12 +12,13 @@ its workspace snapshot at ``keep.path``, when asked to keep one).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from coder_eval.episode_plan import EpisodePlan
-    from coder_eval.snapshots import SnapshotTarget
+    from coder_eval.episode.plan import EpisodePlan
+    from coder_eval.episode.snapshots import SnapshotTarget
     from coder_eval.trajectory import EpisodeEnd
 
 
@@ -27,6 +28,11 @@ class Executor(Protocol):
     @property
     def dashboard(self) -> str | None:
         """Where to watch the episodes run (the Dask dashboard), when there is such a page."""
+        ...
+
+    async def admit(self, plans: Sequence[EpisodePlan]) -> None:
+        """Refuse (``InputError``) before any episode starts a run this executor cannot run: on a
+        dask cluster, a task whose files cannot travel or a worker that lacks what the run needs."""
         ...
 
     async def run(

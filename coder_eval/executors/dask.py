@@ -7,14 +7,18 @@ Example::
     async with open_dask(scheduler="tcp://10.0.0.5:8786") as executor:  # a cluster already running
         ...
 
-Each episode is one dask task: :func:`run_on_worker` runs ``run_episode`` on the worker's event loop
-in a scratch folder and returns the files' bytes (trajectory, failed attempts, kept snapshot), which
-:meth:`DaskExecutor.run` writes where the run directory wants them. A worker that dies
-mid-episode: the scheduler runs the episode once more elsewhere (``allowed_failures=1`` on the
-cluster coder_eval starts; a running cluster keeps its own setting); a further death, or any error
-raised on the worker, is recorded as an ``invalid`` episode (``infra_error``, the harness's: ``--resume``
-runs it again) saying so. Either way the episode ends up in the run directory exactly once. A
-scheduler that stops answering, or a cluster with no worker left, ends the run (``cluster_watch.py``).
+Before the first episode, every worker is asked whether it can run the run (``worker_check.py``).
+Each episode is one dask task: ``run_on_worker`` (``dask_worker.py``) unpacks the task's folder
+from its bundle (``bundles.py``, fetched from the scheduler once per worker, ``bundle_sender.py``),
+runs ``run_episode`` on the worker's event loop in a scratch folder, streams the trajectory's lines
+back as they are written (``live_lines.py``) and returns the files' bytes (trajectory, failed
+attempts, kept snapshot), which :meth:`DaskExecutor.run` writes whole where the run directory wants
+them. A worker that dies mid-episode: the scheduler runs the episode once more elsewhere
+(``allowed_failures=1`` on the cluster coder_eval starts; a running cluster keeps its own setting);
+a further death, or any error raised on the worker, is recorded as an ``invalid`` episode
+(``infra_error``, the harness's: ``--resume`` runs it again) saying so. Either way the episode ends
+up in the run directory exactly once. A scheduler that stops answering, or a cluster with no worker
+left, ends the run (``cluster_watch.py``).
 """
 
 from __future__ import annotations
@@ -23,29 +27,31 @@ import asyncio
 import contextlib
 import importlib
 import importlib.util
-import shutil
 import signal
-import socket
 import tempfile
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import dask.config
-from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed import Client, LocalCluster, WorkerPlugin
 from distributed.client import FutureCancelledError
 from distributed.comm.addressing import resolve_address
 from distributed.scheduler import KilledWorker
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.snapshots import SnapshotTarget
 from coder_eval.errors import ExecutorLost, InputError, RunWriteError
+from coder_eval.executors.bundle_sender import FETCH_TOPIC, BundleSender, recorded_hash
 from coder_eval.executors.cluster_watch import ClusterWatch
+from coder_eval.executors.dask_worker import STARTS_TOPIC, cancel_on_worker, run_on_worker
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
+from coder_eval.executors.live_lines import LINES_TOPIC, LiveFiles
+from coder_eval.executors.worker_check import admit
 from coder_eval.sandbox.leftovers import reap_dead
-from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 ALLOWED_FAILURES = 1
@@ -66,59 +72,6 @@ its event loop every 20 ms or its memory and CPU every 0.5 s. At rest that left 
 busy on a 4-worker cluster; the episodes get it back. A running cluster (``--scheduler``) keeps its
 own configuration."""
 
-STARTS_TOPIC = "coder_eval-episode-start"
-"""Each start of an episode on a worker is logged here, so a re-run after a worker died is noted."""
-
-_RUNNING: dict[str, asyncio.Task[EpisodeFiles]] = {}
-"""On a worker: the episodes it is running, by dask key (so an interrupted run can cancel them)."""
-
-
-async def run_on_worker(
-    plan: EpisodePlan, run_id: str, key: str, keep_bytes: int | None = None
-) -> EpisodeFiles | None:
-    """On a worker: run the episode in a scratch folder of the worker's own, and return its files
-    (None: the submitter stopped the run and cancelled it, see :func:`cancel_on_worker`)."""
-    worker = get_worker()
-    worker.log_event(STARTS_TOPIC, key)
-    scratch = Path(tempfile.mkdtemp(prefix="coder_eval-episode-", dir=worker.local_directory))
-    try:
-        _check_task_folder(plan)
-        episode = _RUNNING[key] = asyncio.ensure_future(
-            EpisodeFiles.produce(plan, run_id, scratch, keep_bytes)
-        )
-        return await episode
-    except asyncio.CancelledError:
-        if _cancelling():  # the worker itself is closing
-            raise
-        return None
-    finally:
-        _RUNNING.pop(key, None)
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _check_task_folder(plan: EpisodePlan) -> None:
-    """Task files name folders (templates, hidden tests) on the submitter's filesystem."""
-    source = plan.task.source_path
-    if source is not None and not source.parent.is_dir():
-        raise FileNotFoundError(
-            f"{source.parent}: the task's folder is not on worker {socket.gethostname()}; "
-            "task folders must be at the same path on every worker (docs/executors.md)"
-        )
-
-
-async def cancel_on_worker(keys: list[str]) -> int:
-    """On a worker: cancel those of ``keys`` it is running (their agents' processes are killed)."""
-    running = [task for key in keys if (task := _RUNNING.get(key)) is not None]
-    for task in running:
-        task.cancel()
-    await asyncio.gather(*running, return_exceptions=True)
-    return len(running)
-
 
 class DaskExecutor:
     """Submits each episode to the cluster and writes what the worker returns."""
@@ -127,6 +80,8 @@ class DaskExecutor:
         self.client = client
         self.dashboard = dashboard
         self.watch = watch
+        self.bundles = BundleSender(client)
+        self.live = LiveFiles()
         self.abandoned: set[str] = set()
         self.starts: Counter[str] = Counter()
 
@@ -134,15 +89,19 @@ class DaskExecutor:
         """An episode started on a worker (events arrive before the episode's result)."""
         self.starts[event[1]] += 1
 
+    async def admit(self, plans: Sequence[EpisodePlan]) -> None:
+        await admit(self.client, plans, self.watch.where)
+
     async def run(
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
     ) -> EpisodeEnd:
         key = f"episode-{plan.episode_id}-{uuid.uuid4().hex[:8]}"
         keep_bytes = keep.max_bytes if keep is not None else None
+        recorded = await recorded_hash(plan)
+        self.live.open(key, path, recorded)
         try:
-            files: EpisodeFiles | None = await self.watch.until_lost(
-                self.client.submit(run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False)
-            )
+            sent = await self.bundles.send(plan)
+            files: EpisodeFiles | None = await self._submit(key, sent, run_id, keep_bytes)
         except FutureCancelledError as exc:  # the scheduler dropped it (say the connection was lost)
             if await self.watch.confirm_lost():
                 self._interrupted(plan, run_id, path, key)
@@ -157,9 +116,21 @@ class DaskExecutor:
             error = f"on the dask worker: {type(exc).__name__}: {exc}"
         else:
             if files is not None:
+                files = files.with_task_hash(recorded)
                 return self._note_reruns(key, files).write(path, keep)
             error = "the episode was cancelled on its dask worker"
         return EpisodeFiles.failed(plan, run_id, error).write(path)
+
+    async def _submit(
+        self, key: str, plan: EpisodePlan, run_id: str, keep_bytes: int | None
+    ) -> EpisodeFiles | None:
+        """The episode's files from the worker that ran it; its streamed lines stop first."""
+        try:
+            return await self.watch.until_lost(
+                self.client.submit(run_on_worker, plan, run_id, key, keep_bytes, key=key, pure=False)
+            )
+        finally:
+            self.live.close(key)
 
     def _interrupted(self, plan: EpisodePlan, run_id: str, path: Path, key: str) -> None:
         self.abandoned.add(key)
@@ -224,13 +195,24 @@ async def open_dask(
         await client.run(importlib.import_module, "coder_eval.executors.episode_files")
         watch = ClusterWatch(client, scheduler or "the LocalCluster coder_eval started")
         executor = DaskExecutor(client, _dashboard(client, local=scheduler is None), watch)
-        client.subscribe_topic(STARTS_TOPIC, executor.count_start)
+        topics = {
+            STARTS_TOPIC: executor.count_start,
+            LINES_TOPIC: executor.live.receive,
+            FETCH_TOPIC: executor.bundles.count_fetch,
+        }
+        for topic, handler in topics.items():
+            client.subscribe_topic(topic, handler)
         watching = asyncio.ensure_future(watch.watch())
         try:
             yield executor
         finally:
             watching.cancel()
             await executor.cancel_abandoned()
+            # before this client goes: a stopped episode's last lines, sent as its worker winds it
+            # down, must find no subscriber rather than a closed connection (a logged traceback)
+            for topic in topics:
+                with contextlib.suppress(Exception):
+                    client.unsubscribe_topic(topic)
 
 
 def _local_cluster(workers: int, slots_per_worker: int) -> LocalCluster:

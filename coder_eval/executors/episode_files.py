@@ -14,16 +14,17 @@ one.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode, start_event
+from coder_eval.episode.snapshots import SnapshotTarget
 from coder_eval.errors import RunWriteError
 from coder_eval.run_dir import SNAPSHOTS
-from coder_eval.runner import run_episode, start_event
-from coder_eval.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 ATTEMPT = re.compile(r"\.attempt(\d+)$")
@@ -66,6 +67,30 @@ class EpisodeFiles:
         head, _, _ = self.trajectory.rstrip(b"\n").rpartition(b"\n")
         trajectory = (head + b"\n" if head else b"") + end.model_dump_json().encode() + b"\n"
         return replace(self, trajectory=trajectory, end=end)
+
+    def rebased(self, old: str, new: str) -> EpisodeFiles:
+        """The same files with each mention of the path ``old`` (a worker's copy of the task's folder)
+        made ``new`` (the folder on the submitter), so the trajectory reads as one run here would."""
+        if old == new:
+            return self
+        source, target = old.encode(), new.encode()
+        trajectory = self.trajectory.replace(source, target)
+        attempts = tuple(a.replace(source, target) for a in self.attempts)
+        end = EpisodeEnd.model_validate_json(trajectory.rstrip(b"\n").rpartition(b"\n")[2])
+        return replace(self, trajectory=trajectory, attempts=attempts, end=end)
+
+    def with_task_hash(self, value: str) -> EpisodeFiles:
+        """The same files with ``episode_start.task_hash`` set to ``value`` (the hash of the task's
+        files where they are named, which a worker holding a copy of them cannot compute)."""
+        first, newline, rest = self.trajectory.partition(b"\n")
+        start = json.loads(first)
+        if start.get("task_hash") == value:
+            return self
+        start["task_hash"] = value
+        return replace(
+            self,
+            trajectory=json.dumps(start, ensure_ascii=False, separators=(",", ":")).encode() + newline + rest,
+        )
 
     def write(self, path: Path, keep: SnapshotTarget | None = None) -> EpisodeEnd:
         """Write the snapshot at ``keep.path``, the attempts beside ``path``

@@ -8,13 +8,13 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
-from coder_eval.snapshots import SnapshotTarget
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
+from coder_eval.episode.snapshots import SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd
 
 
@@ -23,6 +23,9 @@ class LocalExecutor:
     straight into the run directory."""
 
     dashboard: str | None = None
+
+    async def admit(self, plans: Sequence[EpisodePlan]) -> None:
+        """Nothing to check: the episodes run here, where their tasks were loaded."""
 
     async def run(
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib.resources
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -42,6 +42,7 @@ from coder_eval.agents import PartialAgent
 from coder_eval.errors import ExperimentError, did_you_mean
 from coder_eval.experiment.mutations import Mutations, PromptMutations
 from coder_eval.experiment.paths import ExperimentPaths
+from coder_eval.manifest import UntilConclusiveRule
 from coder_eval.sandbox.spec import TemplateSource
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.simulation import SimulationSpec
@@ -140,6 +141,15 @@ class CompareSpec(_Strict):
     )
 
 
+class BaselineSpec(_Strict):
+    """A regression gate: the run against a baseline run (``run --baseline`` / ``--fail-on`` replace it)."""
+
+    run: str = Field(description="The baseline: a run folder, a run id in the store, or latest-on-BRANCH.")
+    fail_on: Literal["worse", "never"] = Field(
+        default="worse", description="worse: the run fails (exit 1) when called worse; never: only shown."
+    )
+
+
 class ExperimentSpec(_Strict):
     """An experiment file."""
 
@@ -149,6 +159,25 @@ class ExperimentSpec(_Strict):
     variants: list[VariantSpec] = Field(min_length=1, description="The arms, baseline first.")
     tasks: list[str] = Field(default_factory=list, description="Task paths, relative to this file.")
     compare: CompareSpec = Field(default_factory=CompareSpec, description="Tasks in the A/B headline.")
+    until_conclusive: UntilConclusiveRule | None = Field(
+        default=None, description="Run tasks until the comparison is decided (docs/experiments.md)."
+    )
+
+    @model_validator(mode="after")
+    def _rule_arms(self) -> ExperimentSpec:
+        rule, ids = self.until_conclusive, [v.variant_id for v in self.variants]
+        for arm in ("baseline", "candidate") if rule is not None else ():
+            name = getattr(rule, arm)
+            if name is not None and name not in ids:
+                raise ValueError(
+                    f"until_conclusive.{arm}: {name!r} is not a variant{did_you_mean(name, ids)}; "
+                    f"variants: {', '.join(ids)}"
+                )
+        return self
+
+    baseline: BaselineSpec | None = Field(
+        default=None, description="A regression gate against a baseline run."
+    )
 
     @field_validator("variants")
     @classmethod
@@ -185,6 +214,9 @@ class Experiment:
     compare: CompareSpec = field(default_factory=CompareSpec)
     mutations: Mutations = field(default_factory=PromptMutations)
     """The defaults' prompt mutations, applied before each variant's."""
+    until_conclusive: UntilConclusiveRule | None = None
+    """The experiment's ``until_conclusive:`` block: the run stops at its answer."""
+    baseline: BaselineSpec | None = None
 
     @property
     def variant_ids(self) -> list[str]:
@@ -255,6 +287,8 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
         tasks,
         spec.compare,
         mutations,
+        spec.until_conclusive,
+        spec.baseline,
     )
 
 

@@ -13,11 +13,11 @@ and the task's pytest configuration are what the runner took before the agent ra
 
 from __future__ import annotations
 
+from coder_eval.episode.pristine import with_expected_tests
+from coder_eval.episode.runner import BeforeAgent
+from coder_eval.episode.stage import capture_pytest_config, close_quietly
 from coder_eval.errors import CoderEvalError
-from coder_eval.pristine import with_expected_tests
-from coder_eval.runner import BeforeAgent
 from coder_eval.sandbox import Provision, make_sandbox
-from coder_eval.stage import capture_pytest_config, close_quietly
 from coder_eval.task import TaskSpec
 
 

@@ -36,19 +36,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_eval.agents import AgentResult
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.errors import CoderEvalError
-from coder_eval.regrade.before import before_agent
-from coder_eval.regrade.tasks import GradingTask
-from coder_eval.regrade.verdicts import CriteriaSplit, evaluation_cost, needs_workspace, split_criteria
-from coder_eval.run_dir import RunDir
-from coder_eval.runner import (
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import (
     BeforeAgent,
     end_event,
     recorded_task_data,
     verify_snapshot,
     versions,
 )
+from coder_eval.errors import CoderEvalError
+from coder_eval.regrade.before import before_agent
+from coder_eval.regrade.tasks import GradingTask
+from coder_eval.regrade.verdicts import CriteriaSplit, evaluation_cost, needs_workspace, split_criteria
+from coder_eval.run_dir import RunDir
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,

@@ -20,12 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.regrade.episode import Recorded, Regraded, regrade_episode
 from coder_eval.regrade.tasks import TaskDefinitions
 from coder_eval.run_dir import RegradeRecord, RunDir, RunManifest
 from coder_eval.run_stop import left_interrupted
-from coder_eval.runner import versions
 from coder_eval.trajectory import now, read_trajectory
 
 
@@ -92,6 +92,10 @@ async def regrade_run(
         with left_interrupted(run, manifest):
             episodes = await _regrade_all(plan, run, manifest.run_id, concurrency, on_done)
         manifest.regraded_from = _summary(record, episodes, time.monotonic() - started)
+        if manifest.adaptive is not None:  # a run that stopped at its answer: decided again
+            from coder_eval.run.adaptive_replay import redecide
+
+            manifest.adaptive = redecide(manifest.adaptive, manifest.episodes, run.finished_episodes())
         manifest.status = "completed"
         manifest.snapshots = run.snapshot_totals(
             plan.manifest.snapshots.max_mb if plan.manifest.snapshots else None

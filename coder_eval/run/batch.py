@@ -13,14 +13,14 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import harness_invalid, start_event
+from coder_eval.episode.salvage import salvage
+from coder_eval.episode.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget
 from coder_eval.errors import ExecutorLost, RunWriteError
 from coder_eval.executors.base import Executor
 from coder_eval.executors.local import LocalExecutor
 from coder_eval.run_dir import RunDir
-from coder_eval.runner import harness_invalid, start_event
-from coder_eval.salvage import salvage
-from coder_eval.snapshots import DEFAULT_MAX_BYTES, SnapshotTarget
 from coder_eval.trajectory import EpisodeEnd, EpisodeStart
 
 

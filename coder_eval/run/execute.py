@@ -15,19 +15,20 @@ import contextlib
 import contextvars
 import signal
 import threading
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.snapshots import DEFAULT_MAX_MB, MB
 from coder_eval.errors import InputError, did_you_mean
 from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
+from coder_eval.executors.base import Executor
 from coder_eval.manifest import BudgetRecord
 from coder_eval.run.batch import BatchSummary, kept_episodes, run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.run_stop import left_interrupted
 from coder_eval.sandbox.leftovers import recording_sandboxes
-from coder_eval.snapshots import DEFAULT_MAX_MB, MB
 from coder_eval.trajectory import EpisodeEnd
 
 SANDBOX_LOG_FILE = "sandboxes.jsonl"
@@ -65,6 +66,11 @@ class Batch:
     rerun: frozenset[str] = field(default_factory=frozenset)
 
 
+Drive = Callable[[Executor], Awaitable[BatchSummary]]
+"""What runs the episodes on the open executor instead of one batch of them all (the
+``--until-conclusive`` scheduler, ``coder_eval.run.adaptive``)."""
+
+
 class Progress(Protocol):
     """What a run tells as its episodes go (the command line draws a bar); ``Quiet`` tells nothing."""
 
@@ -92,10 +98,16 @@ class Quiet:
 
 
 def execute(
-    run: RunDir, manifest: RunManifest, plans: list[EpisodePlan], batch_of: Batch, progress: Progress
+    run: RunDir,
+    manifest: RunManifest,
+    plans: list[EpisodePlan],
+    batch_of: Batch,
+    progress: Progress,
+    drive: Drive | None = None,
 ) -> BatchSummary:
-    """Run ``plans`` into ``run`` and record the status (and budget) in its manifest. Called from a
-    thread with a running event loop (a notebook), the episodes run on a thread of their own."""
+    """Run ``plans`` into ``run`` (or let ``drive`` run them) and record the status (and budget)
+    in its manifest. Called from a thread with a running event loop (a notebook), the episodes run
+    on a thread of their own."""
     cap_mb = batch_of.snapshot_max_mb
     done = (
         len(kept_episodes(run, batch_of.rerun).keys() & {p.episode_id for p in plans})
@@ -110,7 +122,7 @@ def execute(
         _sigterm_as_interrupt(),
         recording_sandboxes(run.path / SANDBOX_LOG_FILE),
     ):
-        summary = _run_to_end(_on_executor(run, manifest.run_id, plans, batch_of, progress))
+        summary = _run_to_end(_on_executor(run, manifest.run_id, plans, batch_of, progress, drive))
     manifest.snapshots = run.snapshot_totals(cap_mb)
     _record_status(run, manifest, summary, batch_of.max_cost)
     return summary
@@ -128,15 +140,23 @@ def _run_to_end(batch: Coroutine[Any, Any, BatchSummary]) -> BatchSummary:
 
 
 async def _on_executor(
-    run: RunDir, run_id: str, plans: list[EpisodePlan], batch_of: Batch, progress: Progress
+    run: RunDir,
+    run_id: str,
+    plans: list[EpisodePlan],
+    batch_of: Batch,
+    progress: Progress,
+    drive: Drive | None = None,
 ) -> BatchSummary:
     """Start the executor (a dask LocalCluster has ``jobs`` workers), run the batch on it, stop it."""
     placement, cap_mb = batch_of.placement, batch_of.snapshot_max_mb
     async with open_executor(
         placement.executor, slots=batch_of.jobs, scheduler=placement.scheduler
     ) as executor:
+        await executor.admit(plans)
         if executor.dashboard:
             progress.dashboard(executor.dashboard)
+        if drive is not None:
+            return await drive(executor)
         return await run_batch(
             plans,
             run,
@@ -155,15 +175,25 @@ async def _on_executor(
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (how CI systems cancel a job) stops the run the way Ctrl-C does: running episodes are
     cancelled and their processes killed, the manifest says ``interrupted``, and ``--resume`` goes on.
-    Only the main thread can set a signal handler; elsewhere SIGTERM keeps its own."""
+    Only the main thread can set a signal handler; elsewhere SIGTERM keeps its own.
+
+    A run started in the background by a script (``coder-eval run ... &`` in a shell without job
+    control) inherits SIGINT ignored. SIGTERM goes through SIGINT, so SIGINT is given its default
+    handler back for the run: otherwise such a run would ignore SIGTERM too, and a cancelled CI job
+    would run on until it is killed, leaving the run without its ``interrupted`` status."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _record_status(run: RunDir, manifest: RunManifest, summary: BatchSummary, max_cost: float | None) -> None:

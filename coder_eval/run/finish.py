@@ -9,17 +9,22 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from coder_eval.errors import CoderEvalError, InputError
+from coder_eval.errors import CoderEvalError, InputError, StoreError
 from coder_eval.experiment import Resolution
 from coder_eval.gates import GateResult, evaluate_gates, failed
 from coder_eval.junit import JunitCounts, write_junit
 from coder_eval.manifest import GateRecord
+from coder_eval.run.regression import FailOn, baseline_gates
 from coder_eval.run.reports import ReportOutcome, render_run_reports
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.run_summary import RunSummary
+
+if TYPE_CHECKING:
+    from coder_eval.analysis.baseline import Regression
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,13 @@ class AfterRun:
     junit_xml: Path | None = None
     report: bool = True
     require_all_pass: bool = False
+    index: bool = True
+    """Index the run into the run store (``store``; default ``$CODER_EVAL_STORE``, else
+    ``history.duckdb`` beside the run folder)."""
+    store: Path | None = None
+    baseline: str | None = None
+    """Compare with this run (a folder, a run id in the store, ``latest-on-BRANCH``): gate rows."""
+    fail_on: FailOn = "never"
 
 
 @dataclass
@@ -45,6 +57,10 @@ class Finished:
     junit: JunitCounts | None = None
     reports: list[ReportOutcome] = field(default_factory=list)
     reports_skipped: bool = False
+    indexed_into: Path | None = None
+    index_error: str | None = None
+    regression: Regression | None = None
+    baseline_note: str | None = None
 
     @property
     def failed_gates(self) -> bool:
@@ -69,11 +85,53 @@ def finish_run(
     finished.headline_line, finished.headline_error = record_headline(run, manifest)
     if after.min_pass_rate is not None or resolution.suites:
         finished.gates = run_gates(run, manifest, resolution, after.min_pass_rate)
+    gate = resolution.experiment.baseline
+    if after.baseline is None and gate is not None:
+        after = replace(after, baseline=gate.run, fail_on=gate.fail_on)
+    if after.baseline is not None:
+        record_baseline(run, manifest, after, finished)
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
     if after.report and totals.measured:
         finished.reports = render_run_reports(run.path, manifest.variants, on_reports)
+    if after.index:
+        finished.indexed_into, finished.index_error = index_finished(run.path, after.store)
     return finished
+
+
+def record_baseline(run: RunDir, manifest: RunManifest, after: AfterRun, finished: Finished) -> None:
+    """The run against its baseline, as gate rows added to the others (and to run.json)."""
+    from coder_eval.store.connection import store_for
+
+    assert after.baseline is not None
+    try:
+        rows, finished.regression, finished.baseline_note = baseline_gates(
+            run, store_for(run.path, after.store), after.baseline, after.fail_on
+        )
+    except StoreError as exc:  # a baseline named in the experiment file that names nothing
+        verdict: Literal["fail", "not gated"] = "fail" if after.fail_on == "worse" else "not gated"
+        rows = [GateResult("baseline", "(all)", "passed", float("nan"), verdict=verdict, note=str(exc))]
+    if rows:
+        finished.gates = [*(finished.gates or []), *rows]
+        manifest.gates = [GateRecord.model_validate(r.as_json()) for r in finished.gates]
+        run.write_manifest(manifest)
+
+
+def index_finished(folder: Path, store: Path | None) -> tuple[Path | None, str | None]:
+    """Index the run into the run store; returns the store, or why it was not indexed (never fails
+    the run: ``coder-eval history --index`` indexes it later)."""
+    try:
+        from coder_eval.store import RunStore, index_run
+        from coder_eval.store.connection import store_for
+    except ImportError:
+        return None, None
+    path = store_for(folder, store)
+    try:
+        with RunStore.open(path) as opened:
+            index_run(opened, folder)
+    except (CoderEvalError, OSError) as exc:
+        return None, f"{exc}; index it later with coder-eval history --index {folder}"
+    return path, None
 
 
 def record_headline(run: RunDir, manifest: RunManifest) -> tuple[str | None, str | None]:

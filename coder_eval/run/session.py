@@ -25,20 +25,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
+from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
+from coder_eval.provenance import source_of, task_content_hashes
 from coder_eval.resume import ResumeDecision, decide_resume
 from coder_eval.run.batch import BatchSummary
-from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Progress, Quiet, execute
+from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Drive, Progress, Quiet, execute
 from coder_eval.run.finish import AfterRun, finish_run
 from coder_eval.run.result import RunResult, Totals
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, check_episode_names, new_run_id
 from coder_eval.run_lock import Holder
 from coder_eval.run_summary import summarize_run
-from coder_eval.runner import versions
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,19 @@ class RunSession:
 
     @classmethod
     def create(
-        cls, inputs: RunInputs, run_dir: Path | None = None, *, command: Sequence[str] | None = None
+        cls,
+        inputs: RunInputs,
+        run_dir: Path | None = None,
+        *,
+        command: Sequence[str] | None = None,
+        check: Callable[[Resolution], None] | None = None,
     ) -> RunSession:
         """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``); ``InputError``
-        (exit 2) before anything is made when an input is bad or ``run_dir`` exists."""
+        (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
+        plan too) or ``run_dir`` exists."""
         resolution = inputs.resolve()
+        if check is not None:
+            check(resolution)
         root = run_dir.parent if run_dir else Path("runs")
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():
@@ -135,13 +144,16 @@ class RunSession:
             reaped, problems = reaped + more, problems + other
         return Reaped(reaped, problems)
 
-    def execute(self, batch: Batch = Batch(), progress: Progress | None = None) -> BatchSummary:
-        """Run the episodes still to run (all of them in a new run); ``KeyboardInterrupt`` (or
-        SIGTERM) leaves the run ``interrupted``, and ``reopen`` + ``resume`` finish it."""
+    def execute(
+        self, batch: Batch = Batch(), progress: Progress | None = None, drive: Drive | None = None
+    ) -> BatchSummary:
+        """Run the episodes still to run (all of them in a new run; ``drive``: what chooses them,
+        as ``coder_eval.run.adaptive`` does); ``KeyboardInterrupt`` (or SIGTERM) leaves the run
+        ``interrupted``, and ``reopen`` + ``resume`` finish it."""
         plans = self.resolution.plans
         rerun = self.decision.rerun if self.decision is not None else frozenset()
         batch = replace(batch, resume=self.resuming, rerun=rerun)
-        self.batch = execute(self.run, self.manifest, plans, batch, progress or Quiet())
+        self.batch = execute(self.run, self.manifest, plans, batch, progress or Quiet(), drive)
         self.max_cost = batch.max_cost
         return self.batch
 
@@ -184,7 +196,7 @@ class RunSession:
 def skill_lines(run: RunDir, resolution: Resolution) -> list[str]:
     """One line per arm: the skills its episodes were offered, loaded and invoked (runs with skills)."""
     from coder_eval.agents.spec import plugin_paths
-    from coder_eval.skill_record import arm_lines
+    from coder_eval.episode.skill_record import arm_lines
 
     if not any(plugin_paths(p.task.agent) for p in resolution.plans):
         return []
@@ -218,6 +230,8 @@ def new_manifest(
         versions=versions(),
         inputs=inputs.stored(resolution),
         experiment=experiment_record(resolution),
+        source=source_of([*map(Path, inputs.paths or []), *filter(None, [resolution.experiment.path])]),
+        task_hashes=task_content_hashes(resolution),
     )
 
 

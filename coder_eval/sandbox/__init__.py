@@ -22,8 +22,8 @@ from pydantic import Discriminator, Tag
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import DriverSandbox, ExecResult, Sandbox, WorkspaceFileError
 from coder_eval.sandbox.bwrap import BwrapSandbox, BwrapSpec, bwrap_problem
-from coder_eval.sandbox.docker import DockerSandbox
-from coder_eval.sandbox.docker_spec import DockerSpec
+from coder_eval.sandbox.docker.driver import DockerSandbox
+from coder_eval.sandbox.docker.spec import DockerSpec
 from coder_eval.sandbox.fake import FakeSandbox
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.provision import Mount, Provision

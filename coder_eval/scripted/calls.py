@@ -11,7 +11,9 @@ Example::
     native_call(ToolUse(name="Write", input={"file_path": "a.txt", "content": "A\\n"}), codex_view)
     # NativeCall(name="apply_patch", input="*** Begin Patch\\n*** Add File: a.txt\\n+A\\n*** End Patch\\n")
 
-Paths become absolute (against the working directory the CLI stated) for the CLIs that require it.
+Paths become absolute (against the working directory the CLI stated) for the CLIs whose vocabulary
+says so, and inputs a CLI's tool requires (Gemini's ``replace`` wants an ``instruction``) are filled in
+from its form's templates.
 Codex has no read or skill tool, so ``Read`` and ``Skill`` become ``cat`` commands (a skill's file
 is found in Codex's skill listing), and ``Write`` / ``Edit`` become ``apply_patch`` patches. An
 ``Edit`` whose ``old_string`` is part of a line is widened to whole lines with the file's text as
@@ -27,10 +29,7 @@ from typing import Any
 from coder_eval.scripted.script import ToolUse
 from coder_eval.scripted.selection import RequestView
 from coder_eval.scripted.skills import skill_location
-from coder_eval.tools import client_of, native_form
-
-ABSOLUTE_PATHS = {"opencode", "gemini"}
-"""CLIs whose file tools want absolute paths."""
+from coder_eval.tools import client_of, native_form, vocabulary_of
 
 
 @dataclass(frozen=True)
@@ -54,11 +53,18 @@ def native_call(tool: ToolUse, view: RequestView) -> NativeCall:
     if form is None:
         return NativeCall(tool.name, dict(tool.input))
     arguments = dict(tool.input)
-    if client in ABSOLUTE_PATHS and isinstance(arguments.get("file_path"), str):
+    if vocabulary_of(client).absolute_paths and isinstance(arguments.get("file_path"), str):
         arguments["file_path"] = _absolute(arguments["file_path"], view.cwd)
-    if client == "gemini" and tool.name == "Edit":
-        arguments.setdefault("instruction", f"Replace the given text in {arguments.get('file_path')}.")
+    for key, template in form.required.items():
+        arguments.setdefault(key, template.format_map(_Blank(arguments)))
     return NativeCall(form.name, {form.keys.get(key, key): value for key, value in arguments.items()})
+
+
+class _Blank(dict[str, Any]):
+    """A canonical input for ``str.format_map``: a key it lacks reads as empty."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
 
 
 def _absolute(path: str, cwd: str | None) -> str:

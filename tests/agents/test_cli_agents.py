@@ -18,8 +18,8 @@ import pytest
 from coder_eval.agents.codex.agent import codex_binary
 from coder_eval.agents.gemini.agent import gemini_script
 from coder_eval.agents.opencode.agent import opencode_binary
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, Message, ToolCall, ToolResult, read_trajectory

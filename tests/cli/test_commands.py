@@ -17,7 +17,7 @@ from coder_eval.cli import app
 from coder_eval.cli.commands import COMMANDS
 
 HEAVY = [
-    "coder_eval.runner",
+    "coder_eval.episode.runner",
     "coder_eval.agents",
     "coder_eval.criteria",
     "coder_eval.task",
@@ -65,7 +65,7 @@ def test_root_help_lists_every_command_with_its_summary(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["show", "view", "report", "regrade", "export"])
 def test_a_command_help_imports_only_what_its_options_need(tmp_path: Path, command: str) -> None:
-    heavy = ["coder_eval.runner", "coder_eval.run_dir", "coder_eval.trajectory", "coder_eval.report"]
+    heavy = ["coder_eval.episode.runner", "coder_eval.run_dir", "coder_eval.trajectory", "coder_eval.report"]
     heavy += [m for m in HEAVY if m != "pydantic"]  # typer imports it to build a command's parameters
     printed, loaded = imported_after(command, "-h", cwd=tmp_path, heavy=heavy)
     assert loaded == []
@@ -75,7 +75,7 @@ def test_a_command_help_imports_only_what_its_options_need(tmp_path: Path, comma
 def test_a_command_loads_its_module_when_used(tmp_path: Path) -> None:
     printed, loaded = imported_after("run", "-h", cwd=tmp_path)
     assert "coder_eval.cli.run" in loaded  # and, its options being typed, pydantic
-    assert "coder_eval.runner" not in loaded  # the run session is imported when it runs
+    assert "coder_eval.episode.runner" not in loaded  # the run session is imported when it runs
     assert "--max-cost-usd" in printed
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from coder_eval.agents.opencode.agent import opencode_binary
+from coder_eval.episode.grader_files import suite_folders
 from coder_eval.experiment import load_experiment, resolve
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.skill_arms import skill_names
-from coder_eval.grader_files import suite_folders
 from coder_eval.trajectory import CriterionResult, read_trajectory
 from tests.helpers import coder_eval
 

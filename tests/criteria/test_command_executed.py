@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, read_trajectory
 from tests.criteria.builders import Transcript, context, grade, load_error

@@ -9,9 +9,9 @@ import pytest
 
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.early_stop import StopEarly
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.iterations import armed_criteria, early_stop_check
-from coder_eval.runner import run_episode
+from coder_eval.episode.iterations import armed_criteria, early_stop_check
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.task import TaskSpec, load_tasks
 from coder_eval.trajectory import CriterionResult, ToolCall, read_trajectory

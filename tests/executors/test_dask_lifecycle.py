@@ -46,6 +46,12 @@ QUICK = "agent: {kind: command, command: 'echo ok > ok.txt'}\n"
 SLOW = "agent: {kind: command, command: 'sleep 108.5; echo ok > ok.txt'}\n"
 
 
+def returned(run: Path, episode_id: str) -> bool:
+    """The episode's result is in: its snapshot is written, and its trajectory after it in the same
+    step (no stop can come between them)."""
+    return (run / "snapshots" / f"{episode_id}.tar.gz").exists() and episodes(run).get(episode_id) is not None
+
+
 def test_sigterm_stops_a_dask_run_and_resume_finishes_it_without_duplicates(tmp_path: Path) -> None:
     for name in ("q1", "q2"):
         minimal_task(tmp_path / "tasks", name, QUICK)
@@ -54,11 +60,13 @@ def test_sigterm_stops_a_dask_run_and_resume_finishes_it_without_duplicates(tmp_
     run = tmp_path / "runs" / "r"
     with started_run(tmp_path, "tasks", "-j", "4", "--run-dir", str(run), "--no-report", *DASK) as process:
         wait_for(lambda: len(processes(b"sleep\x00108.5")) == 2, timeout=120)
-        wait_for(lambda: len([e for e in episodes(run).values() if e is not None]) == 2, timeout=60)
-        finished = {p.name: p.read_bytes() for p in (run / "episodes").glob("q*.jsonl")}
+        # finished means the result came back and was written whole, snapshot first: a streamed
+        # episode_end alone is not it (the run stopped before the result is in reads as interrupted)
+        wait_for(lambda: all(returned(run, f"{name}--default--r0") for name in ("q1", "q2")), timeout=60)
 
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
+    finished = {p.name: p.read_bytes() for p in (run / "episodes").glob("q*.jsonl")}
 
     assert process.returncode == 130, stderr
     assert manifest(run)["status"] == "interrupted"

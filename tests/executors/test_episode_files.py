@@ -6,9 +6,9 @@ import asyncio
 import tarfile
 from pathlib import Path
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.snapshots import MB, SnapshotTarget
 from coder_eval.executors.episode_files import EpisodeFiles, write_interrupted
-from coder_eval.snapshots import MB, SnapshotTarget
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import minimal_task

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.episode.runner import run_episode
 from coder_eval.errors import ExperimentError, TaskError
 from coder_eval.experiment import CommandLine, Selection
-from coder_eval.runner import run_episode
 from coder_eval.trajectory import read_trajectory
 from tests.experiment.builders import resolved, two_tasks, word_dataset, write_experiment
 from tests.helpers import write_task

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from coder_eval.episode_plan import plan_episodes
+from coder_eval.episode.plan import plan_episodes
+from coder_eval.episode.snapshots import DEFAULT_MAX_BYTES
 from coder_eval.regrade import RegradeResult, regrade_run
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest
-from coder_eval.snapshots import DEFAULT_MAX_BYTES
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, Trajectory, read_trajectory
 from tests.helpers import write_task

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import recorded_task_data, versions
 from coder_eval.errors import TaskError
 from coder_eval.regrade.tasks import TaskDefinitions, recorded_task
-from coder_eval.runner import recorded_task_data, versions
 from coder_eval.task import TaskSpec, load_tasks
 from coder_eval.trajectory import EpisodeStart
 from tests.helpers import write_task

@@ -1,20 +1,30 @@
-"""The episode, the executors and the run session import one way: run -> executors -> runner.
+"""No module of coder_eval imports itself through others; the episode, the executors and the run
+session import one way: run -> executors -> episode.
 
-The graph is read from the source (every ``import`` statement, at any depth: type-only and
-function-level imports count too), so a cycle cannot hide behind a lazy import.
+The graph is read from the source (every ``import`` statement, at any depth: function-level imports
+count too), so a cycle cannot hide behind a lazy import. Imports under ``if TYPE_CHECKING:`` are
+left out: they never run.
+
+The package is parsed in a fresh interpreter: CPython 3.11 before 3.11.9 keeps the AST
+constructor's recursion depth per interpreter, not per thread, so ``ast.parse`` in a worker where
+an earlier test left a thread parsing can fail with "AST constructor recursion depth mismatch".
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers import REPO
 
 PACKAGE = REPO / "coder_eval"
 OURS = (
-    "coder_eval.runner",
-    "coder_eval.episode_plan",
+    "coder_eval.episode.runner",
+    "coder_eval.episode.plan",
     "coder_eval.executors",
     "coder_eval.run",
     "coder_eval.cli",
@@ -30,13 +40,35 @@ Graph = dict[str, set[str]]
 
 
 def import_graph(*, module_level_only: bool) -> Graph:
+    """The graph :func:`parsed_graph` builds, built in a fresh interpreter (a copy each call)."""
+    return {name: set(targets) for name, targets in both_graphs()[module_level_only].items()}
+
+
+@functools.cache
+def both_graphs() -> dict[bool, Graph]:
+    script = [sys.executable, "-c", "from tests.run.test_import_cycles import main; main()"]
+    out = subprocess.run(script, cwd=REPO, capture_output=True, text=True, check=True, timeout=120).stdout
+    found = json.loads(out)
+    return {flag == "module_level": {n: set(t) for n, t in found[flag].items()} for flag in found}
+
+
+def main() -> None:
+    """Print both graphs as JSON (what :func:`both_graphs` reads from a fresh interpreter)."""
+    graphs = {
+        flag: {n: sorted(t) for n, t in parsed_graph(module_level_only=flag == "module_level").items()}
+        for flag in ("module_level", "everywhere")
+    }
+    print(json.dumps(graphs))
+
+
+def parsed_graph(*, module_level_only: bool) -> Graph:
     """Modules of coder_eval, and an edge for each import of another (the package root left out:
     every module may read ``__version__``)."""
     modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph: Graph = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        nodes = tree.body if module_level_only else list(ast.walk(tree))
+        nodes = tree.body if module_level_only else list(walk_running(tree))
         for node in nodes:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -48,6 +80,21 @@ def import_graph(*, module_level_only: bool) -> Graph:
                 if target in modules and target != "coder_eval" and not name.startswith(target):
                     graph[name].add(target)
     return graph
+
+
+def walk_running(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (type-only imports never run)."""
+    found: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                todo.extend(child.orelse)
+            else:
+                todo.append(child)
+    return found
 
 
 def reached(graph: Graph, start: str) -> set[str]:
@@ -73,19 +120,33 @@ def cycles_through(graph: Graph, packages: tuple[str, ...]) -> list[str]:
 
 def test_the_runner_never_imports_the_executors_or_the_session() -> None:
     graph = import_graph(module_level_only=False)
-    below = reached(graph, "coder_eval.runner")
+    below = reached(graph, "coder_eval.episode.runner")
     assert not [m for m in below if within(m, ("coder_eval.executors", "coder_eval.run", "coder_eval.cli"))]
     assert "coder_eval.executors.local" in reached(graph, "coder_eval.run.batch")
-    assert "coder_eval.runner" in reached(graph, "coder_eval.executors.local")
+    assert "coder_eval.episode.runner" in reached(graph, "coder_eval.executors.local")
 
 
 def test_no_import_cycle_runs_through_the_run_lifecycle() -> None:
     assert cycles_through(import_graph(module_level_only=True), OURS) == []
-    lifecycle = tuple(p for p in OURS if p != "coder_eval.runner")  # the episode's own steps aside
+    lifecycle = tuple(p for p in OURS if p != "coder_eval.episode.runner")  # the episode's own steps aside
     assert cycles_through(import_graph(module_level_only=False), lifecycle) == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = import_graph(module_level_only=False)
+    assert cycles_through(graph, ("coder_eval",)) == []
+
+
+def test_type_only_imports_are_left_out_and_lazy_ones_count() -> None:
+    source = "if TYPE_CHECKING:\n    import a\nelse:\n    import b\ndef f():\n    import c\n"
+    running = walk_running(ast.parse(source))
+    assert {alias.name for node in running if isinstance(node, ast.Import) for alias in node.names} == {
+        "b",
+        "c",
+    }
 
 
 def test_the_check_sees_a_cycle() -> None:
     graph = import_graph(module_level_only=True)
-    graph["coder_eval.runner"].add("coder_eval.executors.local")  # what run_batch in runner.py did
-    assert cycles_through(graph, ("coder_eval.runner",)) == ["coder_eval.runner"]
+    graph["coder_eval.episode.runner"].add("coder_eval.executors.local")  # what run_batch in runner.py did
+    assert cycles_through(graph, ("coder_eval.episode.runner",)) == ["coder_eval.episode.runner"]

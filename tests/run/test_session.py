@@ -12,7 +12,7 @@ import nbformat
 import papermill
 import pytest
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import InputError, ResumeRefused, RunLocked
 from coder_eval.run import AfterRun, Batch, Quiet, RunInputs, RunSession
 from coder_eval.run_dir import RunDir

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.episode_plan import EpisodePlan
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.errors import SandboxError
-from coder_eval.runner import run_episode
 from coder_eval.sandbox import Provision, envs
 from coder_eval.sandbox.envs import PackageEnvs, sandbox_envs
 from coder_eval.sandbox.spec import PackageEnv

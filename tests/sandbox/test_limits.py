@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from coder_eval.sandbox.cgroups import rlimits
-from coder_eval.sandbox.container import limit_flags
+from coder_eval.sandbox.docker.container import limit_flags
 from coder_eval.sandbox.spec import Limits
 from coder_eval.task import load_tasks
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from coder_eval.episode.verifier import open_verifier, reads_only
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox import Provision, TempdirSandbox, TempdirSpec
 from coder_eval.sandbox.snapshot import write_tar
 from coder_eval.sandbox.snapshot_view import SnapshotView
 from coder_eval.task import load_tasks
-from coder_eval.verifier import open_verifier, reads_only
 from tests.helpers import write_task
 
 FILES = {

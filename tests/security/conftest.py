@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, read_trajectory
 from tests.sandbox.builders import needs_bwrap

@@ -18,7 +18,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from coder_eval.agents.spec import CliAgentSpec, kind_field
+from coder_eval.agents.spec import Capabilities, CliAgentSpec, RealEndpoint, kind_field
+from coder_eval.agents.vocabulary import ToolForm, Vocabulary, same_names
 
 HARNESS_OPTIONS = frozenset(
     {
@@ -33,6 +34,16 @@ HARNESS_OPTIONS = frozenset(
 class ClaudeCodeSpec(CliAgentSpec):
     """The ``claude-code`` agent block."""
 
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(
+        endpoint=RealEndpoint("ANTHROPIC_BASE_URL", "https://api.anthropic.com"), keeps_session=True
+    )
+    TOOLS: ClassVar[Vocabulary] = Vocabulary(
+        (
+            *same_names("Bash", "Read", "Write", "Edit", "Glob", "Grep", "Skill", "Agent", "WebFetch"),
+            ToolForm("Task", "Agent"),
+            ToolForm("TodoWrite", "TodoWrite"),
+        )
+    )
     MODEL_KEYS: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
     AUTH_ENV: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_AUTH_TOKEN",

@@ -19,15 +19,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
-from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, offered_skill_folders, own_spec
+from coder_eval.agents.base import AgentRequest, EventSink
+from coder_eval.agents.cli_agent import CliAgent, CliLaunch, cli_env, host_credentials
+from coder_eval.agents.cli_spec import model_name, offered_skill_folders
 from coder_eval.agents.codex.home import CodexHome
 from coder_eval.agents.codex.recorder import CodexRecorder
 from coder_eval.agents.codex.spec import OWN_SANDBOX, CodexSpec
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
-from coder_eval.trajectory import Message
 
 SCRIPTED_MODEL = "gpt-5.1-codex"
 """The model a scripted run names when its script names none."""
@@ -74,8 +73,11 @@ def _check_mode(spec: CodexSpec, driver: str) -> None:
         )
 
 
-class CodexAgent:
+class CodexAgent(CliAgent[Path, CodexSpec]):
     """Runs the Codex CLI on the episode's prompt."""
+
+    cli_name = "Codex"
+    spec_class = CodexSpec
 
     def host_paths(self) -> list[Path]:
         """The Codex binary's folder, when it is not inside the Python environment running coder_eval."""
@@ -84,34 +86,19 @@ class CodexAgent:
             return []
         return [codex.resolve().parent]
 
-    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
-        codex = codex_binary()
-        if codex is None:
-            return AgentResult(
-                invalid=True,
-                status="infra_error",
-                error="Codex CLI not found (pip install 'coder_eval[agents]')",
-            )
-        try:
-            spec = own_spec(request, CodexSpec)
-            _check_mode(spec, request.sandbox.driver)
-            launch, model = await self._launch(request, spec, codex)
-        except (AgentError, ValueError) as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
-        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
-        recorder = CodexRecorder(sink, model)
-        limits = request.limits
-        end = await run_cli(
-            request,
-            launch,
-            recorder,
-            Limits(max_turns(spec, limits), limits.max_usd),
-        )
-        result = cli_result(recorder, end, "Codex")
-        result.versions = {"codex": codex_version(codex)}
-        return result
+    def program(self) -> tuple[Path | None, str]:
+        return codex_binary(), "Codex CLI not found (pip install 'coder_eval[agents]')"
 
-    async def _launch(
+    def check(self, request: AgentRequest, spec: CodexSpec) -> None:
+        _check_mode(spec, request.sandbox.driver)
+
+    def recorder(self, sink: EventSink, model: str | None) -> CodexRecorder:
+        return CodexRecorder(sink, model)
+
+    def versions(self, program: Path) -> dict[str, str]:
+        return {"codex": codex_version(program)}
+
+    async def launch(
         self, request: AgentRequest, spec: CodexSpec, codex: Path
     ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint

@@ -9,7 +9,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from coder_eval.agents.spec import CliAgentSpec, kind_field
+from coder_eval.agents.spec import Capabilities, CliAgentSpec, RealEndpoint, kind_field
+from coder_eval.agents.vocabulary import ToolForm, Vocabulary
 
 CODEX_MODES = {
     "bypassPermissions": "bypassPermissions",
@@ -32,6 +33,17 @@ OWN_SANDBOX = frozenset({"workspace-write", "read-only"})
 class CodexSpec(CliAgentSpec):
     """The ``codex`` agent block (common CLI fields, see ``cli_spec.py``, plus Codex's own)."""
 
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(
+        endpoint=RealEndpoint("OPENAI_BASE_URL", "https://api.openai.com")
+    )
+    TOOLS: ClassVar[Vocabulary] = Vocabulary(
+        (
+            ToolForm("exec_command", "Bash", {"command": "cmd"}),
+            ToolForm("apply_patch", "Edit"),
+            ToolForm("update_plan", "TodoWrite"),
+        )
+    )
+    """No read, write or skill tool: it reads with shell commands and changes files with patches."""
     MODEL_KEYS: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
     type: Literal["codex"] = kind_field("codex")
     permission_mode: Literal[

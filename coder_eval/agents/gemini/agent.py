@@ -17,16 +17,14 @@ import os
 import shutil
 from pathlib import Path
 
-from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
-from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, offered_skill_folders, own_spec
+from coder_eval.agents.base import AgentRequest, EventSink
+from coder_eval.agents.cli_agent import CliAgent, CliLaunch, cli_env, host_credentials
+from coder_eval.agents.cli_spec import max_turns, model_name, offered_skill_folders
 from coder_eval.agents.gemini.home import GeminiHome
 from coder_eval.agents.gemini.recorder import GeminiRecorder
 from coder_eval.agents.gemini.spec import GeminiSpec
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.spec import resolve_env
-from coder_eval.errors import AgentError
-from coder_eval.trajectory import Message
 
 SCRIPTED_MODEL = "gemini-2.5-pro"
 """The model a scripted run names when its script names none."""
@@ -56,40 +54,30 @@ def gemini_version(script: Path) -> str:
         return "unknown"
 
 
-class GeminiAgent:
+class GeminiAgent(CliAgent[list[str], GeminiSpec]):
     """Runs Gemini CLI on the episode's prompt."""
+
+    cli_name = "Gemini CLI"
+    spec_class = GeminiSpec
 
     def host_paths(self) -> list[Path]:
         """The project's ``node_modules``, where the CLI is installed (shown read-only in the sandbox)."""
         modules = node_modules()
         return [modules.resolve()] if modules is not None else []
 
-    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
+    def program(self) -> tuple[list[str] | None, str]:
         script, node = gemini_script(), shutil.which("node")
         if script is None or node is None:
-            missing = "Gemini CLI" if script is None else "node"
-            return AgentResult(
-                invalid=True, status="infra_error", error=f"{missing} not found (run `make setup`)"
-            )
-        try:
-            spec = own_spec(request, GeminiSpec)
-            launch, model = await self._launch(request, spec, [node, str(script)])
-        except (AgentError, ValueError) as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
-        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
-        recorder = GeminiRecorder(sink, model)
-        limits = request.limits
-        end = await run_cli(
-            request,
-            launch,
-            recorder,
-            Limits(max_turns(spec, limits), limits.max_usd),
-        )
-        result = cli_result(recorder, end, "Gemini CLI")
-        result.versions = {"gemini_cli": gemini_version(script)}
-        return result
+            return None, f"{'Gemini CLI' if script is None else 'node'} not found (run `make setup`)"
+        return [node, str(script)], ""
 
-    async def _launch(
+    def recorder(self, sink: EventSink, model: str | None) -> GeminiRecorder:
+        return GeminiRecorder(sink, model)
+
+    def versions(self, program: list[str]) -> dict[str, str]:
+        return {"gemini_cli": gemini_version(Path(program[-1]))}
+
+    async def launch(
         self, request: AgentRequest, spec: GeminiSpec, command: list[str]
     ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint

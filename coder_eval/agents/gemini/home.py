@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.agents.cli_spec import link_skills
 from coder_eval.agents.gemini.spec import GeminiSpec
-from coder_eval.tools import VOCABULARIES
 
 if TYPE_CHECKING:
     from coder_eval.sandbox.base import Sandbox
@@ -74,7 +73,7 @@ class GeminiHome:
 
 
 def _excluded(spec: GeminiSpec) -> list[str]:
-    forms = VOCABULARIES["gemini"]
+    forms = GeminiSpec.TOOLS.by_canonical()
     off = {forms[name].name for name in spec.disallowed_tools if name in forms}
     if spec.allowed_tools:
         off |= {form.name for canonical, form in forms.items() if canonical not in spec.allowed_tools}

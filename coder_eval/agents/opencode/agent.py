@@ -20,16 +20,14 @@ import shutil
 from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
-from coder_eval.agents.cli_agent import CliLaunch, Limits, cli_env, cli_result, host_credentials, run_cli
-from coder_eval.agents.cli_spec import max_turns, model_name, own_spec
+from coder_eval.agents.cli_agent import CliAgent, CliLaunch, cli_env, host_credentials
+from coder_eval.agents.cli_spec import model_name
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
 from coder_eval.agents.opencode.skills import skill_listing
 from coder_eval.agents.opencode.spec import OpenCodeSpec
 from coder_eval.agents.spec import resolve_env
-from coder_eval.errors import AgentError
-from coder_eval.trajectory import Message
 
 SCRIPTED_MODEL = "claude-sonnet-4-5"
 """The model a scripted run names when its script names none (OpenCode speaks Anthropic to it)."""
@@ -66,44 +64,39 @@ def opencode_version(binary: Path) -> str:
         return "unknown"
 
 
-class OpenCodeAgent:
+class OpenCodeAgent(CliAgent[Path, OpenCodeSpec]):
     """Runs the OpenCode CLI on the episode's prompt."""
+
+    cli_name = "OpenCode"
+    spec_class = OpenCodeSpec
 
     def host_paths(self) -> list[Path]:
         """The project's ``node_modules``, where the CLI is installed (shown read-only in the sandbox)."""
         modules = node_modules()
         return [modules.resolve()] if modules is not None else []
 
-    async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
-        binary = opencode_binary()
-        if binary is None:
-            return AgentResult(
-                invalid=True, status="infra_error", error="OpenCode not found (run `make setup`)"
-            )
-        try:
-            spec = own_spec(request, OpenCodeSpec)
-            launch, model = await self._launch(request, spec, binary)
-        except (AgentError, ValueError) as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
-        sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
+    def program(self) -> tuple[Path | None, str]:
+        return opencode_binary(), "OpenCode not found (run `make setup`)"
+
+    async def before_run(
+        self, request: AgentRequest, sink: EventSink, spec: OpenCodeSpec, program: Path, launch: CliLaunch
+    ) -> None:
         if request.plugins:
-            sink.write(await skill_listing(request.sandbox, binary, launch.env, pure=spec.pure))
-        recorder = OpenCodeRecorder(sink, model)
-        limits = request.limits
-        end = await run_cli(
-            request,
-            launch,
-            recorder,
-            Limits(max_turns(spec, limits), limits.max_usd),
-        )
-        result = cli_result(recorder, end, "OpenCode")
-        result.versions = {"opencode": opencode_version(binary)}
+            sink.write(await skill_listing(request.sandbox, program, launch.env, pure=spec.pure))
+
+    def recorder(self, sink: EventSink, model: str | None) -> OpenCodeRecorder:
+        return OpenCodeRecorder(sink, model)
+
+    def versions(self, program: Path) -> dict[str, str]:
+        return {"opencode": opencode_version(program)}
+
+    def after_run(self, spec: OpenCodeSpec, result: AgentResult) -> AgentResult:
         if spec.require_token_telemetry and not result.invalid and result.usage.total == 0:
             result.invalid, result.status = True, "agent_error"
             result.error = "OpenCode reported no token counts and require_token_telemetry is set"
         return result
 
-    async def _launch(
+    async def launch(
         self, request: AgentRequest, spec: OpenCodeSpec, binary: Path
     ) -> tuple[CliLaunch, str | None]:
         sandbox, endpoint = request.sandbox, request.endpoint

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.agents.opencode.spec import OpenCodeSpec
-from coder_eval.tools import VOCABULARIES
 
 if TYPE_CHECKING:
     from coder_eval.sandbox.base import Sandbox
@@ -124,7 +123,7 @@ def _permissions(spec: OpenCodeSpec) -> dict[str, str]:
 
 def _tools(spec: OpenCodeSpec) -> dict[str, bool]:
     """OpenCode tool switches from canonical ``allowed_tools`` / ``disallowed_tools``."""
-    forms = VOCABULARIES["opencode"]
+    forms = OpenCodeSpec.TOOLS.by_canonical()
     off = {forms[name].name for name in spec.disallowed_tools if name in forms}
     if spec.allowed_tools:
         off |= {form.name for canonical, form in forms.items() if canonical not in spec.allowed_tools}

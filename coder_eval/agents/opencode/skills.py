@@ -6,7 +6,7 @@ Example::
     message.content[0]    # {"type": "skills", "skills": [{"name": "pdf", "location": "/…/pdf/SKILL.md"}]}
 
 Run with the episode's configuration and environment just before ``opencode run``, so it reads the
-same ``skills.paths`` and project folders the run will (``coder_eval.skill_record`` turns it into
+same ``skills.paths`` and project folders the run will (``coder_eval.episode.skill_record`` turns it into
 ``episode_end.skills.loaded``). It costs one more start of the CLI, so it runs only in episodes that
 offer plugins. A listing that cannot be read is recorded with its error, and nothing counts as loaded.
 """

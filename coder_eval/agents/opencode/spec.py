@@ -9,7 +9,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from coder_eval.agents.spec import CliAgentSpec, kind_field
+from coder_eval.agents.spec import Capabilities, CliAgentSpec, RealEndpoint, kind_field
+from coder_eval.agents.vocabulary import ToolForm, Vocabulary
 
 PROVIDER_KEYS = {
     "anthropic": "ANTHROPIC_API_KEY",
@@ -23,6 +24,33 @@ PROVIDER_KEYS = {
 class OpenCodeSpec(CliAgentSpec):
     """The ``opencode`` agent block (common CLI fields, see ``cli_spec.py``, plus OpenCode's own)."""
 
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(
+        endpoint=RealEndpoint("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    )
+    TOOLS: ClassVar[Vocabulary] = Vocabulary(
+        (
+            ToolForm("bash", "Bash"),
+            ToolForm("read", "Read", {"file_path": "filePath"}),
+            ToolForm("write", "Write", {"file_path": "filePath"}),
+            ToolForm(
+                "edit",
+                "Edit",
+                {
+                    "file_path": "filePath",
+                    "old_string": "oldString",
+                    "new_string": "newString",
+                    "replace_all": "replaceAll",
+                },
+            ),
+            ToolForm("glob", "Glob"),
+            ToolForm("grep", "Grep"),
+            ToolForm("skill", "Skill", {"skill": "name"}),
+            ToolForm("task", "Agent"),
+            ToolForm("webfetch", "WebFetch"),
+            ToolForm("todowrite", "TodoWrite"),
+        ),
+        absolute_paths=True,
+    )
     MODEL_KEYS: ClassVar[tuple[str, ...]] = tuple(PROVIDER_KEYS.values())
     type: Literal["opencode"] = kind_field("opencode")
     permission_mode: Literal["bypassPermissions", "plan", "acceptEdits", "default", "dontAsk"] = Field(

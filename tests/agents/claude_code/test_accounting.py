@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from coder_eval.agents.claude_code.accounting import model_usage_total
-from coder_eval.episode_plan import EpisodePlan
-from coder_eval.runner import run_episode
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import Message, Usage, read_trajectory
 from tests.helpers import write_task

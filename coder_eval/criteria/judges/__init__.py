@@ -1,0 +1,3 @@
+"""Model judges: ``panel`` (the fields every judge has and the vote), ``llm`` (a rubric), ``baseline``
+(against a reference run) and ``agent`` (a read-only Claude Code agent; one run in ``agent_session``,
+its workspace in ``workspace``); ``context`` and ``evidence`` are what a judge is shown."""

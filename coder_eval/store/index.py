@@ -1,0 +1,193 @@
+"""Indexing run folders into the store: incremental (a run whose files have not changed since it was
+indexed is skipped), idempotent (a run's rows are replaced whole, in one transaction) and rebuildable
+(the run folders stay the source of truth; ``rebuild=True`` starts from an empty store).
+
+Example::
+
+    with RunStore.open(Path("runs/history.duckdb")) as store:
+        report = index_runs(store, [Path("runs")])    # every run folder under runs/, or run folders
+    report.indexed, report.unchanged, report.problems
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pandas as pd
+
+from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.errors import CoderEvalError, StoreError
+from coder_eval.manifest import MANIFEST, RunManifest, read_manifest
+from coder_eval.run_dir import EPISODES as EPISODES_DIR
+from coder_eval.store.schema import FRAMES, JSON_COLUMNS, RUN_TABLES
+
+if TYPE_CHECKING:
+    from coder_eval.store.connection import RunStore
+
+
+@dataclass
+class IndexReport:
+    """What an indexing pass did: run ids indexed (new or changed), unchanged (skipped), and the
+    folders it could not read, each with why."""
+
+    indexed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """``'2 runs indexed, 1 unchanged, 0 unreadable'``"""
+        return (
+            f"{len(self.indexed)} runs indexed, {len(self.unchanged)} unchanged, "
+            f"{len(self.problems)} unreadable"
+        )
+
+
+def run_folders(paths: Iterable[Path]) -> Iterator[Path]:
+    """Run folders named by ``paths``: a folder with run.json itself, else the run folders below it
+    (``runs/latest``, a link, is skipped: its run is found under its own name)."""
+    for path in paths:
+        if (path / MANIFEST).is_file():
+            yield path.resolve()
+            continue
+        for child in sorted(path.glob(f"**/{MANIFEST}")):
+            if not child.parent.is_symlink():
+                yield child.parent.resolve()
+
+
+def fingerprint(folder: Path) -> str:
+    """sha256 of the manifest's bytes and each trajectory's name, size and modification time: it
+    changes whenever the run does (an episode written, a resume, a regrade)."""
+    digest = hashlib.sha256((folder / MANIFEST).read_bytes())
+    for path in sorted((folder / EPISODES_DIR).glob("*.jsonl")):
+        stat = path.stat()
+        digest.update(f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def index_runs(store: RunStore, paths: Iterable[Path], rebuild: bool = False) -> IndexReport:
+    """Index every run folder under ``paths``; ``rebuild`` empties the store first."""
+    if rebuild:
+        store.reset()
+    report = IndexReport()
+    for folder in dict.fromkeys(run_folders(paths)):
+        try:
+            run_id, changed = index_run(store, folder)
+        except (CoderEvalError, OSError) as exc:
+            report.problems.append(f"{folder}: {exc}")
+            continue
+        (report.indexed if changed else report.unchanged).append(run_id)
+    return report
+
+
+def index_run(store: RunStore, folder: Path) -> tuple[str, bool]:
+    """Index one run folder; returns its run id and whether anything was written."""
+    folder = folder.resolve()
+    manifest = read_manifest(folder)
+    print_ = fingerprint(folder)
+    con = store.con
+    row = con.execute("SELECT fingerprint, run_dir FROM runs WHERE run_id = ?", [manifest.run_id]).fetchone()
+    if row is not None and row == (print_, str(folder)):
+        return manifest.run_id, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = load_runs(folder) if any((folder / EPISODES_DIR).glob("*.jsonl")) else None
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in RUN_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [manifest.run_id])
+        if runs is not None:
+            insert_frames(store, runs)
+        insert_run(store, folder, manifest, print_, runs)
+        con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.execute("ROLLBACK")
+        raise StoreError(f"{store.path}: cannot index {folder}: {exc}") from exc
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return manifest.run_id, True
+
+
+def insert_frames(store: RunStore, runs: Runs) -> None:
+    """The four frames' rows, in their declared column order."""
+    for table in FRAMES:
+        frame: pd.DataFrame = getattr(runs, table)
+        if frame.empty:
+            continue
+        for name in JSON_COLUMNS & set(frame.columns):
+            frame = frame.assign(**{name: [json.dumps(v, default=str) for v in frame[name]]})
+        store.con.register("incoming", frame)
+        try:
+            store.con.execute(f"INSERT INTO {table} SELECT * FROM incoming")
+        finally:
+            store.con.unregister("incoming")
+
+
+def insert_run(store: RunStore, folder: Path, manifest: RunManifest, print_: str, runs: Runs | None) -> None:
+    """The run's row (provenance, totals, headline) and one row per variant."""
+    values = run_row(folder, manifest, print_, runs)
+    marks = ", ".join("?" * len(values))
+    store.con.execute(f"INSERT INTO runs ({', '.join(values)}) VALUES ({marks})", list(values.values()))
+    store.con.executemany(
+        "INSERT INTO tasks VALUES (?, ?, ?)",
+        [[manifest.run_id, task, manifest.task_hashes.get(task)] for task in manifest.tasks],
+    )
+    for v in manifest.experiment.variants if manifest.experiment else []:
+        store.con.execute(
+            "INSERT INTO variants VALUES (?, ?, ?, ?, ?, ?)",
+            [manifest.run_id, v.variant_id, v.description, v.repeats, v.agents, v.models],
+        )
+
+
+def run_row(folder: Path, manifest: RunManifest, print_: str, runs: Runs | None) -> dict[str, Any]:
+    """The ``runs`` table's row of one run."""
+    episodes = runs.episodes if runs is not None else pd.DataFrame(columns=["passed", "cost_usd"])
+    valid = episodes["passed"].dropna()
+    source = manifest.source
+    headline = manifest.headline or {}
+    return {
+        "run_id": manifest.run_id, "run_dir": str(folder), "fingerprint": print_,
+        "indexed_at": pd.Timestamp.now(tz="UTC").to_pydatetime(), "created_at": manifest.created_at,
+        "status": manifest.status, "experiment_id": manifest.experiment_id,
+        "description": manifest.description, "suite": suite_of(manifest),
+        "variants": manifest.variants, "agents": distinct(episodes, "agent"),
+        "models": distinct(episodes, "model"), "tags": distinct_tags(episodes),
+        "n_tasks": len(manifest.tasks), "n_episodes": len(episodes), "n_valid": len(valid),
+        "n_passed": int(valid.astype(bool).sum()),
+        "pass_rate": float(valid.astype(float).mean()) if len(valid) else None,
+        "cost_usd": float(episodes["cost_usd"].sum()) if len(episodes) else 0.0,
+        "coder_eval_version": manifest.versions.get("coder_eval"),
+        "git_commit": source.git_commit if source else None,
+        "git_branch": source.git_branch if source else None,
+        "git_dirty": source.git_dirty if source else None,
+        "headline_verdict": headline.get("verdict"), "headline_line": headline.get("line"),
+        "manifest": manifest.model_dump_json(),
+    }  # fmt: skip
+
+
+def suite_of(manifest: RunManifest) -> str:
+    """The run's task paths as given (absolute), one per line; the experiment file when there are none."""
+    paths = manifest.inputs.paths if manifest.inputs else []
+    experiment = manifest.inputs.experiment if manifest.inputs else None
+    return "\n".join(paths or ([experiment] if experiment else []))
+
+
+def distinct(episodes: pd.DataFrame, column: str) -> list[str]:
+    """The distinct values of a text column, sorted, missing ones left out."""
+    if column not in episodes.columns:
+        return []
+    return sorted({str(v) for v in episodes[column].dropna()})
+
+
+def distinct_tags(episodes: pd.DataFrame) -> list[str]:
+    """Every task tag the episodes carry, sorted."""
+    if "tags" not in episodes.columns:
+        return []
+    return sorted({str(t) for tags in episodes["tags"] for t in (tags if tags is not None else [])})

@@ -1,0 +1,115 @@
+"""``coder-eval run --until-conclusive`` as a user runs it: the decision printed in words, the
+experiment's block, bad options and blocks refused (exit 2) before any run directory is made, and
+``regrade`` deciding again from the regraded verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, coder_eval
+
+AB = REPO / "experiments" / "coin_ab.yaml"
+
+
+def test_the_block_runs_until_the_answer_and_the_console_says_why(tmp_path: Path) -> None:
+    result = coder_eval(
+        "run", "-e", str(AB), "-j", "2", "--run-dir", str(tmp_path / "ab"), "--no-report", cwd=REPO
+    )
+
+    record = json.loads((tmp_path / "ab" / "run.json").read_text())["adaptive"]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"until conclusive: {record['reason']}" in " ".join(result.stdout.split())
+    assert record["decision"] == "better" and record["rule"]["seed"] == 0
+
+
+def test_fixed_design_runs_every_task_even_with_the_block(tmp_path: Path) -> None:
+    args = ("run", "-e", str(AB), "--fixed-design", "--max-tasks", "3", "--run-dir", str(tmp_path / "f"))
+    refused = coder_eval(*args, cwd=REPO)
+
+    assert refused.returncode == 2 and "--fixed-design" in refused.stderr
+    assert not (tmp_path / "f").exists()
+
+
+def test_options_override_the_block(tmp_path: Path) -> None:
+    run_dir = tmp_path / "capped"
+    result = coder_eval(
+        "run", "-e", str(AB), "--until-conclusive", "--max-tasks", "4", "--delta", "0.1",
+        "--run-dir", str(run_dir), "--no-report", cwd=REPO,
+    )  # fmt: skip
+
+    record = json.loads((run_dir / "run.json").read_text())["adaptive"]
+    assert result.returncode == 0, result.stderr
+    assert (record["rule"]["delta"], record["max_tasks"], record["stop"]) == (0.1, 4, "max_tasks")
+    assert "inconclusive after 4 of at most 4 tasks (the task cap)" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--decide-on", "pass_rate", "cannot decide"),
+        ("--delta", "1.5", "--delta"),
+        ("--max-tasks", "0", "--max-tasks"),
+    ],
+)
+def test_a_bad_option_is_refused_before_anything_is_made(
+    tmp_path: Path, option: str, value: str, said: str
+) -> None:
+    result = coder_eval(
+        "run", "-e", str(AB), "--until-conclusive", option, value, "--run-dir", str(tmp_path / "r"), cwd=REPO
+    )
+
+    assert result.returncode == 2 and said in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("block", "said"),
+    [
+        ("{delta: 0.2, stop_early: true}", "until_conclusive.stop_early"),
+        ("{metrics: [pass_rate]}", "cannot decide"),
+        ("{candidate: with_skil}", "did you mean 'with_skill'"),
+        ("{delta: 2}", "until_conclusive.delta"),
+    ],
+)
+def test_a_malformed_block_names_the_file_and_field(tmp_path: Path, block: str, said: str) -> None:
+    text = AB.read_text().replace(
+        "until_conclusive: {delta: 0.2, metrics: [passed], seed: 0}", f"until_conclusive: {block}"
+    )
+    text = text.replace("../tasks/coin/coin.yaml", str(REPO / "tasks" / "coin" / "coin.yaml"))
+    (tmp_path / "bad.yaml").write_text(text)
+
+    result = coder_eval("run", "-e", str(tmp_path / "bad.yaml"), "--run-dir", str(tmp_path / "r"), cwd=REPO)
+
+    assert result.returncode == 2 and "bad.yaml" in result.stderr and said in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_one_variant_is_refused_before_the_run_directory_is_made(tmp_path: Path) -> None:
+    task = REPO / "tasks" / "examples" / "write_file.yaml"
+    result = coder_eval("run", str(task), "--until-conclusive", "--run-dir", str(tmp_path / "r"), cwd=REPO)
+
+    assert result.returncode == 2 and "compares two variants" in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_regrade_decides_again_from_the_regraded_verdicts(tmp_path: Path) -> None:
+    coder_eval("run", "-e", str(AB), "--run-dir", str(tmp_path / "ab"), "--no-report", cwd=REPO)
+    task = (REPO / "tasks" / "coin" / "coin.yaml").read_text().replace('"^hello, world$"', '"^never$"')
+    (tmp_path / "coin").mkdir()
+    (tmp_path / "coin" / "coin.yaml").write_text(task)
+    (tmp_path / "coin" / "coin.jsonl").write_text((REPO / "tasks" / "coin" / "coin.jsonl").read_text())
+
+    result = coder_eval(
+        "regrade", str(tmp_path / "ab"), str(tmp_path / "coin" / "coin.yaml"),
+        "--run-dir", str(tmp_path / "rg"), "--no-report", cwd=REPO,
+    )  # fmt: skip
+
+    before = json.loads((tmp_path / "ab" / "run.json").read_text())["adaptive"]
+    after = json.loads((tmp_path / "rg" / "run.json").read_text())["adaptive"]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert before["decision"] == "better" and after["decision"] != "better"
+    assert after["order"] == before["order"] and after["reason"].startswith("regraded: ")
+    assert all(look["value"] == 0 for look in after["paths"][0]["looks"])
