@@ -9,12 +9,36 @@ import pytest
 import coder_eval.scripted
 from coder_eval.scripted import ScriptedServer
 from tests.docker_engine import _docker_when_marked, docker_engine, stop_started_engine  # noqa: F401
+from tests.helpers import REPO
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The run's end (in the xdist controller, or the only process): stop a daemon the tests started."""
     if not hasattr(session.config, "workerinput"):
         stop_started_engine()
+
+
+def repository_outputs() -> set[str]:
+    """What a test could leave in the repository by mistake: its top-level files and folders (caches
+    and the virtual environment aside) and what is in ``runs/`` and ``reports/``."""
+    found = {p.name for p in REPO.iterdir() if not p.name.startswith(".") and p.name != "__pycache__"}
+    found -= {p for p in found if p.endswith(".egg-info")}
+    for folder in ("runs", "reports"):
+        if (REPO / folder).is_dir():
+            found |= {f"{folder}/{p.name}" for p in (REPO / folder).iterdir()}
+    return found
+
+
+@pytest.fixture(autouse=True)
+def writes_nothing_into_the_repository() -> Iterator[None]:
+    """Every test works in its own folders: one that leaves a run, a report or any other file in the
+    repository fails (it would also change what the next test finds there)."""
+    before = repository_outputs()
+    yield
+    left = sorted(repository_outputs() - before)
+    assert not left, (
+        f"a test wrote into the repository (this one, or one beside it on another worker): {left}"
+    )
 
 
 @pytest.fixture

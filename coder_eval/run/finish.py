@@ -43,6 +43,9 @@ class AfterRun:
     baseline: str | None = None
     """Compare with this run (a folder, a run id in the store, ``latest-on-BRANCH``): gate rows."""
     fail_on: FailOn = "never"
+    reports_dir: Path | None = None
+    """Where the reports go (None: ``reports/<run id>`` under the current folder, as ``coder-eval
+    run`` writes them)."""
 
 
 @dataclass
@@ -93,7 +96,7 @@ def finish_run(
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
     if after.report and totals.measured:
-        finished.reports = render_run_reports(run.path, manifest.variants, on_reports)
+        finished.reports = render_run_reports(run.path, manifest.variants, on_reports, after.reports_dir)
     if after.index:
         finished.indexed_into, finished.index_error = index_finished(run.path, after.store)
     return finished

@@ -40,25 +40,30 @@ class ReportOutcome:
 
 
 def render_run_reports(
-    run: Path, variants: Sequence[str], on_start: Callable[[list[str]], None] | None = None
+    run: Path,
+    variants: Sequence[str],
+    on_start: Callable[[list[str]], None] | None = None,
+    out_dir: Path | None = None,
 ) -> list[ReportOutcome]:
-    """Render the after-run reports (``on_start`` is told their templates first); a failed one is
-    recorded in its outcome, and the others are still rendered."""
-    jobs = report_jobs(run, list(variants))
+    """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
+    told their templates first); a failed one is recorded in its outcome, and the others are still
+    rendered."""
+    jobs = report_jobs(run, list(variants), out_dir)
     if on_start is not None:
         on_start([job.template for job in jobs])
     return [_render(run, job) for job in jobs]
 
 
-def report_jobs(run: Path, variants: list[str]) -> list[ReportJob]:
+def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
     from coder_eval.report import REPORTS_DIR
 
-    jobs = [ReportJob("run_report", {})]
+    jobs = [ReportJob("run_report", {}, out_dir)]
     if len(variants) >= 2:  # the declared pair, as the headline line names it
-        jobs.append(ReportJob("compare_report", {}))
+        jobs.append(ReportJob("compare_report", {}, out_dir))
     labelled = labelled_criteria(run)
+    base = out_dir or REPORTS_DIR / run.resolve().name
     for criterion in labelled:
-        folder = REPORTS_DIR / run.resolve().name / criterion if len(labelled) > 1 else None
+        folder = base / criterion if len(labelled) > 1 else out_dir
         jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
     return jobs
 

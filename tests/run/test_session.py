@@ -65,8 +65,8 @@ def test_a_run_is_created_interrupted_resumed_gated_and_reported_from_python(tmp
         progress = StopAfter(99)
         batch = session.execute(Batch(jobs=2), progress)
         assert progress.totals == (4, 1) and batch.skipped_done == 1 and sum(batch.outcomes.values()) == 3
-        junit = tmp_path / "junit.xml"
-        result = session.finish(AfterRun(min_pass_rate=0.5, junit_xml=junit))
+        junit, reports = tmp_path / "junit.xml", tmp_path / "pages"
+        result = session.finish(AfterRun(min_pass_rate=0.5, junit_xml=junit, reports_dir=reports))
 
     assert result.totals.outcomes == {"pass": 2, "fail": 2, "invalid": 0}
     assert [(g.variant_id, g.verdict) for g in result.finished.gates or []] == [
@@ -76,6 +76,7 @@ def test_a_run_is_created_interrupted_resumed_gated_and_reported_from_python(tmp
     assert result.exit_code == 1  # a gate failed: what `coder-eval run` exits with
     assert [o.template for o in result.finished.reports] == ["run_report", "compare_report"]
     assert all(o.ok and o.html_path is not None and o.html_path.is_file() for o in result.finished.reports)
+    assert sorted(p.name for p in reports.glob("*.html")) == ["compare_report.html", "run_report.html"]
     manifest = RunDir.open(run_dir).read_manifest()
     assert manifest.status == "completed" and manifest.command == ["notebook"]
     assert manifest.gates is not None and [g.verdict for g in manifest.gates] == ["pass", "fail"]
