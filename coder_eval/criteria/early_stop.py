@@ -90,7 +90,8 @@ def armed_spelling(
     """
     for name in ("stop_early", "stop_when"):
         if name in data and arming is not None:
-            kinds = " and ".join(arming())
+            *others, last = arming()
+            kinds = f"{', '.join(others)} and {last}" if others else last
             raise ValueError(f"{name}: early stop is armed only on {kinds} criteria, not on {kind}")
     if "stop_when" not in data:
         return data

@@ -25,7 +25,7 @@ from typing import IO, Annotated, Protocol
 
 from pydantic import AfterValidator
 
-from coder_eval.errors import WorkspaceFileError
+from coder_eval.errors import WorkspaceFileError as WorkspaceFileError  # plugins import it from here
 from coder_eval.sandbox.snapshot import Dropped
 
 

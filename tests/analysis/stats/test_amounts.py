@@ -7,7 +7,7 @@ from coder_eval.analysis.stats.amounts import MIN_TASKS, amount_test
 from coder_eval.analysis.stats.inversion import sign_flip_family
 from coder_eval.analysis.stats.signflip import sign_flip
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 RNG = np.random.default_rng(7)
 COST_B = RNG.lognormal(0.0, 1.0, 12)

@@ -13,7 +13,7 @@ from coder_eval.analysis.stats.multiplicity import holm_levels
 from coder_eval.analysis.stats.signflip import sign_flip
 from coder_eval.errors import AnalysisError
 
-from .builders import binary_frame, episodes_frame
+from tests.analysis.builders import binary_frame, episodes_frame
 
 
 @pytest.mark.parametrize(

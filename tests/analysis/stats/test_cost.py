@@ -3,7 +3,7 @@ import pytest
 
 from coder_eval.analysis import cost_per_resolved
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 
 def test_cost_per_resolved_is_total_cost_over_resolved() -> None:

@@ -1,6 +1,6 @@
 from coder_eval.analysis import flips
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 
 def test_flips_list_tasks_whose_pass_rate_changed_from_a_to_b() -> None:

@@ -15,7 +15,7 @@ from coder_eval.cli import main
 from coder_eval.errors import AnalysisError
 from tests.experiment.builders import two_tasks, write_experiment
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 
 def criteria_frame(rows: list[tuple[str, str, str | None]]) -> pd.DataFrame:

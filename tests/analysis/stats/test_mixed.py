@@ -10,7 +10,7 @@ from coder_eval.analysis import compare
 from coder_eval.analysis.stats.mixed import TEST
 from coder_eval.errors import AnalysisError
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 
 def ab_frame(seed: int = 11, n_tasks: int = 15, shift: float = 1.5):

@@ -10,7 +10,7 @@ from coder_eval.analysis.stats.power_model import DifferenceModel, normal_sign_f
 from coder_eval.analysis.stats.signflip import sign_flip
 from coder_eval.errors import AnalysisError
 
-from .builders import binary_frame, episodes_frame
+from tests.analysis.builders import binary_frame, episodes_frame
 
 
 def pilot(repeats: int, n_tasks: int = 40, seed: int = 5) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from coder_eval.analysis import summarize, wilson_interval
 from coder_eval.analysis.stats.estimate import effective_count
 from coder_eval.errors import AnalysisError
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 OUTCOMES = {
     "a": {"t1": ["pass", "fail"], "t2": ["pass", "pass"], "t3": ["invalid", "fail"]},

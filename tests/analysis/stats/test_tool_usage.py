@@ -4,7 +4,7 @@ import pytest
 from coder_eval.analysis import frequent_calls, frequent_errors, load_runs, tool_usage
 from coder_eval.errors import AnalysisError
 
-from .builders import write_episode
+from tests.analysis.builders import write_episode
 
 
 def calls() -> pd.DataFrame:

@@ -14,7 +14,7 @@ from coder_eval.analysis.views.plots import (
     pass_rate_plot,
 )
 
-from .builders import episodes_frame
+from tests.analysis.builders import episodes_frame
 
 FAST = {"n_resamples": 199}
 
