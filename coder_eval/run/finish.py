@@ -22,6 +22,7 @@ from coder_eval.run.regression import FailOn, baseline_gates
 from coder_eval.run.reports import ReportOutcome, render_run_reports
 from coder_eval.run.summary import RunSummary
 from coder_eval.run_dir import RunDir, RunManifest
+from coder_eval.version import pip_install
 
 if TYPE_CHECKING:
     from coder_eval.analysis.answer.baseline_run import Regression
@@ -164,7 +165,7 @@ def run_gates(
     try:
         from coder_eval.analysis import load_runs
     except ImportError as exc:
-        raise InputError("gates need the analysis extra: pip install 'coder_eval[analysis]'") from exc
+        raise InputError(f"gates need the analysis extra: {pip_install('analysis')}") from exc
     ungated = [v.variant_id for v in resolution.experiment.variants if not v.gated]
     results = evaluate_gates(
         load_runs(run.path), manifest.variants, resolution.suites, min_pass_rate, ungated
