@@ -50,7 +50,8 @@ def regression_gate(reference: str | None, fail_on: str, store: Path) -> tuple[s
 def baseline_gates(
     run: RunDir, store: Path, reference: str, fail_on: FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
-    """The gate rows, the comparison they come from, and a note when there is no baseline."""
+    """The gate rows, the comparison they come from, and a note when there is no baseline (or it is a
+    budget-stopped one, which pairs only the tasks it reached)."""
     from coder_eval.store.baseline_ref import compare_with_baseline
 
     regression, found, note = compare_with_baseline(run.path, reference, store)
@@ -69,4 +70,4 @@ def baseline_gates(
                 note=f"{arm.verdicts.line()}; {regression.pairing.description}",
             )
         )  # fmt: skip
-    return rows, regression, None
+    return rows, regression, note

@@ -47,14 +47,15 @@ def run_markdown(
 ) -> str:
     """The Markdown summary of the run folder ``run`` (``reports``: its HTML reports' folder, default
     ``reports/<run_id>``; ``link_base``: a URL the links start with instead of that folder;
-    ``baseline_note``: why there is no baseline comparison, when one was asked for)."""
+    ``baseline_note``: why there is no baseline comparison, when one was asked for, or what a
+    budget-stopped baseline leaves out)."""
     manifest = read_manifest(run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = load_runs(run)
     parts = [f"## coder_eval: run `{manifest.run_id}`", totals_line(runs, manifest.status, manifest.source)]
     if regression is not None:
-        parts += baseline_section(regression)
+        parts += baseline_section(regression) + ([baseline_note] if baseline_note else [])
     elif baseline_note:
         parts += ["### Against the baseline", baseline_note]
     if len(manifest.variants) > 1:
