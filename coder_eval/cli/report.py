@@ -53,7 +53,11 @@ def report(
     ] = None,
     store: Annotated[Path | None, typer.Option(help="Markdown: the run store --baseline reads.")] = None,
     link_base: Annotated[
-        str | None, typer.Option(help="Markdown: a URL the report links start with (a CI artifact's).")
+        str | None,
+        typer.Option(
+            help="Markdown: a URL the report links start with, or with {path} where each report's "
+            "path goes (a CI artifact's: URL#{path})."
+        ),
     ] = None,
 ) -> None:
     """Render a report notebook to HTML for one or more runs."""

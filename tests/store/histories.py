@@ -44,10 +44,12 @@ def write_run(
     judge: Mapping[str, bool] | None = None,
     status: RunStatus = "completed",
     not_reached: int = 0,
+    scripted: bool = False,
 ) -> Path:
     """A run folder under ``root`` (``day``: days after 2026-11-01 it was made; ``judge``:
     episode id -> the verdict of a ``judge`` criterion recorded beside ``tests``; ``status``: the
-    run's, default completed; ``not_reached``: planned episodes of a task ``later`` never run)."""
+    run's, default completed; ``not_reached``: planned episodes of a task ``later`` never run;
+    ``scripted``: the episodes ran against the scripted model)."""
     tasks = list(dict.fromkeys(t for t, _, _ in outcomes))
     variants = list(dict.fromkeys(v for _, v, _ in outcomes))
     manifest = RunManifest(
@@ -65,7 +67,8 @@ def write_run(
         events = [
             EpisodeStart(run_id=run_id, episode_id=ep, task_id=task, variant_id=variant, repeat=repeat,
                          seed=repeat, tags=list(tags), agent={"kind": "claude-code", "model": model},
-                         task={"initial_prompt": f"do {task}"}, task_hash=f"sha256:{variant}/{task}"),
+                         task={"initial_prompt": f"do {task}"}, task_hash=f"sha256:{variant}/{task}",
+                         scripted=scripted),
             Message(role="assistant", model=model, usage=Usage(input_tokens=100, output_tokens=10),
                     content=[{"type": "text", "text": "working"}]),
             ToolCall(id="c1", name="Bash", input={"command": "pytest -q"}),
