@@ -55,13 +55,15 @@ def task_hash(task: TaskSpec) -> str:
     return value
 
 
-def hash_files(digest: Any, roots: list[str]) -> str:
+def hash_files(digest: Any, roots: list[str], base: Path | None = None) -> str:
     """``sha256:<hex>`` of ``digest`` updated with each root and everything under it, in order (past
-    ``CONTENT_LIMIT`` bytes, files count by size and modification time)."""
+    ``CONTENT_LIMIT`` bytes, files count by size and modification time). With ``base``, each path is
+    hashed relative to it, so the same files hash alike wherever the folder was checked out."""
     budget = CONTENT_LIMIT
     for root in roots:
         for entry in _walk(Path(root)):
-            digest.update(b"\0" + os.fsencode(entry.path) + b"\0")
+            name = os.path.relpath(entry.path, base) if base is not None else entry.path
+            digest.update(b"\0" + os.fsencode(name) + b"\0")
             budget = _hash_entry(entry, digest, budget)
     return f"sha256:{digest.hexdigest()}"
 
