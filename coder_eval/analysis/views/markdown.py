@@ -29,7 +29,7 @@ from coder_eval.analysis.answer.wording import (
 )
 from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.analysis.stats.compare import Comparison
-from coder_eval.manifest import SourceRecord
+from coder_eval.manifest import GateRecord, SourceRecord
 from coder_eval.run_dir import read_manifest
 
 SHOWN = ("passed", "score", "cost_usd", "total_tokens", "duration_s")
@@ -58,6 +58,7 @@ def run_markdown(
         parts += baseline_section(regression) + ([baseline_note] if baseline_note else [])
     elif baseline_note:
         parts += ["### Against the baseline", baseline_note]
+    parts += failed_gates(manifest.gates or [])
     if len(manifest.variants) > 1:
         parts += variants_section(runs)
     parts += reports_section(reports or Path("reports") / manifest.run_id, link_base)
@@ -109,6 +110,20 @@ def baseline_section(found: Regression) -> list[str]:
         parts.append(moved(arm))
     parts += [f"`{v}`: the baseline has no variant to pair it with" for v in found.unmatched]
     return parts
+
+
+def failed_gates(gates: Sequence[GateRecord]) -> list[str]:
+    """The gates the run failed (what made its exit code 1), one line each; nothing when none failed."""
+    failed = [g for g in gates if g.verdict == "fail"]
+    if not failed:
+        return []
+    lines = [f"### Gates: {len(failed)} of {len(gates)} failed", ""]
+    for g in failed:
+        value = "n/a" if g.value is None else f"{g.value:.2f}"
+        bound = "" if g.threshold is None else f" (min {g.threshold:.2f})"
+        label = f" {g.label}" if g.label else ""
+        lines.append(f"- `{g.variant_id}` {g.gate}: {g.metric}{label} {value}{bound}")
+    return ["\n".join(lines)]
 
 
 def variants_section(runs: Runs) -> list[str]:

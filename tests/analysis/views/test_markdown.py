@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from coder_eval.analysis import load_runs
 from coder_eval.analysis.answer.baseline_run import against_baseline
-import dataclasses
-
 from coder_eval.analysis.views.markdown import change_words, run_markdown
+from coder_eval.manifest import GateRecord
+from coder_eval.run_dir import RunDir
 from tests.store.histories import grid, write_run
 
 TASKS = [f"t{i}" for i in range(8)]
@@ -71,3 +72,19 @@ def test_amounts_read_as_what_the_candidate_is_and_links_take_a_template(tmp_pat
     assert "| cost | 0.1 | 0.3 | +0.2 [+0.2, +0.2] | 0.008 | **dearer +0.2** |" in text
     assert "- [sub/run_report](https://ci.example/7#sub/run_report.html)" in text
     assert text.endswith("\n") and not text.endswith("\n\n")
+
+
+def test_the_gates_the_run_failed_are_listed(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "runs", "gated", grid(dict.fromkeys(TASKS, "pass")))
+    folder = RunDir.open(run)
+    manifest = folder.read_manifest()
+    manifest.gates = [
+        GateRecord(gate="skill-triggers:skill", variant_id="with_skill", metric="recall", threshold=0.8,
+                   value=0.1),
+        GateRecord(gate="min_pass_rate", variant_id="with_skill", metric="passed", threshold=0.5, value=0.9,
+                   verdict="pass"),
+    ]  # fmt: skip
+    folder.write_manifest(manifest)
+    text = run_markdown(run)
+    assert "### Gates: 1 of 2 failed\n\n- `with_skill` skill-triggers:skill: recall 0.10 (min 0.80)" in text
+    assert "min_pass_rate" not in text
