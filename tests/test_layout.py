@@ -143,9 +143,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "criteria/judges/context.py": "no test of its own; tests/criteria/judges/test_llm.py",
     "criteria/judges/workspace.py": "tested through tests/criteria/judges/test_agent.py",
     "criteria/judges/panel.py": "no test of its own; the judges' tests/criteria/judges/test_llm.py",
-    "criteria/recorded_calls.py": (
-        "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
-    ),
     "criteria/suite_metrics.py": "tested through tests/run/test_gates.py",
     # executors
     "executors/base.py": "the executor protocol (types); tests/executors/dask/test_executor.py",

@@ -40,6 +40,7 @@ from coder_eval.criteria.base import (
     parse_json,
     read_texts,
 )
+from coder_eval.criteria.seen import seen_of, seen_text, seen_value
 from coder_eval.errors import GraderError, WorkspaceFileError
 from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
@@ -116,11 +117,23 @@ class Assertion(BaseModel):
         return self
 
     def holds(self, document: Any) -> bool:
+        return self.mismatch(document) is None
+
+    def mismatch(self, document: Any) -> str | None:
+        """None when the assertion holds of ``document``; else what was found there, bounded and
+        escaped: ``"found 25"``, ``"found nothing"``, ``"cannot be evaluated here: ..."``."""
         try:
             value = jmespath.search(self.expression, document)
-        except JMESPathError:  # a function applied to the wrong type in this document: not as expected
-            return False
-        return compare(self.operator, value, self.expected)
+        except JMESPathError as exc:  # a function applied to the wrong type in this document: not as expected
+            return f"cannot be evaluated here: {seen_text(str(exc), 80)}"
+        if compare(self.operator, value, self.expected):
+            return None
+        return "found nothing" if value is None else f"found {seen_value(value)}"
+
+    @property
+    def name(self) -> str:
+        """``total equals 24``: the assertion as a failure names it."""
+        return f"{self.expression} {self.operator} {self.expected!r}"
 
 
 def _is_number(value: Any) -> bool:
@@ -261,9 +274,12 @@ class JsonCheck(OriginalCriterion):
         if schema is not None:
             errors = sorted(e.message for e in _validator(schema).iter_errors(document))
             checks["schema"] = not errors
+        failed = ["schema"] if errors else []
         for assertion in self.assertions:
-            checks[f"{assertion.expression} {assertion.operator} {assertion.expected!r}"] = assertion.holds(
-                document
-            )
-        failed = [name for name, ok in checks.items() if not ok]
-        return Verdict(score=fraction(checks), details={"failed": failed, "schema_errors": errors[:10]})
+            found = assertion.mismatch(document)
+            checks[assertion.name] = found is None
+            failed += [] if found is None else [f"{assertion.name}, {found}"]
+        details = {"failed": failed, "schema_errors": errors[:10]}
+        if failed:
+            details |= seen_of(self.path, json.dumps(document, ensure_ascii=False))
+        return Verdict(score=fraction(checks), details=details)
