@@ -133,5 +133,7 @@ def print_report_outcomes(outcomes: Sequence[ReportOutcome]) -> None:
             console.print(f"[red]report {o.template} failed:[/red] {escape(str(o.error))}", highlight=False)
         elif not o.ok:
             _failed(o.template, o.error, o.html_path or Path())
+        elif o.kept:
+            out.print(f"report: {o.html_path} (kept: no episode ran since it was rendered)", highlight=False)
         else:
             out.print(f"report: {o.html_path}", highlight=False)

@@ -82,9 +82,11 @@ def finish_run(
     after: AfterRun,
     totals: RunSummary,
     on_reports: Callable[[list[str]], None] | None = None,
+    nothing_new: bool = False,
 ) -> Finished:
     """Headline, gates, JUnit and reports for a finished (or budget-stopped) run. No reports when
-    nothing was measured (they would show nothing; ``coder-eval report`` renders them anyway)."""
+    nothing was measured (they would show nothing; ``coder-eval report`` renders them anyway); with
+    ``nothing_new`` (a resume that ran no episode) up-to-date reports are kept as they are."""
     finished = Finished(reports_skipped=after.report and not totals.measured)
     finished.headline_line, finished.headline_error = record_headline(run, manifest)
     if after.min_pass_rate is not None or resolution.suites:
@@ -97,7 +99,9 @@ def finish_run(
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
     if after.report and totals.measured:
-        finished.reports = render_run_reports(run.path, manifest.variants, on_reports, after.reports_dir)
+        finished.reports = render_run_reports(
+            run.path, manifest.variants, on_reports, after.reports_dir, reuse=nothing_new
+        )
     if after.index:
         finished.indexed_into, finished.index_error = index_finished(run.path, after.store)
     return finished
