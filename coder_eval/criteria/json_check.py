@@ -279,7 +279,7 @@ class JsonCheck(OriginalCriterion):
             found = assertion.mismatch(document)
             checks[assertion.name] = found is None
             failed += [] if found is None else [f"{assertion.name}, {found}"]
-        details = {"failed": failed, "schema_errors": errors[:10]}
+        details: dict[str, Any] = {"failed": failed, "schema_errors": errors[:10]}
         if failed:
             details |= seen_of(self.path, json.dumps(document, ensure_ascii=False))
         return Verdict(score=fraction(checks), details=details)

@@ -99,5 +99,5 @@ def _load(name: str, target: str) -> Any:
         extra = EXECUTORS[name].extra
         raise InputError(
             f"the {name} executor needs the {extra!r} extra ({exc.name or exc} is not installed): "
-            + pip_install(extra)
+            + pip_install(str(extra))
         ) from exc
