@@ -108,7 +108,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "cli/__init__.py": "two names; tests/cli/test_commands.py",
     "cli/export.py": "tested through tests/interop/exporters/test_atif_export.py",
     "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
-    "cli/run_console.py": "tested through tests/test_cli.py and tests/security/test_terminal_attacks.py",
     "cli/run_options.py": "option types only; tested through tests/test_cli.py",
     "episode/plan.py": "tested through tests/episode/test_runner.py and tests/episode/test_simulator.py",
     "experiment/inputs.py": "tested through tests/run/test_session.py and tests/test_cli.py",
