@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from coder_eval.cli.app import app, console, out
+from coder_eval.cli.app import app, console, out, whole
 
 
 @app.command()
@@ -35,8 +35,10 @@ def calibrate(
         warnings.simplefilter("ignore")
         runs = load_runs(run_dirs)
     found = calibrate(runs.criteria, read)
-    table = Table("criterion", "n", "agreement", "kappa [95 %]", "judge+/people+", "judge+/people-",
-                  "judge-/people+", "judge-/people-", "bias", "raters (alpha)", "fit to gate",
+    ids = [j.criterion_id for j in found.judges]
+    table = Table(whole("criterion", ids), "n", "agreement", "kappa [95 %]", "judge+/people+",
+                  "judge+/people-", "judge-/people+", "judge-/people-", "bias", "raters (alpha)",
+                  "fit to gate",
                   title=f"judges against people (kappa interval: {KAPPA_METHOD})")  # fmt: skip
     for j in found.judges:
         c = j.confusion

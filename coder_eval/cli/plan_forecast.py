@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from coder_eval.cli.app import whole
 from coder_eval.experiment import Resolution
 from coder_eval.manifest import UntilConclusiveRule
 
@@ -33,8 +34,10 @@ def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, 
     if not seen:
         return None, None
     table = Table(
-        "variant", "episodes", *LABELS.values(), "from", title=f"forecast from earlier runs in {folder}"
-    )
+        whole("variant", resolution.experiment.variant_ids), "episodes", *LABELS.values(),
+        whole("from", [r for arm in seen.values() for r in arm.runs]),
+        title=f"forecast from earlier runs in {folder}",
+    )  # fmt: skip
     per_episode = []
     for variant in resolution.experiment.variant_ids:
         planned = sum(p.variant_id == variant for p in resolution.plans)
@@ -49,7 +52,7 @@ def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, 
             if metric == "cost_usd" and got is not None:
                 per_episode.append(got.mean / planned)
         tasks = len(next(iter(arm.values.values()), {}))
-        table.add_row(variant, str(planned), *cells, f"{tasks} tasks of {', '.join(sorted(arm.runs))}")
+        table.add_row(variant, str(planned), *cells, "\n".join([f"{tasks} tasks of", *sorted(arm.runs)]))
     return table, (float(np.mean(per_episode)) if per_episode else None)
 
 

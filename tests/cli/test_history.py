@@ -117,3 +117,11 @@ def test_history_tasks_finds_the_planted_flaky_and_constant_tasks(tmp_path: Path
     assert any(line.split()[:3] == ["hard", "always", "fails"] for line in lines)
     assert "run --exclude-tags quarantine" in done.stdout
     assert "steady" not in [line.split()[0] for line in lines if "sha256" in line]
+
+
+def test_run_ids_print_whole_on_a_narrow_terminal(suite: Path) -> None:
+    run(suite, "main")
+    run_id = (suite / "runs" / "latest").resolve().name
+    listed = coder_eval("history", cwd=suite, columns=60)
+    assert listed.returncode == 0, listed.stderr
+    assert any(line.startswith(f"{run_id} ") for line in listed.stdout.splitlines()), listed.stdout
