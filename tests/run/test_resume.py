@@ -316,4 +316,8 @@ def test_resume_of_a_finished_run_keeps_reports_that_show_every_trajectory(tmp_p
     trajectory = next((tmp_path / "runs" / "r" / "episodes").glob("*.jsonl"))
     os.utime(trajectory, ns=(rendered + 10**9, rendered + 10**9))  # written after the report: stale
     stale = coder_eval("run", "--resume", "--run-dir", "runs/r", cwd=tmp_path)
-    assert stale.returncode == 0 and "(kept: no episode" not in stale.stdout and page.stat().st_mtime_ns != rendered
+    assert (
+        stale.returncode == 0
+        and "(kept: no episode" not in stale.stdout
+        and page.stat().st_mtime_ns != rendered
+    )
