@@ -185,6 +185,17 @@ def split_glob(pattern: str) -> tuple[str, str]:
     return str(PurePosixPath(*parts[:literal])), "/".join(parts[literal:])
 
 
+def literal_prefix(pattern: str) -> tuple[str, str]:
+    """A relative glob as (its steps before the first wildcard, the rest).
+
+    Example: ``literal_prefix("src/**/*.py")`` -> ``("src", "**/*.py")``; ``literal_prefix("*.txt")``
+    -> ``("", "*.txt")``.
+    """
+    parts = pattern.split("/")
+    literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+    return "/".join(parts[:literal]), "/".join(parts[literal:])
+
+
 def file_glob(pattern: str) -> str:
     """``dir/**`` means every file below ``dir`` (pathlib alone would match only directories); ``.``
     and empty steps are dropped, so ``./src/*.py`` is ``src/*.py`` and ``.`` (a folder) is ``""``,

@@ -13,7 +13,6 @@ Source paths (``TemplateDir.path``, ``StarterFile.source``) are absolute: the ta
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import subprocess
@@ -23,7 +22,7 @@ from pathlib import Path
 from coder_eval.errors import SandboxError
 from coder_eval.file_kinds import is_special
 from coder_eval.sandbox.base import inside
-from coder_eval.sandbox.layout import interpreter_bin, remove_tree
+from coder_eval.sandbox.layout import interpreter_bin
 from coder_eval.sandbox.network import FORWARDER
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.recording import client_script
@@ -37,6 +36,7 @@ from coder_eval.sandbox.spec import (
     TemplateSource,
 )
 from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, install_toolchain
+from coder_eval.sandbox.trees import remove_tree, walk
 
 GIT_TIMEOUT_S = 600.0
 
@@ -64,7 +64,7 @@ def drop_caches(work: Path) -> None:
     """Remove every bytecode cache and pytest cache from a restored workspace: the verifier's Python
     and pytest must never load bytecode the agent wrote (a ``.pyc`` whose header matches an unchanged
     source, or pytest's assertion-rewrite cache, whose source hash the agent can compute)."""
-    for parent, dirnames, filenames in os.walk(work):
+    for parent, dirnames, filenames in walk(work):
         folder = Path(parent)
         for name in [d for d in dirnames if d in CACHE_FOLDERS]:
             dirnames.remove(name)
@@ -187,9 +187,10 @@ def prepare_mock_dirs(relative_dirs: Iterable[str], root: Path) -> list[Path]:
                 f"sandbox.mock_path_dirs: {relative!r} is not a directory in the sandbox after "
                 "template_sources were applied; add it to a template or fix the path"
             )
-        for path in directory.rglob("*"):
-            if path.is_file():
-                make_executable(path)
+        for parent, _, filenames in walk(directory):
+            for name in filenames:
+                if (path := Path(parent) / name).is_file():
+                    make_executable(path)
         dirs.append(directory)
     return dirs
 

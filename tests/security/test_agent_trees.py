@@ -1,0 +1,84 @@
+"""Trees the agent builds are its own to answer for: the harness walks them without recursion,
+refuses one past the workspace's bounds as the agent's failure (``resource_limit``, never
+``invalid``), and removes every sandbox whatever the agent left in it: a tree 1,500 deep, paths
+longer than the system takes, folders without read or search bits, immutable and append-only flags.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import EVERY, Attack, Outcome
+
+pytestmark = pytest.mark.parametrize("driver", EVERY)
+
+DEEP = """python3 - <<'EOF'
+import os
+for _ in range(1500):
+    os.mkdir("d")
+    os.chdir("d")
+open("leaf.txt", "w").write("deep")
+EOF"""
+
+LONG = """python3 - <<'EOF'
+import os
+for _ in range(40):
+    os.mkdir("n" * 200)
+    os.chdir("n" * 200)
+open("leaf.txt", "w").write("far")
+EOF"""
+
+LOCKED = """
+mkdir -p locked/inner/deeper blind/below appendonly
+echo x > locked/inner/deeper/f; echo y > blind/below/g; echo z > appendonly/h; echo w > frozen.txt
+chattr +i frozen.txt 2>/dev/null; chattr +a appendonly 2>/dev/null
+chmod 000 locked/inner/deeper locked/inner; chmod 100 locked; chmod 600 blind
+"""
+
+
+@pytest.fixture
+def sandboxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The folder every sandbox of the episode is made in (checked empty afterwards)."""
+    folder = tmp_path / "sandboxes"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def left_behind(outcome: Outcome, sandboxes: Path) -> list[str]:
+    """Sandboxes the episode left: folders still there, and the leftovers its notes name."""
+    notes = [note for note in outcome.end.notes if "cannot remove" in note]
+    return [str(p) for p in sandboxes.iterdir()] + notes
+
+
+def test_a_tree_past_the_depth_bound_is_the_agents_failure(
+    attack: Attack, driver: str, sandboxes: Path
+) -> None:
+    outcome = attack(DEEP, driver)
+
+    assert (outcome.end.outcome, outcome.end.status) == ("fail", "resource_limit"), outcome.summary()
+    assert "deeper than 256 levels" in (outcome.end.error or "")
+    assert "max_workspace_depth" in (outcome.end.error or "") and outcome.verdicts == {}
+    assert left_behind(outcome, sandboxes) == []
+
+
+def test_paths_longer_than_the_system_takes_are_the_agents_failure(
+    attack: Attack, driver: str, sandboxes: Path
+) -> None:
+    outcome = attack(LONG, driver)
+
+    assert (outcome.end.outcome, outcome.end.status) == ("fail", "resource_limit"), outcome.summary()
+    assert "longer than" in (outcome.end.error or "") and outcome.verdicts == {}
+    assert left_behind(outcome, sandboxes) == []
+
+
+def test_modes_and_flags_the_agent_set_leave_nothing_behind(
+    attack: Attack, driver: str, sandboxes: Path
+) -> None:
+    outcome = attack(LOCKED, driver)
+
+    assert outcome.held(), outcome.summary()
+    assert left_behind(outcome, sandboxes) == []
