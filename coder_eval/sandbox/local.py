@@ -29,6 +29,7 @@ from coder_eval.sandbox.base import (
     file_glob,
     glob_regex,
     literal_prefix,
+    resolved,
     split_glob,
 )
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
@@ -265,7 +266,7 @@ class HostSandbox:
         """The host path of ``path`` (workspace-relative, or absolute inside the sandbox), kept inside."""
         root = self.layout.base if Path(path).is_absolute() else self.layout.work
         candidate = root / path
-        target = candidate.resolve() if must_exist else candidate.parent.resolve() / candidate.name
+        target = resolved(candidate) if must_exist else resolved(candidate.parent) / candidate.name
         if not target.is_relative_to(root.resolve()):
             raise WorkspaceFileError(f"{path!r} resolves outside the sandbox ({target})")
         return target
@@ -279,7 +280,10 @@ def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
     if not files or ".." in files.split("/"):
         return []
     folder, rest = literal_prefix(files)
-    start = (root / folder).resolve()
+    try:
+        start = resolved(root / folder)
+    except WorkspaceFileError:
+        return []
     if not start.is_relative_to(root) or not start.is_dir():
         return []
     regex, levels = glob_regex(rest), None if "**" in rest else rest.count("/") + 1

@@ -17,7 +17,7 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from coder_eval.errors import SandboxError
 from coder_eval.file_kinds import is_special
@@ -108,13 +108,17 @@ def install_tools(folder: Path, provision: Provision) -> None:
 
 
 def replace_with(work: Path, mount_point: str, source: Path) -> None:
-    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first."""
-    target = work / mount_point
-    parent = target.parent.resolve()
-    if not parent.is_relative_to(work.resolve()):
-        raise SandboxError(f"the hidden tests' mount point {mount_point!r} leads out of the workspace")
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.is_file():
+    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first: a
+    link, a file or a pipe where one of its folders goes too, so it is never reached through a link."""
+    *folders, name = PurePosixPath(mount_point).parts
+    parent = work
+    for part in folders:
+        parent = parent / part
+        if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+            parent.unlink()
+        parent.mkdir(exist_ok=True)
+    target = parent / name
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
         target.unlink()
     elif target.is_dir():
         remove_tree(target)

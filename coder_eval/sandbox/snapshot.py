@@ -22,6 +22,7 @@ engine's stream is stopped at the first member past the bound.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -280,6 +281,16 @@ def _keepable(member: tarfile.TarInfo, kept: set[str]) -> bool:
     return member.isfile() or member.isdir() or member.issym()
 
 
+def _loops(target: Path) -> bool:
+    """The system gives up on ``target`` for its links (more than 40 on the way, or a loop): the
+    filter would follow them one recursion a link (Python 3.11's ``realpath``)."""
+    try:
+        target.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 class Dropped(NamedTuple):
     """A snapshot member left out of a restored workspace, and why."""
 
@@ -302,11 +313,16 @@ def extract_tar(archive: Path | IO[bytes], destination: Path, bounds: Bounds | N
         if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
             dropped.append(Dropped(member.name, "not a file, directory or link"))
             return None
+        if member.issym() and _loops(Path(path, member.name).parent / member.linkname):
+            dropped.append(Dropped(member.name, "a link through more links than the system follows"))
+            return None
         try:
             return tarfile.data_filter(member, path)
         except tarfile.FilterError as exc:
             dropped.append(Dropped(member.name, str(exc)))
-            return None
+        except RecursionError:  # the filter follows a chain of links the agent made, recursively
+            dropped.append(Dropped(member.name, "a link through links chained too deep to follow"))
+        return None
 
     try:
         if isinstance(archive, Path):

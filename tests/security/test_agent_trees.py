@@ -1,7 +1,8 @@
 """Trees the agent builds are its own to answer for: the harness walks them without recursion,
 refuses one past the workspace's bounds as the agent's failure (``resource_limit``, never
-``invalid``), and removes every sandbox whatever the agent left in it: a tree 1,500 deep, paths
-longer than the system takes, folders without read or search bits, immutable and append-only flags.
+``invalid``), follows no chain of links further than it can, and removes every sandbox whatever the
+agent left in it: a tree 1,500 deep, paths longer than the system takes, folders without read or
+search bits, immutable and append-only flags.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import EVERY, Attack, Outcome
+from .conftest import EVERY, TASK, Attack, Outcome
 
 pytestmark = pytest.mark.parametrize("driver", EVERY)
 
@@ -30,6 +31,24 @@ for _ in range(40):
     os.chdir("n" * 200)
 open("leaf.txt", "w").write("far")
 EOF"""
+
+CHAIN = """python3 - <<'EOF'
+import os
+open("a.txt", "w").write("x")
+os.symlink("a.txt", "l0000")
+for i in range(1, 1500):
+    os.symlink(f"l{i - 1:04d}", f"l{i:04d}")
+os.symlink("l1499", "answer.txt")
+os.makedirs("graded/deeper")
+os.symlink("../l1499", "graded/deeper/answer.txt")
+EOF"""
+
+CHAINED = (
+    TASK
+    + """  - {{id: answer, type: file_contains, path: answer.txt, includes: [x]}}
+  - {{id: unchanged, type: file_unchanged, paths: ["graded/**"]}}
+"""
+)
 
 LOCKED = """
 mkdir -p locked/inner/deeper blind/below appendonly
@@ -81,4 +100,14 @@ def test_modes_and_flags_the_agent_set_leave_nothing_behind(
     outcome = attack(LOCKED, driver)
 
     assert outcome.held(), outcome.summary()
+    assert left_behind(outcome, sandboxes) == []
+
+
+def test_a_chain_of_links_too_long_to_follow_is_the_agents_failure(
+    attack: Attack, driver: str, sandboxes: Path
+) -> None:
+    outcome = attack(CHAIN, driver, CHAINED)
+
+    assert outcome.held(), outcome.summary()
+    assert outcome.verdicts["answer"].passed is False
     assert left_behind(outcome, sandboxes) == []

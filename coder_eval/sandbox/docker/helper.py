@@ -72,7 +72,10 @@ def inside(workdir, path):
     """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
     workspace or the sandbox's own folders."""
     work = os.path.realpath(workdir)
-    real = os.path.realpath(os.path.join(work, path))
+    try:
+        real = os.path.realpath(os.path.join(work, path))
+    except RecursionError:  # a chain of links deeper than the interpreter follows
+        refuse(f"{path!r} leads through links chained too deep to follow")
     roots = (work, BASE) if path.startswith("/") else (work,)
     if not any(within(real, root) for root in roots):
         refuse(f"{path!r} resolves outside the sandbox ({real})")
