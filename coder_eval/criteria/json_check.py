@@ -310,7 +310,10 @@ class JsonCheck(OriginalCriterion):
 
 def schema_errors(schema: dict[str, Any], document: Any) -> list[str]:
     """What ``document`` breaks of ``schema``, sorted; a number the validator cannot take (an integer
-    past a double's range against ``multipleOf: 0.5``) is an error of the document, not the grader's."""
+    past a double's range against ``multipleOf: 0.5``) is an error of the document, not the grader's.
+
+    Example: ``schema_errors({"maximum": 3}, 5)`` -> ``["5 is greater than the maximum of 3"]``.
+    """
     try:
         return sorted(e.message for e in _validator(schema).iter_errors(document))
     except OverflowError as exc:

@@ -15,15 +15,17 @@ tree at all, including one no snapshot would take: it works relative to open fol
 a path longer than the system's 4,096 bytes is no obstacle), holds one descriptor at a time (so depth
 costs memory, not descriptors), gives itself the read, write and search bits a folder lacks, clears
 the immutable and append-only flags an agent running as root may have set, and never crosses into
-another filesystem (a mount inside the tree is reported, not emptied).
+another filesystem (a mount inside the tree is detached, never emptied).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
+import re
 import stat
 import struct
 import time
@@ -75,10 +77,15 @@ def remove_tree(base: Path, attempts: int = 3) -> None:
     """Remove ``base`` and everything below it, whatever the agent made of it (see the module
     docstring); a missing ``base`` is fine.
 
-    A process killed a moment ago may still be finishing a write, so a failure is retried briefly;
-    what still cannot be removed (a mount inside the tree, a file system that refuses) raises
-    ``SandboxError`` naming the sandbox and why.
+    Example: ``remove_tree(Path("/tmp/coder_eval-x1"))`` -> None, the folder gone, also when it
+    holds ``work/d/d/…`` 1,500 levels deep, a folder of mode 000 and a file under ``chattr +i``.
+
+    A mount inside the tree (an agent running as root under ``tempdir`` can make one) is detached
+    first, never emptied. A process killed a moment ago may still be finishing a write, so a failure
+    is retried briefly; what still cannot be removed raises ``SandboxError`` naming the sandbox and why.
     """
+    if os.path.lexists(base):
+        detach_mounts(base)  # a bind mount of a host folder shares its device: never entered
     for attempt in range(1, attempts + 1):
         try:
             parent = os.open(base.parent, OPEN_FOLDER)
@@ -97,6 +104,32 @@ def remove_tree(base: Path, attempts: int = 3) -> None:
             time.sleep(0.1)
         finally:
             os.close(parent)
+
+
+MNT_DETACH = 2
+"""``umount2`` flag: detach the mount now, whatever still uses it (``umount --lazy``)."""
+_ESCAPED = re.compile(r"\\([0-7]{3})")
+
+
+def detach_mounts(base: Path) -> list[str]:
+    """Detach every mount whose mount point lies inside ``base``, deepest first (needs the
+    privilege that made them); the mount points detached.
+
+    Example: after ``mount -t tmpfs none /tmp/coder_eval-x1/work/m`` in the harness's own mount
+    namespace, ``detach_mounts(Path("/tmp/coder_eval-x1"))`` -> ``["/tmp/coder_eval-x1/work/m"]``.
+    """
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return []
+    inside = f"{base}/"
+    points = [_ESCAPED.sub(lambda m: chr(int(m[1], 8)), line.split(" ")[4]) for line in lines.splitlines()]
+    detached = []
+    libc = ctypes.CDLL(None, use_errno=True)
+    for point in sorted((p for p in points if p.startswith(inside)), key=len, reverse=True):
+        if libc.umount2(os.fsencode(point), MNT_DETACH) == 0:
+            detached.append(point)
+    return detached
 
 
 def _remove_entry(parent: int, name: str, *, own_parent: bool = True) -> None:
