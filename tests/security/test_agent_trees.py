@@ -7,10 +7,15 @@ search bits, immutable and append-only flags.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.runner import run_episode
+from coder_eval.task import load_tasks
 
 from .conftest import EVERY, TASK, Attack, Outcome
 
@@ -111,3 +116,35 @@ def test_a_chain_of_links_too_long_to_follow_is_the_agents_failure(
     assert outcome.held(), outcome.summary()
     assert outcome.verdicts["answer"].passed is False
     assert left_behind(outcome, sandboxes) == []
+
+
+NEST = "python3 -c 'import os; [(os.mkdir(chr(100)), os.chdir(chr(100))) for _ in range(1500)]'"
+
+CLAUDE = """
+task_id: nest
+initial_prompt: Fix calc.add.
+agent: {{kind: claude-code, model: scripted, permission_mode: bypassPermissions}}
+sandbox: {{driver: {driver}}}
+scripted:
+  model: claude-sonnet-4-5
+  final_text: Done.
+  turns:
+    - blocks: [{{tool_use: {{name: Bash, input: {{command: "{nest}"}}}}}}]
+success_criteria: [{{id: hidden, type: run_command, command: "test -d d"}}]
+"""
+
+
+@pytest.mark.slow
+def test_the_real_cli_nesting_a_tree_through_its_bash_tool_fails_the_episode(
+    driver: str, sandboxes: Path, tmp_path: Path
+) -> None:
+    if driver == "docker":
+        pytest.skip("the bundled CLI runs under docker in tests/agents/test_agents_in_docker.py")
+    (tmp_path / "task.yaml").write_text(CLAUDE.format(driver=driver, nest=NEST), encoding="utf-8")
+    (task,) = load_tasks([tmp_path / "task.yaml"])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "red-team", tmp_path / "episode.jsonl"))
+
+    assert (end.outcome, end.status) == ("fail", "resource_limit"), (end.status, end.error)
+    assert "deeper than 256 levels" in (end.error or "")
+    assert list(sandboxes.iterdir()) == [] and not [n for n in end.notes if "cannot remove" in n]
