@@ -12,7 +12,6 @@ from coder_eval.analysis.stats.inversion import sign_flip_family
 from coder_eval.analysis.stats.multiplicity import holm_levels
 from coder_eval.analysis.stats.signflip import sign_flip
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import binary_frame, episodes_frame
 
 
