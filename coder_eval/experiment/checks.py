@@ -12,7 +12,8 @@
 - a ``run_limits.turn_timeout`` that ends every turn the task can have before its larger
   ``task_timeout`` could (the task timeout then never applies);
 - FIFOs, sockets, devices and symlink loops the task search or a task's folders hold: left out
-  unopened (of the task search, and of every sandbox).
+  unopened (of the task search, and of every sandbox);
+- a relative plugin path found from the working directory, not next to the file that names it.
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 """
@@ -52,6 +53,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
             for variant, find in resolution.unmatched
         ),
         *resolution.skipped,
+        *resolution.notes,
         *_special_files(resolution),
     ]
     return list(dict.fromkeys(found))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from coder_eval.agents.skill_sources import relative_to_file
+from coder_eval.agents.skill_sources import PluginOrigin, relative_to_file
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment.mutations import Mutations, RephraseStep
 from coder_eval.sandbox.spec import source_kind
@@ -26,6 +26,8 @@ class ExperimentPaths:
         self.doc = doc
         self.base = doc.path.resolve().parent if doc else Path.cwd()
         self.problems: list[str] = []
+        self.plugin_origins: dict[str, tuple[PluginOrigin, ...]] = {}
+        """Per merge layer (``experiment``, ``variant:<id>``), where each of its plugin paths was written."""
 
     def existing(self, relative: str, loc: Loc, want_dir: bool | None) -> str:
         target = (self.base / relative).resolve()
@@ -54,20 +56,27 @@ class ExperimentPaths:
             if isinstance(starter, dict) and "source" in starter:
                 starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
 
-    def plugins(self, agent: dict[str, Any]) -> None:
-        """``agent.plugins`` entries that name folders relative to the experiment file, made absolute
-        (the rest are left for the task loader: ``coder_eval.agents.skill_sources``)."""
+    def plugins(self, agent: dict[str, Any], layer: str, loc: Loc) -> None:
+        """``agent.plugins`` entries that name folders relative to the experiment file, made absolute;
+        the rest are left for the task loader (``coder_eval.agents.skill_sources``), which looks for
+        them next to this file too, and names it and the entry's line (``plugin_origins``)."""
         entries = agent.get("plugins")
         if not isinstance(entries, list):
             return
         resolved: list[Any] = []
-        for entry in entries:
+        origins = []
+        for i, entry in enumerate(entries):
+            where = (*loc, "plugins", i)
+            file = self.doc.path if self.doc else Path("experiment")
+            field = ".".join(f"[{p}]" if isinstance(p, int) else p for p in where).replace(".[", "[")
+            origins.append(PluginOrigin(file, self.doc.where(where) if self.doc else str(file), field))
             if isinstance(entry, str):
                 entry = relative_to_file(entry, self.base)
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 entry = {**entry, "path": relative_to_file(entry["path"], self.base)}
             resolved.append(entry)
         agent["plugins"] = resolved
+        self.plugin_origins[layer] = tuple(origins)
 
     def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
         """The mutations with each rephrase step's script file made absolute (and checked)."""

@@ -13,12 +13,14 @@ Example::
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from coder_eval.agents.skill_sources import PluginOrigin, PluginPathWarning
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
@@ -80,6 +82,9 @@ class Resolution:
     """(variant id, find) of prompt replacements that matched no selected task."""
     skipped: list[str] = field(default_factory=list)
     """Paths the task search left unopened (FIFOs, sockets, devices, symlink loops), with why."""
+    notes: list[str] = field(default_factory=list)
+    """What loading decided that ``plan`` and ``run`` say once (a plugin path found from the working
+    directory, ``PluginPathWarning``)."""
 
     @property
     def task_ids(self) -> list[str]:
@@ -115,7 +120,10 @@ def resolve(
     }
     skipped: list[str] = []
     found = discover(paths or experiment.tasks, skipped)
-    files = _build_files(found, experiment, cli, selection, origins)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginPathWarning)
+        files = _build_files(found, experiment, cli, selection, origins)
+    notes = _notes(caught)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
     plans = []
@@ -132,9 +140,19 @@ def resolve(
         [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
         _unmatched(files, keep),
         skipped,
+        notes,
     )
     _check_skill_arms(resolution)
     return resolution
+
+
+def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
+    """The loaders' ``PluginPathWarning`` messages, each once; any other warning is warned again."""
+    for other in (w for w in caught if not issubclass(w.category, PluginPathWarning)):
+        warnings.warn_explicit(
+            other.message, other.category, other.filename, other.lineno, source=other.source
+        )
+    return list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PluginPathWarning)))
 
 
 def _check_skill_arms(resolution: Resolution) -> None:
@@ -207,7 +225,7 @@ def _build_files(
     first = experiment.variants[0].variant_id
     errors += _duplicates([(b.task.task_id, f.path) for f in built for b in f.by_variant[first]])
     if errors:
-        raise TaskError("\n".join(errors))
+        raise TaskError("\n".join(dict.fromkeys(errors)))  # an experiment's bad path, once
     return built
 
 
@@ -250,7 +268,8 @@ def _build_variant(
     merged = _merged(doc, experiment, variant, cli)
     layer = f"variant:{variant.variant_id}"
     out = []
-    for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}):
+    origins = _plugin_origins(merged.set_by, experiment)
+    for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}, origins):
         where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
         seed = seed_for(variant.variant_id, task.task_id)
         rewrite = REPHRASER.bind(seed)
@@ -272,6 +291,21 @@ def _build_variant(
             )
         out.append(_Built(task, prov, mutated.unmatched))
     return out
+
+
+def _plugin_origins(set_by: dict[str, str], experiment: Experiment) -> dict[int, PluginOrigin]:
+    """Which merged ``agent.plugins`` entries an experiment layer wrote, and where (the appended
+    list's provenance says which layer set each index, in the layer's own order)."""
+    origins: dict[int, PluginOrigin] = {}
+    taken: Counter[str] = Counter()
+    i = 0
+    while (layer := set_by.get(f"agent.plugins[{i}]")) is not None:
+        written = experiment.plugin_origins.get(layer, ())
+        if taken[layer] < len(written):
+            origins[i] = written[taken[layer]]
+        taken[layer] += 1
+        i += 1
+    return origins
 
 
 REPHRASER = Rephraser()
