@@ -5,6 +5,7 @@ is the session's.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -64,14 +65,18 @@ def run(
     fail_on: own.FailOnOpt = "never",
     index: own.IndexOpt = True,
     store: own.StoreOpt = None,
+    raw_events: own.RawEventsOpt = False,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
+    from coder_eval.agents.raw_events import SWITCH
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import AfterRun, Batch
     from coder_eval.run.regression import regression_gate
     from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
+    if raw_events:  # the switch the episodes read, here and in the dask workers this process starts
+        os.environ[SWITCH] = "1"
     inputs = RunInputs.of(
         paths, experiment, define, model, agent, repeats, tags, sample, split, exclude_tags,
         include_skipped, driver, sample_per_stratum=sample_per_stratum, sample_tasks=sample_tasks,
