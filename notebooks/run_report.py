@@ -23,6 +23,7 @@
 #   every task.
 # - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
 #   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
+# - **Suites** are the folders the task files are in and the task tags, each rolled up on its own.
 # - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
 #   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
 #   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
@@ -175,6 +176,26 @@ ax.set_title("Pass rate per task and variant")
 plt.show()
 
 # %% [markdown]
+# ## Per suite
+#
+# Each suite folder (the folder of its task files) and each task tag, per variant: the episodes and
+# their outcomes, the pass rate over the valid ones with its 95 % interval (the method of *Per variant*:
+# a suite holding every headline task reads the same), and what the suite cost, its total over every
+# episode (invalid ones cost too) and the mean per episode with its interval. Every task counts here,
+# classification rows included; an episode counts in the suite of each of its tags.
+
+# %%
+suites = {by: ca.suite_rollups(episodes, by=by) for by in ("folder", "tag")}
+shown_columns = ["suite", "variant_id", "n_tasks", "n_episodes", "n_pass", "n_fail", "n_invalid",
+                 "pass_rate", "pass_rate_low", "pass_rate_high", "pass_rate_method", "cost_usd",
+                 "cost_usd_mean", "total_tokens", "total_tokens_mean"]
+suite_why = {"cost_usd": "no episode with a known price", "cost_usd_mean": "no valid episode with a known price",
+             "pass_rate": "no valid episode", "total_tokens_mean": "no valid episode"}
+for by, title in (("folder", "By suite folder"), ("tag", "By tag")):
+    display(Markdown(f"**{title}:**"))
+    display(readable(suites[by][shown_columns].set_index(["suite", "variant_id"]), why=suite_why))
+
+# %% [markdown]
 # ## Criteria
 #
 # Which graders fail most, over valid episodes. *Gating* criteria decide pass or fail; the others are
@@ -306,6 +327,7 @@ write_summary(
     per_variant=per_variant,
     pass_at_k=passk,
     cost_per_resolved=cost,
+    suites=suites,
     judge_agreement=agreement,
     evaluation_cost=judge_cost,
 )

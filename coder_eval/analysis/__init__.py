@@ -25,7 +25,7 @@ from coder_eval.analysis.multiplicity import compare_all, compare_metrics
 from coder_eval.analysis.passk import pass_at_k, pass_at_k_table, pass_hat_k
 from coder_eval.analysis.power import mde, power_at, required_tasks, variance_parts
 from coder_eval.analysis.selection import TaskSelection, headline_tasks
-from coder_eval.analysis.summary import summarize
+from coder_eval.analysis.summary import suite_rollups, summarize
 from coder_eval.analysis.tools import frequent_calls, frequent_errors, tool_usage
 from coder_eval.analysis.verdicts import Declaration, Verdicts, headline, verdicts
 
@@ -60,6 +60,7 @@ __all__ = [
     "pass_hat_k",
     "power_at",
     "required_tasks",
+    "suite_rollups",
     "summarize",
     "tool_usage",
     "variance_parts",
