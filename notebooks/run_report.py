@@ -28,6 +28,8 @@
 #   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
 #   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
 # - A number that cannot be computed reads **n/a** with the reason beside it.
+# - A run its cost cap stopped (`--max-cost-usd`, exit code 3) is reported as far as it ran, and a note
+#   under *What ran* says so.
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
@@ -42,7 +44,7 @@ from IPython.display import Markdown, display
 import coder_eval.analysis as ca
 from coder_eval.analysis import plots
 from coder_eval.analysis.changes import criterion_changes, outcome_changes, regraded_source
-from coder_eval.analysis.notebook import load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
+from coder_eval.analysis.notebook import budget_stops, load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
 from coder_eval.analysis.verdicts import REPORT_METRICS, verdicts
 
 pd.set_option("display.precision", 3)
@@ -328,6 +330,7 @@ write_summary(
     pass_at_k=passk,
     cost_per_resolved=cost,
     suites=suites,
+    budget_stopped=budget_stops(run_dir.split(",")),
     judge_agreement=agreement,
     evaluation_cost=judge_cost,
 )
