@@ -70,6 +70,7 @@ def run(
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     from coder_eval.agents.raw_events import SWITCH
     from coder_eval.experiment.inputs import RunInputs
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run import AfterRun, Batch
     from coder_eval.run.regression import regression_gate
     from coder_eval.store.connection import store_for
@@ -88,7 +89,7 @@ def run(
         require_all_pass,
         index,
         store,
-        *regression_gate(baseline, fail_on, store_for(run_dir or Path("runs/run"), store)),
+        *regression_gate(baseline, fail_on, store_for(run_dir or runs_root() / "run", store)),
     )
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
@@ -115,11 +116,12 @@ def _open(
     inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
 ) -> RunSession:
     """A new run, or the run to resume with what it runs again decided (and printed)."""
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run import RunSession
 
     if not resume:
         return RunSession.create(inputs, run_dir, check=asked.check)
-    session = RunSession.reopen(run_dir or Path("runs/latest"))
+    session = RunSession.reopen(run_dir or runs_root() / "latest")
     try:
         print_took_over(session)
         print_decision(session.resume(inputs, replan=replan, retry_invalid=retry))

@@ -27,6 +27,7 @@ from typing import Any
 
 from coder_eval.dataset import ROW_REF
 from coder_eval.experiment.credentials import missing_keys
+from coder_eval.experiment.merge import SETTINGS
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.experiment.skill_arms import skill_warnings
 from coder_eval.sandbox import resolve_driver
@@ -69,9 +70,10 @@ def _special_files(resolution: Resolution) -> Iterator[str]:
 
 
 def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:
+    """Not the ``settings`` layer's alone: a ``DEFAULT_*`` setting is for the kinds that have the field."""
     for plan in resolution.plans:
         for path, layer in plan.provenance.items():
-            if layer.startswith("dropped:"):
+            if layer.startswith("dropped:") and layer != f"dropped:{SETTINGS}":
                 yield (
                     f"{path} (set by {layer.removeprefix('dropped:')}) is not a field of the "
                     f"{plan.task.agent.type!r} agent of task {plan.task.task_id!r}: it is left out"

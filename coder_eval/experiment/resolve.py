@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from coder_eval.agents.skill_sources import PluginOrigin, PluginPathWarning
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
-from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
+from coder_eval.experiment.merge import BUILTIN, SETTINGS, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import command_line_layer
 from coder_eval.experiment.rephrase import Rephraser, seed_for
@@ -45,6 +45,9 @@ class CommandLine:
     agent: str | None = None
     repeats: int | None = None
     driver: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """The ``settings`` layer, under the variant and over the task: the ``DEFAULT_*`` settings of
+    the environment and ``.env`` (``coder_eval.experiment.settings``)."""
 
     def layer(self) -> dict[str, Any]:
         shortcuts = {"--agent": self.agent, "--model": self.model, "--driver": self.driver}
@@ -122,7 +125,7 @@ def resolve(
     found = discover(paths or experiment.tasks, skipped)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginPathWarning)
-        files = _build_files(found, experiment, cli, selection, origins)
+        files = _build_files(found, experiment, (dict(command_line.settings), cli), selection, origins)
     notes = _notes(caught)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
@@ -204,21 +207,23 @@ def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]
 def _build_files(
     files: list[Path],
     experiment: Experiment,
-    cli: dict[str, Any],
+    outer: tuple[dict[str, Any], dict[str, Any]],
     selection: Selection,
     origins: dict[str, str],
 ) -> list[_File]:
+    """Every task file merged per variant; ``outer``: the settings and command-line layers."""
     built: list[_File] = []
     errors: list[str] = []
+    settings, cli = outer
     for path in files:
         try:
             doc = task_doc(path)
-            cli_here = _cli_for(doc, cli, selection)
+            here = (settings, _cli_for(doc, cli, selection))
             by_variant = {
-                v.variant_id: _build_variant(doc, experiment, v, cli_here, origins[v.variant_id])
+                v.variant_id: _build_variant(doc, experiment, v, here, origins[v.variant_id])
                 for v in experiment.variants
             }
-            merged = _merged(doc, experiment, experiment.variants[0], cli_here).data
+            merged = _merged(doc, experiment, experiment.variants[0], here).data
             built.append(_File(path, merged, by_variant))
         except InputError as exc:
             errors.append(str(exc))
@@ -243,10 +248,14 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], selection: Selection) -> dict[st
 PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")
 
 
-def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
+def _merged(
+    doc: YamlDoc, experiment: Experiment, variant: Variant, outer: tuple[dict[str, Any], dict[str, Any]]
+) -> Any:
+    settings, cli = outer
     layers = [
         Layer("experiment", experiment.defaults),
         Layer("task", doc.data),
+        Layer(SETTINGS, settings),
         Layer(f"variant:{variant.variant_id}", variant.layer),
         Layer("cli", cli),
     ]
@@ -263,9 +272,13 @@ def _without_lower_prompt(layer: Layer, higher: list[Layer]) -> Layer:
 
 
 def _build_variant(
-    doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any], repeats_origin: str
+    doc: YamlDoc,
+    experiment: Experiment,
+    variant: Variant,
+    outer: tuple[dict[str, Any], dict[str, Any]],
+    repeats_origin: str,
 ) -> list[_Built]:
-    merged = _merged(doc, experiment, variant, cli)
+    merged = _merged(doc, experiment, variant, outer)
     layer = f"variant:{variant.variant_id}"
     out = []
     origins = _plugin_origins(merged.set_by, experiment)
