@@ -28,9 +28,12 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
+
+from coder_eval.errors import RunWriteError
 
 SWITCH = "CODER_EVAL_RAW_SDK_LOG"
 """The environment variable that turns the log on."""
@@ -66,6 +69,20 @@ def raw_events_path(trajectory: Path) -> Path:
     ``Path("runs/r/raw/t--a--r0.jsonl")``.
     """
     return trajectory.parent.parent / RAW_EVENTS_DIR / trajectory.name
+
+
+def raw_log(path: Path | None) -> AbstractContextManager[RawEventLog | None]:
+    """The episode's log at ``path`` (None: the switch is off, nothing is logged); ``RunWriteError``
+    when it cannot be made.
+
+    Example: ``with raw_log(None) as raw: assert raw is None``.
+    """
+    if path is None:
+        return nullcontext()
+    try:
+        return RawEventLog.open(path)
+    except OSError as exc:
+        raise RunWriteError.of(path, exc) from exc
 
 
 class RawEventLog:

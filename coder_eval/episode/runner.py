@@ -12,14 +12,14 @@ import asyncio
 import platform
 import re
 import time
-from contextlib import AbstractContextManager, AsyncExitStack, ExitStack, nullcontext
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from coder_eval import __version__
 from coder_eval.agents import AgentResult
-from coder_eval.agents.raw_events import RawEventLog
+from coder_eval.agents.raw_events import RawEventLog, raw_log
 from coder_eval.episode.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
@@ -75,7 +75,7 @@ async def run_episode(
     delay = retry.initial_delay
     with ExitStack() as servers:
         provider = ScriptedProvider(plan.task, plan.seed, servers)
-        raw = servers.enter_context(_raw_log(raw_events))
+        raw = servers.enter_context(raw_log(raw_events))
         for attempt in range(1, retry.max_retries + 2):
             if raw is not None and attempt > 1:
                 raw.note(f"attempt {attempt}")
@@ -89,16 +89,6 @@ async def run_episode(
             await asyncio.sleep(delay)
             delay *= retry.backoff_multiplier
     return end
-
-
-def _raw_log(path: Path | None) -> AbstractContextManager[RawEventLog | None]:
-    """The episode's raw event log at ``path``, or nothing; ``RunWriteError`` when it cannot be made."""
-    if path is None:
-        return nullcontext()
-    try:
-        return RawEventLog.open(path)
-    except OSError as exc:
-        raise RunWriteError.of(path, exc) from exc
 
 
 RETRYABLE = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overload|provider unavailable|connection", re.IGNORECASE)

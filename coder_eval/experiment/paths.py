@@ -9,10 +9,13 @@ Example::
 
 from __future__ import annotations
 
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coder_eval.agents.skill_sources import PluginOrigin, relative_to_file
+from coder_eval.agents.skill_sources import PluginOrigin, PluginPathWarning, relative_to_file
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment.mutations import Mutations, RephraseStep
 from coder_eval.sandbox.spec import source_kind
@@ -92,3 +95,37 @@ class ExperimentPaths:
     def raise_problems(self) -> None:
         if self.problems:
             raise ExperimentError("\n".join(self.problems))
+
+
+def plugin_origins(
+    set_by: Mapping[str, str], written: Mapping[str, tuple[PluginOrigin, ...]]
+) -> dict[int, PluginOrigin]:
+    """Which merged ``agent.plugins`` entries an experiment layer wrote, and where: the appended
+    list's provenance (``set_by``) names each index's layer, and that layer's entries come in order.
+
+    Example: ``plugin_origins({"agent.plugins[0]": "task", "agent.plugins[1]": "variant:b"},
+    {"variant:b": (origin,)})`` -> ``{1: origin}``.
+    """
+    origins: dict[int, PluginOrigin] = {}
+    taken: Counter[str] = Counter()
+    i = 0
+    while (layer := set_by.get(f"agent.plugins[{i}]")) is not None:
+        mine = written.get(layer, ())
+        if taken[layer] < len(mine):
+            origins[i] = mine[taken[layer]]
+        taken[layer] += 1
+        i += 1
+    return origins
+
+
+def loader_notes(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    """The loaders' ``PluginPathWarning`` messages (a plugin path found from the working directory),
+    each once; any other warning caught with them is warned again.
+
+    Example: ``with warnings.catch_warnings(record=True) as caught: ...; notes = loader_notes(caught)``.
+    """
+    for other in (w for w in caught if not issubclass(w.category, PluginPathWarning)):
+        warnings.warn_explicit(
+            other.message, other.category, other.filename, other.lineno, source=other.source
+        )
+    return list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PluginPathWarning)))

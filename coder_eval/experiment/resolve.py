@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from coder_eval.agents.skill_sources import PluginOrigin, PluginPathWarning
+from coder_eval.agents.skill_sources import PluginPathWarning
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
 from coder_eval.experiment.merge import BUILTIN, SETTINGS, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import command_line_layer
+from coder_eval.experiment.paths import loader_notes, plugin_origins
 from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
@@ -100,6 +101,13 @@ class _Built(NamedTuple):
     unmatched: list[str]
 
 
+class _Upper(NamedTuple):
+    """The layers over the task file: the settings (``settings.py``) and the command line."""
+
+    settings: dict[str, Any]
+    cli: dict[str, Any]
+
+
 class _File(NamedTuple):
     path: Path
     data: dict[str, Any]
@@ -125,8 +133,8 @@ def resolve(
     found = discover(paths or experiment.tasks, skipped)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginPathWarning)
-        files = _build_files(found, experiment, (dict(command_line.settings), cli), selection, origins)
-    notes = _notes(caught)
+        files = _build_files(found, experiment, _Upper(dict(command_line.settings), cli), selection, origins)
+    notes = loader_notes(caught)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
     plans = []
@@ -147,15 +155,6 @@ def resolve(
     )
     _check_skill_arms(resolution)
     return resolution
-
-
-def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
-    """The loaders' ``PluginPathWarning`` messages, each once; any other warning is warned again."""
-    for other in (w for w in caught if not issubclass(w.category, PluginPathWarning)):
-        warnings.warn_explicit(
-            other.message, other.category, other.filename, other.lineno, source=other.source
-        )
-    return list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PluginPathWarning)))
 
 
 def _check_skill_arms(resolution: Resolution) -> None:
@@ -207,18 +206,17 @@ def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]
 def _build_files(
     files: list[Path],
     experiment: Experiment,
-    outer: tuple[dict[str, Any], dict[str, Any]],
+    upper: _Upper,
     selection: Selection,
     origins: dict[str, str],
 ) -> list[_File]:
-    """Every task file merged per variant; ``outer``: the settings and command-line layers."""
+    """Every task file merged per variant, under the ``upper`` layers."""
     built: list[_File] = []
     errors: list[str] = []
-    settings, cli = outer
     for path in files:
         try:
             doc = task_doc(path)
-            here = (settings, _cli_for(doc, cli, selection))
+            here = upper._replace(cli=_cli_for(doc, upper.cli, selection))
             by_variant = {
                 v.variant_id: _build_variant(doc, experiment, v, here, origins[v.variant_id])
                 for v in experiment.variants
@@ -248,16 +246,13 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], selection: Selection) -> dict[st
 PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")
 
 
-def _merged(
-    doc: YamlDoc, experiment: Experiment, variant: Variant, outer: tuple[dict[str, Any], dict[str, Any]]
-) -> Any:
-    settings, cli = outer
+def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, upper: _Upper) -> Any:
     layers = [
         Layer("experiment", experiment.defaults),
         Layer("task", doc.data),
-        Layer(SETTINGS, settings),
+        Layer(SETTINGS, upper.settings),
         Layer(f"variant:{variant.variant_id}", variant.layer),
-        Layer("cli", cli),
+        Layer("cli", upper.cli),
     ]
     merged = merge_layers([_without_lower_prompt(layer, layers[i + 1 :]) for i, layer in enumerate(layers)])
     return settle_agent(merged, [layer.name for layer in layers])
@@ -275,13 +270,13 @@ def _build_variant(
     doc: YamlDoc,
     experiment: Experiment,
     variant: Variant,
-    outer: tuple[dict[str, Any], dict[str, Any]],
+    upper: _Upper,
     repeats_origin: str,
 ) -> list[_Built]:
-    merged = _merged(doc, experiment, variant, outer)
+    merged = _merged(doc, experiment, variant, upper)
     layer = f"variant:{variant.variant_id}"
     out = []
-    origins = _plugin_origins(merged.set_by, experiment)
+    origins = plugin_origins(merged.set_by, experiment.plugin_origins)
     for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}, origins):
         where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
         seed = seed_for(variant.variant_id, task.task_id)
@@ -304,21 +299,6 @@ def _build_variant(
             )
         out.append(_Built(task, prov, mutated.unmatched))
     return out
-
-
-def _plugin_origins(set_by: dict[str, str], experiment: Experiment) -> dict[int, PluginOrigin]:
-    """Which merged ``agent.plugins`` entries an experiment layer wrote, and where (the appended
-    list's provenance says which layer set each index, in the layer's own order)."""
-    origins: dict[int, PluginOrigin] = {}
-    taken: Counter[str] = Counter()
-    i = 0
-    while (layer := set_by.get(f"agent.plugins[{i}]")) is not None:
-        written = experiment.plugin_origins.get(layer, ())
-        if taken[layer] < len(written):
-            origins[i] = written[taken[layer]]
-        taken[layer] += 1
-        i += 1
-    return origins
 
 
 REPHRASER = Rephraser()
