@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from coder_eval.analysis.stats.multiplicity import compare_all, compare_metrics
     from coder_eval.analysis.stats.passk import pass_at_k, pass_at_k_table, pass_hat_k
     from coder_eval.analysis.stats.power import mde, power_at, required_tasks, variance_parts
-    from coder_eval.analysis.stats.summary import summarize
+    from coder_eval.analysis.stats.summary import suite_rollups, summarize
     from coder_eval.analysis.stats.tool_usage import frequent_calls, frequent_errors, tool_usage
 
 LAZY: dict[str, str] = {
@@ -75,6 +75,7 @@ LAZY: dict[str, str] = {
     "required_tasks": "coder_eval.analysis.stats.power",
     "variance_parts": "coder_eval.analysis.stats.power",
     "summarize": "coder_eval.analysis.stats.summary",
+    "suite_rollups": "coder_eval.analysis.stats.summary",
     "frequent_calls": "coder_eval.analysis.stats.tool_usage",
     "frequent_errors": "coder_eval.analysis.stats.tool_usage",
     "tool_usage": "coder_eval.analysis.stats.tool_usage",
@@ -86,6 +87,7 @@ VIEWS: dict[str, str] = {
     "Explorer": "coder_eval.analysis.views.widgets",
     "html_table": "coder_eval.analysis.views.notebook",
     "load_report_runs": "coder_eval.analysis.views.notebook",
+    "budget_stops": "coder_eval.analysis.views.notebook",
     "md_text": "coder_eval.analysis.views.notebook",
     "readable": "coder_eval.analysis.views.notebook",
     "show_scripted_banner": "coder_eval.analysis.views.notebook",
@@ -155,6 +157,7 @@ __all__ = [
     "pass_hat_k",
     "power_at",
     "required_tasks",
+    "suite_rollups",
     "summarize",
     "tool_usage",
     "variance_parts",

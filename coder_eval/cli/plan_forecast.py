@@ -15,7 +15,11 @@ from coder_eval.experiment import Resolution
 from coder_eval.manifest import UntilConclusiveRule
 
 HistoryOpt = Annotated[
-    Path, typer.Option(help="Where earlier runs of the same tasks are looked for (the forecast's pilot).")
+    Path | None,
+    typer.Option(
+        help="Where earlier runs of the same tasks are looked for (the forecast's pilot; default runs/, "
+        "or $RUNS_DIR)."
+    ),
 ]
 EffectOpt = Annotated[
     float | None,

@@ -5,6 +5,7 @@ is the session's.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -63,14 +64,19 @@ def run(
     fail_on: own.FailOnOpt = "never",
     index: own.IndexOpt = True,
     store: own.StoreOpt = None,
+    raw_events: own.RawEventsOpt = False,
 ) -> None:
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
+    from coder_eval.agents.raw_events import SWITCH
     from coder_eval.experiment.inputs import RunInputs
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run import AfterRun, Batch
     from coder_eval.run.regression import regression_gate
     from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
+    if raw_events:  # the switch the episodes read, here and in the dask workers this process starts
+        os.environ[SWITCH] = "1"
     inputs = RunInputs.of(
         paths, experiment, define, model, agent, repeats, tags, sample, split, exclude_tags,
         include_skipped, driver, sample_per_stratum=sample_per_stratum, sample_tasks=sample_tasks,
@@ -82,7 +88,7 @@ def run(
         require_all_pass,
         index,
         store,
-        *regression_gate(baseline, fail_on, store_for(run_dir or Path("runs/run"), store)),
+        *regression_gate(baseline, fail_on, store_for(run_dir or runs_root() / "run", store)),
     )
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
@@ -109,11 +115,12 @@ def _open(
     inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
 ) -> RunSession:
     """A new run, or the run to resume with what it runs again decided (and printed)."""
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run import RunSession
 
     if not resume:
         return RunSession.create(inputs, run_dir, check=asked.check)
-    session = RunSession.reopen(run_dir or Path("runs/latest"))
+    session = RunSession.reopen(run_dir or runs_root() / "latest")
     try:
         print_took_over(session)
         print_decision(session.resume(inputs, replan=replan, retry_invalid=retry))

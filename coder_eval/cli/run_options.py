@@ -70,6 +70,14 @@ MaxEpisodesOpt = Annotated[
     int | None, typer.Option(min=1, help="With --until-conclusive: at most this many episodes.")
 ]
 # the run store and regression gating (docs/ci.md)
+RawEventsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--raw-events",
+        help="Log every raw event each agent CLI emits to raw/<episode>.jsonl in the run directory, for "
+        "debugging an agent integration (the same as CODER_EVAL_RAW_SDK_LOG=1).",
+    ),
+]
 IndexOpt = Annotated[
     bool, typer.Option(help="Index the finished run into the run store (coder-eval history lists it).")
 ]

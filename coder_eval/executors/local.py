@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from coder_eval.agents.raw_events import raw_events_enabled, raw_events_path
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.episode.snapshots import SnapshotTarget
@@ -20,7 +21,7 @@ from coder_eval.trajectory import EpisodeEnd
 
 class LocalExecutor:
     """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes, the snapshot
-    straight into the run directory."""
+    straight into the run directory (and, with ``CODER_EVAL_RAW_SDK_LOG`` set, the raw event log)."""
 
     dashboard: str | None = None
 
@@ -30,7 +31,8 @@ class LocalExecutor:
     async def run(
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
     ) -> EpisodeEnd:
-        return await run_episode(plan, run_id, path, keep=keep)
+        raw = raw_events_path(path) if raw_events_enabled() else None
+        return await run_episode(plan, run_id, path, keep=keep, raw_events=raw)
 
 
 @asynccontextmanager

@@ -231,7 +231,10 @@ class _Scheduler:
         )
         final = final.model_copy(update={"reason": reason_text(final, state.unmeasured)})
         self.summary.cost_usd = self._spent(ends)
-        self.summary.budget_stopped |= stop == "max_cost_usd"
+        if stop == "max_cost_usd":  # what the cap left unstarted: every episode of the tasks still open
+            self.summary.budget_stopped = True
+            tasks = record.order[: record.max_tasks]
+            self.summary.not_started = sum(p.episode_id not in ends for t in tasks for p in self.groups[t])
         self._write(final)
 
     def _write(self, record: AdaptiveRecord) -> None:

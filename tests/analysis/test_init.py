@@ -31,6 +31,7 @@ EXPORTED = [
     "pass_hat_k",
     "power_at",
     "required_tasks",
+    "suite_rollups",
     "summarize",
     "tool_usage",
     "variance_parts",

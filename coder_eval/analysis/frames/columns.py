@@ -51,6 +51,7 @@ EPISODES = (
     Column("prompt", "str", "The task's initial prompt, when recorded."),
     Column("path", "str", "Trajectory file."),
     Column("task_hash", "str", "sha256 of the resolved task and the files it reads; None when not recorded."),
+    Column("task_folder", "str", "Folder of the task file (its suite folder); None when not recorded."),
 )
 
 CRITERIA = (

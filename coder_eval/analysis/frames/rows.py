@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, NamedTuple
 
 from coder_eval.analysis.frames.columns import TEXT_LIMIT
@@ -155,6 +155,7 @@ def episode_row(
         path=str(path),
         n_tool_calls=n_tool_calls,
         task_hash=start.get("task_hash"),
+        task_folder=str(PurePath(task["source_path"]).parent) if task.get("source_path") else None,
     )
     row.update(end_fields(end, problems))
     return row
