@@ -21,6 +21,7 @@ from coder_eval.analysis.flips import flips
 from coder_eval.analysis.intervals import Interval, wilson_interval
 from coder_eval.analysis.load import Runs, load_runs
 from coder_eval.analysis.metrics import higher_is_better
+from coder_eval.analysis.missingness import invalid_counts
 from coder_eval.analysis.multiplicity import compare_all, compare_metrics
 from coder_eval.analysis.passk import pass_at_k, pass_at_k_table, pass_hat_k
 from coder_eval.analysis.power import mde, power_at, required_tasks, variance_parts
@@ -51,6 +52,7 @@ __all__ = [
     "headline",
     "headline_tasks",
     "higher_is_better",
+    "invalid_counts",
     "judge_agreement",
     "judge_votes",
     "load_runs",

@@ -7,7 +7,7 @@ Example: ``verdict(0.2, 0.05, 0.35, 0.01)`` -> ``'a_better'``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -79,6 +79,19 @@ class Comparison:
     """Holm-adjusted p-value, when the comparison is one of a family (``compare_metrics``)."""
     mde_note: str = ""
     """Why ``mde`` (or ``mde_ratio``) is undefined, when it is."""
+    invalid_a: dict[str, int] = field(default_factory=dict)
+    """a's invalid episodes on the compared tasks, by recorded cause (``missingness.invalid_counts``)."""
+    invalid_b: dict[str, int] = field(default_factory=dict)
+    p_worst: float = NAN
+    """With invalid episodes: the p-value of the bounds (``missingness.bound_p``: the largest p of the
+    observed, worst and best cases when they agree in direction, else 1); NaN without any."""
+    missingness: str = ""
+    """How the invalid episodes bear on the verdict, in words; ``''`` when neither arm has any."""
+
+    @property
+    def p_verdict(self) -> float:
+        """The p-value the verdict rests on: the test's, or with invalid episodes the bounds' when larger."""
+        return self.p_value if math.isnan(self.p_worst) else max(self.p_value, self.p_worst)
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
@@ -90,10 +103,10 @@ def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.Data
 
 
 def verdict_of(c: Comparison, p_value: float | None = None) -> Verdict:
-    """The verdict on the basis the test used: called when p (``p_value`` replaces c's, e.g.
-    Holm-adjusted) < 0.05 and the verdict's interval excludes "no difference" (the two agree by
-    construction); never below ``c.min_tasks`` paired tasks."""
-    p = c.p_value if p_value is None else p_value
+    """The verdict on the basis the test used: called when p (``c.p_verdict``, or ``p_value`` when
+    larger, e.g. Holm-adjusted) < 0.05 and the verdict's interval excludes "no difference" (the two
+    agree by construction); never below ``c.min_tasks`` paired tasks."""
+    p = c.p_verdict if p_value is None else max(p_value, c.p_verdict)
     if c.n_tasks < c.min_tasks:
         return "inconclusive"
     if c.basis == "ratio":

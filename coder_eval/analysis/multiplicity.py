@@ -78,11 +78,12 @@ def adjusted(
 def holm_adjusted(
     comparisons: list[Comparison], at_level: Callable[[Comparison, float], Comparison]
 ) -> list[Comparison]:
-    """The comparisons with ``p_adjusted`` (Holm over all of them) setting each verdict, and each
-    verdict's interval recomputed at its Holm step's level by ``at_level``."""
-    p_adjusted = holm([c.p_value for c in comparisons])
+    """The comparisons with ``p_adjusted`` (Holm over all of them, of the p each verdict rests on:
+    ``p_verdict``) setting each verdict, and each verdict's interval recomputed at its Holm step's
+    level by ``at_level``."""
+    p_adjusted = holm([c.p_verdict for c in comparisons])
     levels = holm_levels(
-        [c.p_value for c in comparisons], 1 - comparisons[0].confidence if comparisons else ALPHA
+        [c.p_verdict for c in comparisons], 1 - comparisons[0].confidence if comparisons else ALPHA
     )
     rows = []
     for c, p, level in zip(comparisons, p_adjusted, levels, strict=True):

@@ -40,7 +40,7 @@ from coder_eval.analysis.notebook import flips_table, html_table
 from coder_eval.analysis.sequential_report import sequence_views
 from coder_eval.analysis.summary import summarize
 from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, Verdicts, pick_variants, verdicts
-from coder_eval.analysis.wording import verdict_rows
+from coder_eval.analysis.wording import invalid_text, verdict_rows
 from coder_eval.errors import AnalysisError
 from coder_eval.run_dir import MANIFEST, RunManifest
 from coder_eval.transcript import transcript_text
@@ -325,4 +325,6 @@ class Explorer:
             lines.append(f"<div><b>No comparison:</b> {why}. The per-variant summary is below.</div>")
         elif self.verdicts is not None:
             lines.append(f"<div>Tasks: {html.escape(self.verdicts.selection.description)}.</div>")
+            if self.verdicts.primary is not None and invalid_text(self.verdicts.primary):
+                lines.append(f"<div><b>Headline:</b> {html.escape(self.verdicts.line())}.</div>")
         return "".join(lines + [f"<div>Note: {html.escape(n)}</div>" for n in self.notes])
