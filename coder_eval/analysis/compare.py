@@ -210,9 +210,9 @@ def arm(both: pd.DataFrame, variant: str) -> Arm:
 
 def excluded_counts(episodes: pd.DataFrame, a: str, b: str, metric: str) -> tuple[int, int]:
     """(invalid episodes, valid episodes without a value) of the two variants."""
-    pair = episodes[episodes["variant_id"].isin([a, b])]
-    invalid = is_invalid(pair)
-    missing = metric_values(pair, metric).isna() & ~invalid
+    pair = episodes["variant_id"].isin([a, b]).to_numpy()
+    invalid = is_invalid(episodes).to_numpy() & pair
+    missing = metric_values(episodes, metric).isna().to_numpy() & pair & ~invalid
     return int(invalid.sum()), int(missing.sum())
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from coder_eval.analysis.intervals import NAN
-from coder_eval.analysis.metrics import is_invalid, task_means
+from coder_eval.analysis.metrics import is_invalid, metric_values
 from coder_eval.analysis.paired import ALPHA
 
 Verdict = Literal["a_better", "b_better", "inconclusive"]
@@ -95,11 +95,29 @@ class Comparison:
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
-    """Task × (mean, n, var) × variant, over valid episodes; NaN where a variant lacks the task."""
+    """Task × (mean, n, var) × variant, over valid episodes with a value; NaN where a variant lacks
+    the task (its ``n`` too). The same numbers as ``task_means`` pivoted, counted with numpy: every
+    comparison starts here, so it is kept cheap."""
     chosen = episodes[episodes["variant_id"].isin([a, b]) & ~is_invalid(episodes)]
-    means = task_means(chosen, metric)
-    wide = means.pivot(index="task_id", columns="variant_id", values=["mean", "n", "var"])
-    return wide.reindex(columns=pd.MultiIndex.from_product([["mean", "n", "var"], [a, b]]))
+    values = metric_values(chosen, metric).to_numpy(float)
+    kept = ~np.isnan(values)
+    tasks, index = np.unique(chosen["task_id"].to_numpy(object)[kept].astype(str), return_inverse=True)
+    of_b = (chosen["variant_id"].to_numpy(object)[kept] == b).astype(int)
+    values = values[kept]
+    columns: dict[tuple[str, str], np.ndarray] = {}
+    slot = index * 2 + of_b
+    size = 2 * len(tasks)
+    n = np.bincount(slot, minlength=size).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(slot, weights=values, minlength=size) / n
+        spread = np.bincount(slot, weights=(values - mean[slot]) ** 2, minlength=size)
+        var = np.where(n > 1, spread / (n - 1), NAN)
+    for name, column in (("mean", mean), ("n", np.where(n > 0, n, NAN)), ("var", var)):
+        for arm, offset in ((a, 0), (b, 1)):
+            columns[(name, arm)] = column[offset::2]
+    wide = pd.DataFrame(columns, index=pd.Index(tasks, name="task_id"))
+    wide.columns = pd.MultiIndex.from_tuples(list(columns))
+    return wide
 
 
 def verdict_of(c: Comparison, p_value: float | None = None) -> Verdict:

@@ -66,7 +66,12 @@ def invalid_counts(episodes: pd.DataFrame, variant: str) -> dict[str, int]:
     Example: ``invalid_counts(episodes, "with_skill")`` -> ``{'provider': 2, 'grader': 1}``
     """
     check_columns(episodes, ["variant_id", "outcome"])
-    causes = invalid_causes(episodes[episodes["variant_id"] == variant]).value_counts()
+    mine = (episodes["variant_id"].to_numpy(object) == variant) & (
+        episodes["outcome"].to_numpy(object) == "invalid"
+    )
+    if not mine.any():
+        return {}
+    causes = invalid_causes(episodes[mine]).value_counts()
     ordered = [c for c in CAUSE_ORDER if c in causes.index] + sorted(set(causes.index) - set(CAUSE_ORDER))
     return {str(c): int(causes[c]) for c in ordered}
 

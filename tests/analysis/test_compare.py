@@ -143,6 +143,19 @@ def test_unknown_variant_lists_valid_ones() -> None:
         compare(binary_frame([1], [0]), "a", "b", method="bayes")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_holm_equals_statsmodels_with_ties_and_nan(seed: int) -> None:
+    from coder_eval.analysis.multiplicity import holm
+
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.uniform(0, 0.2, 9), 2)  # ties
+    p[seed % 9] = np.nan
+    got = np.array(holm(list(p)))
+    finite = ~np.isnan(p)
+    assert np.isnan(got[~finite]).all()
+    assert got[finite] == pytest.approx(multipletests(p[finite], method="holm")[1])
+
+
 def test_compare_all_holm_adjusts_every_pair() -> None:
     rng = np.random.default_rng(4)
     outcomes = {
