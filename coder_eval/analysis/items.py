@@ -133,7 +133,7 @@ def detectable(n_runs: int, repeats: int, n_tested: int, alpha: float = 0.05, se
     """What the flaky lists can see: the fewest of ``n_runs`` runs (``repeats`` episodes each) that must
     fail every repeat, the others passing, for the permutation test to reach alpha / ``n_tested``.
 
-    Example: ``detectable(10, 3, 40).failing_runs`` -> ``2``; ``detectable(10, 1, 40).failing_runs`` -> ``None``
+    Example: ``detectable(10, 3, 40).failing_runs`` -> ``2`` (with one repeat each: ``None``)
     """
     for failing in range(1, n_runs // 2 + 1):
         groups = [np.zeros(repeats) if i < failing else np.ones(repeats) for i in range(n_runs)]
