@@ -3,8 +3,9 @@ is likely to need to reach a decision for a stated effect.
 
 - ``history``: per variant, the episodes earlier runs of the same tasks recorded (tokens, cost,
   wall time), and which runs they came from.
-- ``spend``: the expected total of a metric over the planned episodes with a 95 % interval, the
-  tasks resampled (a bootstrap over the earlier tasks' means).
+- ``spend``: the expected total of a metric over the planned episodes with a 95 % predictive
+  interval: the planned episodes' own noise included, unseen tasks drawn like the seen ones
+  (``predictive_total``), labelled approximate when few tasks were seen.
 - ``episodes_to_decision``: simulated suites (task difficulty with logit sd 1, the plan's repeats, a
   logit shift giving the stated effect on average) run through the confidence sequence: the share
   decided by the cap and the spread of episodes spent.
@@ -27,6 +28,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 
+from coder_eval.analysis.predictive_total import predictive_total
 from coder_eval.analysis.sequential import ALPHA, confidence_sequence, decisions
 from coder_eval.errors import CoderEvalError
 from coder_eval.manifest import read_manifest
@@ -47,12 +49,14 @@ class Seen:
 
 
 class Spend(NamedTuple):
-    """Expected total over the planned episodes, its 95 % interval, and the earlier episodes behind it."""
+    """Expected total over the planned episodes, its 95 % predictive interval, the earlier episodes
+    behind it, and how it was made (``approximate: ...`` when few tasks were seen)."""
 
     mean: float
     low: float
     high: float
     episodes: int
+    note: str = ""
 
 
 class Stops(NamedTuple):
@@ -96,18 +100,17 @@ def history(folder: Path, task_ids: Collection[str]) -> dict[str, Seen]:
 
 
 def spend(
-    seen: Seen, metric: str, planned_episodes: int, resamples: int = 2000, seed: int = 0
+    seen: Seen, metric: str, planned_episodes: int, planned_tasks: int | None = None, seed: int = 0
 ) -> Spend | None:
-    """The planned episodes times the mean per episode over the earlier tasks, tasks resampled."""
+    """The total of ``metric`` over ``planned_episodes`` spread over ``planned_tasks`` tasks (default:
+    the tasks seen), with its predictive interval (``predictive_total``)."""
     by_task = seen.values.get(metric, {})
     if not by_task:
         return None
-    means = np.array([np.mean(v) for v in by_task.values()])
-    rng = np.random.default_rng(seed)
-    boot = rng.choice(means, (resamples, len(means))).mean(axis=1) * planned_episodes
-    low, high = np.percentile(boot, [2.5, 97.5])
+    tasks = max(planned_tasks or len(by_task), 1)
+    total = predictive_total(by_task, tasks, planned_episodes / tasks, seed)
     n = sum(len(v) for v in by_task.values())
-    return Spend(float(means.mean() * planned_episodes), float(low), float(high), n)
+    return Spend(total.mean, total.low, total.high, n, total.note)
 
 
 def shift_for(effect: float) -> float:

@@ -33,23 +33,31 @@ def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, 
     if not seen:
         return None, None
     table = Table(
-        "variant", "episodes", *LABELS.values(), "from", title=f"forecast from earlier runs in {folder}"
+        "variant",
+        "episodes",
+        *LABELS.values(),
+        "from",
+        title=f"forecast from earlier runs in {folder} (95 % predictive intervals)",
     )
     per_episode = []
     for variant in resolution.experiment.variant_ids:
         planned = sum(p.variant_id == variant for p in resolution.plans)
+        planned_tasks = len({p.task.task_id for p in resolution.plans if p.variant_id == variant})
         arm = seen.get(variant)
         if arm is None:
             table.add_row(variant, str(planned), *["-"] * len(LABELS), "no earlier run of these tasks")
             continue
-        cells = []
+        cells, notes = [], set()
         for metric in LABELS:
-            got = spend(arm, metric, planned)
+            got = spend(arm, metric, planned, planned_tasks)
             cells.append("-" if got is None else f"{got.mean:.3g} [{got.low:.3g}, {got.high:.3g}]")
+            if got is not None and got.note.startswith("approximate"):
+                notes.add("interval approximate: few tasks seen")
             if metric == "cost_usd" and got is not None:
                 per_episode.append(got.mean / planned)
         tasks = len(next(iter(arm.values.values()), {}))
-        table.add_row(variant, str(planned), *cells, f"{tasks} tasks of {', '.join(sorted(arm.runs))}")
+        origin = f"{tasks} of {planned_tasks} tasks, from {', '.join(sorted(arm.runs))}"
+        table.add_row(variant, str(planned), *cells, "; ".join([origin, *sorted(notes)]))
     return table, (float(np.mean(per_episode)) if per_episode else None)
 
 
