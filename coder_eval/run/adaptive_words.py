@@ -15,7 +15,7 @@ Example::
 from __future__ import annotations
 
 from coder_eval.analysis.sequential import ratio_of
-from coder_eval.manifest import AdaptiveRecord, SequencePath
+from coder_eval.manifest import AdaptiveRecord, SequencePath, UntilConclusiveRule
 
 ATTEMPT_RUNS = 3
 """As ``adaptive.ATTEMPTS`` (the words say it; the scheduler enforces it)."""
@@ -83,6 +83,26 @@ def size_text(path: SequencePath, record: AdaptiveRecord) -> str:
     """The smallest effect that matters, as a size: ``0.2``, or ``×1.32 either way``."""
     delta, cap = record.rule.delta, record.rule.ratio_cap
     return f"{delta:g}" if path.metric in BOUNDED else f"×{ratio_of(-delta, cap):.2f} either way"
+
+
+def rule_text(metric: str, rule: UntilConclusiveRule) -> str:
+    """What a decision on ``metric`` means, as ``plan`` says it before the run (the words the stop uses).
+
+    Example: ``rule_text("cost_usd", rule)`` -> ``'on cost_usd: cheaper or dearer when the interval of the
+    typical ratio (geometric mean of the per-task ratios, each capped at ×4) excludes ×1; no effect
+    inside ×0.76 to ×1.32'``
+    """
+    if metric in BOUNDED:
+        return (
+            f"on {metric}: better or worse when the interval of the difference excludes 0; no effect "
+            f"inside ±{rule.delta:g}"
+        )
+    low, high = ratio_of(rule.delta, rule.ratio_cap), ratio_of(-rule.delta, rule.ratio_cap)
+    return (
+        f"on {metric}: cheaper or dearer when the interval of the typical ratio (geometric mean of the "
+        f"per-task ratios, each capped at ×{rule.ratio_cap:g}) excludes ×1; no effect inside "
+        f"×{low:.2f} to ×{high:.2f}"
+    )
 
 
 def _why(record: AdaptiveRecord, unmeasured: str | None) -> str:

@@ -10,7 +10,15 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import expit
 
-from coder_eval.analysis.sequential_forecast import Seen, episodes_to_decision, history, shift_for, spend
+from coder_eval.analysis.sequential_forecast import (
+    Seen,
+    episodes_to_decision,
+    fixed_design,
+    fixed_power,
+    history,
+    shift_for,
+    spend,
+)
 from coder_eval.run import Batch, RunInputs, RunSession
 from tests.helpers import REPO
 
@@ -78,3 +86,11 @@ def test_history_reads_earlier_runs_of_the_same_tasks_per_variant(tmp_path: Path
     assert set(seen) == {"baseline", "with_skill"} and seen["baseline"].runs == {"pilot"}
     assert sorted(seen["baseline"].values["duration_s"]) == sorted(tasks)
     assert history(tmp_path / "runs", {"other"}) == {} and history(tmp_path / "none", set(tasks)) == {}
+
+
+def test_the_fixed_design_is_the_fewest_tasks_of_the_power_asked() -> None:
+    eighty, ninety = fixed_design(0.2, 0.8, repeats=3), fixed_design(0.2, 0.9, repeats=3)
+    assert eighty.power >= 0.8 and ninety.power >= 0.9 and eighty.tasks < ninety.tasks
+    shift = shift_for(0.2)
+    assert fixed_power(shift, eighty.tasks - 2, 3, np.random.default_rng([0, eighty.tasks - 2])) < 0.8
+    assert eighty.episodes(3) == eighty.tasks * 6

@@ -33,6 +33,8 @@ def test_plan_forecasts_from_an_earlier_run_and_says_which(tmp_path: Path) -> No
     assert "interval approximate: few tasks seen" in text
     assert "until conclusive, for an effect of +0.20 on the pass rate (delta 0.2, at most 60 tasks" in text
     assert "no earlier cost of these tasks: whether $2 reaches a decision is not known" in text
+    assert "a fixed design of the same power" in text and "the sequence expects" in text
+    assert "it decides on passed: better or worse when the interval of the difference excludes 0" in text
 
 
 def test_plan_without_the_rule_prints_no_decision_forecast(tmp_path: Path) -> None:

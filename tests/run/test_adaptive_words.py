@@ -99,3 +99,15 @@ def test_amounts_read_as_cheaper_or_dearer_on_their_typical_ratio() -> None:
         update={"paths": [SequencePath(metric="cost_usd", looks=look(-0.1, 0.1), decision="no_effect")]}
     )
     assert "no difference as large as ×1.32 either way" in reason_text(quiet)
+
+
+def test_plan_words_each_decision_metric_as_the_stop_does() -> None:
+    from coder_eval.run.adaptive_words import rule_text
+
+    rule = UntilConclusiveRule(metrics=["passed", "cost_usd"])
+    assert rule_text("passed", rule).endswith("excludes 0; no effect inside ±0.2")
+    assert (
+        "typical ratio (geometric mean of the per-task ratios, each capped at ×4) excludes ×1"
+        in rule_text("cost_usd", rule)
+    )
+    assert rule_text("cost_usd", rule).endswith("no effect inside ×0.76 to ×1.32")
