@@ -9,8 +9,9 @@ The model is log-normal on two levels: a task's log mean m ~ N(μ, τ²), an epi
 spread of the task means from scaled inverse chi-square laws, μ from a normal: ``scipy.stats``), each
 planned task's m from its own earlier episodes when it has some (else from N(μ, τ²)), and every
 planned episode from N(m, σ²); the interval holds the middle 95 % of the simulated totals. When no
-task was seen twice, σ² cannot be told from τ², and the planned episodes of a task are taken as
-equal (all the spread between tasks: the widest reading). Values of 0 or below have no logarithm:
+task was seen twice (or its repeats never differed), σ² cannot be told from τ², and every planned task
+is drawn afresh with its episodes equal (all the spread between tasks: the widest reading, never a
+point). Values of 0 or below have no logarithm:
 then tasks and their episodes are resampled instead.
 
 The interval is ``approximate`` when fewer than ``FEW_TASKS`` tasks were seen: the log-normal shape
@@ -88,12 +89,12 @@ def log_normal(
     mu = stats.norm.rvs(
         means.mean() - spread_draws / len(logs), np.sqrt(spread_draws / len(logs)), random_state=rng
     )
-    if within_df == 0:  # nothing seen twice: every planned task afresh, its episodes equal
+    within = float(sum(np.sum((x - x.mean()) ** 2) for x in logs)) / within_df if within_df else 0.0
+    if within == 0:  # nothing seen twice, or repeats all alike: every planned task afresh, its episodes equal
         m = stats.norm.rvs(
             mu[:, None], np.sqrt(spread_draws)[:, None], size=(draws, planned), random_state=rng
         )
         return np.asarray(per * np.exp(m).sum(axis=1), dtype=float)
-    within = float(sum(np.sum((x - x.mean()) ** 2) for x in logs)) / within_df
     sigma2 = within_df * within / stats.chi2.rvs(within_df, size=draws, random_state=rng)
     tau2 = np.maximum(spread_draws - sigma2 * float(np.mean(1 / counts)), 0.0)
     error = sigma2[:, None] / counts[None, :]

@@ -112,6 +112,7 @@ def test_a_worse_arm_invalid_on_every_task_is_decided_worse_not_blocked() -> Non
     assert state.decided and state.record.decision == "worse" and state.unmeasured is None
 
 
+@pytest.mark.slow
 def test_cheaper_on_most_tasks_but_dearer_in_total_is_not_called_cheaper() -> None:
     """The candidate costs 0.8x the baseline on 70 % of tasks and 2.5x on 30 % (1.30x in total, 1.13x
     as a typical per-task ratio): "cheaper" must not be said. 300 simulated runs of at most 80 tasks
