@@ -40,6 +40,7 @@ def test_a_called_regression_fails_the_run_and_noise_does_not(suite: Path) -> No
     assert run(suite, "main")[0] == 0
     code, text = run(suite, "pr", "-D", FAILS, "--baseline", "latest-on-main", "--fail-on", "worse")
     assert code == 1, text
+    assert "--fail-on worse: at 8 tasks × 1 repeat a drop in pass rate is called with 80 % power from" in text
     assert (
         "baseline │ default" in text
         and "FAIL" in text
