@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from coder_eval.analysis.calibration import MIN_KAPPA, fitness, kappa_interval
+from coder_eval.analysis.judging.calibration import MIN_KAPPA, fitness, kappa_interval
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 BEGIN = "<!-- kappa figures: begin (benchmarks/kappa_coverage.py --write-docs) -->"

@@ -24,9 +24,9 @@ from compare_speed import median_ms  # the same timing as compare_speed.py (run 
 from scipy import stats
 
 from coder_eval.analysis import compare
-from coder_eval.analysis.intervals import N_RESAMPLES, SEED
-from coder_eval.analysis.load import Runs
-from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, verdicts
+from coder_eval.analysis.answer.engine import REPORT_METRICS, Declaration, verdicts
+from coder_eval.analysis.frames.load import Runs
+from coder_eval.analysis.stats.intervals import N_RESAMPLES, SEED
 
 ARMS = ("baseline", "with_skill")
 

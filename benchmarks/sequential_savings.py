@@ -2,7 +2,7 @@
 
 Each suite has tasks of varying difficulty (baseline pass probability expit(θ), θ ~ N(0, 1)), two
 arms and K = 3 repeats per task and arm; a task's observation is its paired difference (candidate's
-mean minus baseline's). The confidence sequence (``coder_eval.analysis.sequential``) looks after
+mean minus baseline's). The confidence sequence (``coder_eval.analysis.stats.sequential``) looks after
 every task, in a random order, and stops at its first decision or at the cap.
 
 - ``null``: the sharp null (both arms the same on every task).
@@ -17,7 +17,7 @@ that called one at *any* look, which bounds the error at every look), the power,
 spent, and the episodes of a fixed design with the same power (the smallest task count whose paired
 t test on the task differences, at the same alpha, has at least that power; its power simulated too).
 It also divides the sequence's episodes by those of fixed designs of 80 % and 90 % power for the
-row's effect (``sequential_forecast.fixed_design``, what ``plan`` compares with): below 1 the
+row's effect (``stats.forecast.fixed_design``, what ``plan`` compares with): below 1 the
 sequence is cheaper than a fixed design that settles for that power.
 
 Run: ``python benchmarks/sequential_savings.py [--sims 1000] [--max-tasks 80] [--delta 0.2]``.
@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from coder_eval.analysis.sequential import ALPHA, confidence_sequence, decisions
-from coder_eval.analysis.sequential_forecast import FIXED_SIMS, fixed_design, paired_differences, shift_for
+from coder_eval.analysis.stats.forecast import FIXED_SIMS, fixed_design, paired_differences, shift_for
+from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
 
 REPEATS = 3
 SCENARIOS = {"null": 0.0, "mixed": 0.0, "effect 20": 0.2, "effect 40": 0.4, "effect 10": 0.1}

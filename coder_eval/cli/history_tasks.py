@@ -1,5 +1,5 @@
 """``coder-eval history --tasks``: the tasks of the runs listed, with the evidence for each finding
-(``coder_eval.analysis.items``), what the flaky test can see at this many runs, and how to
+(``coder_eval.analysis.stats.items``), what the flaky test can see at this many runs, and how to
 quarantine them."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import pandas as pd
 from rich.markup import escape
 from rich.table import Table
 
-from coder_eval.analysis.items import (
+from coder_eval.analysis.answer.engine import pick_variants
+from coder_eval.analysis.frames.load import Runs
+from coder_eval.analysis.stats.items import (
     FDR_METHOD,
     FLAKY_METHOD,
     HeldOut,
@@ -23,8 +25,6 @@ from coder_eval.analysis.items import (
     smaller_suite,
     steady_tasks,
 )
-from coder_eval.analysis.load import Runs
-from coder_eval.analysis.verdicts import pick_variants
 from coder_eval.cli.app import out
 
 QUARANTINE = (

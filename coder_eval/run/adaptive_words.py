@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from coder_eval.analysis.sequential import ratio_of
+from coder_eval.analysis.stats.sequential import ratio_of
 from coder_eval.manifest import AdaptiveRecord, SequencePath, UntilConclusiveRule
 
 ATTEMPT_RUNS = 3

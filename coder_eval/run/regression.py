@@ -3,7 +3,7 @@ only on a called regression, and the plain guards beside the test.
 
 - ``baseline_gates`` (``gate: baseline``, one row per paired variant): the primary metric's change
   against the baseline run with the verdict's interval. With ``--fail-on worse`` a row fails when that
-  change is called worse, Holm-adjusted across the variants (``analysis.baseline``); with
+  change is called worse, Holm-adjusted across the variants (``analysis.answer.baseline_run``); with
   ``--max-drop`` also when its point estimate drops by more than that, called or not. The note says
   what an inconclusive row could have seen (its MDE). Without ``--fail-on worse`` rows read
   ``not gated``; when ``latest-on-BRANCH`` finds no run yet there are no rows and the note says why.
@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from coder_eval.errors import InputError
-from coder_eval.gates import GateResult
+from coder_eval.run.gates import GateResult
 from coder_eval.run_dir import RunDir
 
 if TYPE_CHECKING:
-    from coder_eval.analysis.baseline import ArmRegression, Regression
+    from coder_eval.analysis.answer.baseline_run import ArmRegression, Regression
     from coder_eval.manifest import AdaptiveRecord
 
 FailOn = Literal["worse", "never"]
@@ -63,7 +63,7 @@ def regression_gate(
     Example: ``regression_gate("latest-on-main", "worse", Path("runs/history.duckdb"))``
     -> ``("latest-on-main", "worse")``; ``regression_gate(None, "never", store)`` -> ``(None, "never")``.
     """
-    from coder_eval.store.baseline import check_reference
+    from coder_eval.store.baseline_ref import check_reference
 
     if fail_on not in FAIL_ON:
         raise InputError(f"--fail-on {fail_on!r}: choose worse or never")
@@ -92,7 +92,7 @@ def baseline_gates(
     run: RunDir, store: Path, reference: str, guard: Guard | FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
     """The gate rows, the comparison they come from, and a note when there is no baseline."""
-    from coder_eval.store.baseline import compare_with_baseline
+    from coder_eval.store.baseline_ref import compare_with_baseline
 
     guard = guard if isinstance(guard, Guard) else Guard(guard)
     regression, found, note = compare_with_baseline(run.path, reference, store)
@@ -104,7 +104,7 @@ def baseline_gates(
 
 def arm_row(arm: ArmRegression, regression: Regression, baseline_id: str, guard: Guard) -> GateResult:
     """One variant's row: failed by a called regression or a drop past ``max_drop``, and why."""
-    from coder_eval.analysis.wording import mde_text, metric_value
+    from coder_eval.analysis.answer.wording import mde_text, metric_value
 
     c = arm.gated or arm.verdicts.primary
     dropped = guard.max_drop is not None and c is not None and c.diff < -guard.max_drop
@@ -170,8 +170,8 @@ def gate_plan_line(
 ) -> str | None:
     """Before the run: the smallest drop in pass rate ``--fail-on worse`` calls with 80 % power at this
     suite size, from the baseline's tasks (None when there is no baseline yet, or too few tasks)."""
-    from coder_eval.analysis.baseline import gate_plan
-    from coder_eval.store.baseline import find_baseline
+    from coder_eval.analysis.answer.baseline_run import gate_plan
+    from coder_eval.store.baseline_ref import find_baseline
 
     found = find_baseline(reference, store)
     if found is None:
