@@ -7,7 +7,6 @@ import pytest
 from coder_eval.analysis import load_runs
 from coder_eval.analysis.frames.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, names
 from coder_eval.errors import AnalysisError, TrajectoryError
-
 from tests.analysis.builders import write_episode, write_suite
 
 

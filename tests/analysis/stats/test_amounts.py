@@ -6,7 +6,6 @@ from coder_eval.analysis import compare
 from coder_eval.analysis.stats.amounts import MIN_TASKS, amount_test
 from coder_eval.analysis.stats.inversion import sign_flip_family
 from coder_eval.analysis.stats.signflip import sign_flip
-
 from tests.analysis.builders import episodes_frame
 
 RNG = np.random.default_rng(7)

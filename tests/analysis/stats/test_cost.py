@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 from coder_eval.analysis import cost_per_resolved
-
 from tests.analysis.builders import episodes_frame
 
 

@@ -1,5 +1,4 @@
 from coder_eval.analysis import flips
-
 from tests.analysis.builders import episodes_frame
 
 

@@ -13,9 +13,8 @@ from coder_eval.analysis.stats.headline_tasks import (
 )
 from coder_eval.cli import main
 from coder_eval.errors import AnalysisError
-from tests.experiment.builders import two_tasks, write_experiment
-
 from tests.analysis.builders import episodes_frame
+from tests.experiment.builders import two_tasks, write_experiment
 
 
 def criteria_frame(rows: list[tuple[str, str, str | None]]) -> pd.DataFrame:

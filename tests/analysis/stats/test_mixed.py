@@ -9,7 +9,6 @@ from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
 from coder_eval.analysis import compare
 from coder_eval.analysis.stats.mixed import TEST
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import episodes_frame
 
 

@@ -5,7 +5,6 @@ import pytest
 
 from coder_eval.analysis import pass_at_k, pass_at_k_table, pass_hat_k, wilson_interval
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import episodes_frame
 
 GRID = [(n, c, k) for n in range(1, 11) for c in range(n + 1) for k in range(1, n + 1)]

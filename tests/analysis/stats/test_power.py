@@ -9,7 +9,6 @@ from coder_eval.analysis import compare, mde, power_at, required_tasks, variance
 from coder_eval.analysis.stats.power_model import DifferenceModel, normal_sign_flip_power
 from coder_eval.analysis.stats.signflip import sign_flip
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import binary_frame, episodes_frame
 
 

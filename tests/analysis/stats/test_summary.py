@@ -5,7 +5,6 @@ from statsmodels.stats.proportion import proportion_confint
 from coder_eval.analysis import summarize, wilson_interval
 from coder_eval.analysis.stats.estimate import effective_count
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import episodes_frame
 
 OUTCOMES = {

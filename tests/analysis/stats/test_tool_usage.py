@@ -3,7 +3,6 @@ import pytest
 
 from coder_eval.analysis import frequent_calls, frequent_errors, load_runs, tool_usage
 from coder_eval.errors import AnalysisError
-
 from tests.analysis.builders import write_episode
 
 

@@ -13,7 +13,6 @@ from coder_eval.analysis.views.plots import (
     forest_plot,
     pass_rate_plot,
 )
-
 from tests.analysis.builders import episodes_frame
 
 FAST = {"n_resamples": 199}
