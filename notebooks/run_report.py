@@ -46,6 +46,7 @@ from coder_eval.analysis import plots
 from coder_eval.analysis import criterion_changes, outcome_changes, regraded_source
 from coder_eval.analysis import budget_stops, load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
 from coder_eval.analysis import REPORT_METRICS, verdicts
+from coder_eval.analysis import counts_text, invalid_causes
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)
@@ -107,16 +108,19 @@ if source is not None:
 #
 # `pass` and `fail` are the graders' verdict on the agent's work. `invalid` means the agent was not
 # measured (infrastructure or provider error, or a trajectory cut off by a crash); those episodes are
-# left out of every number below, and listed here with the reason.
+# left out of every number below, counted per variant by their recorded cause, and listed here with
+# the reason. A comparison is not called when they could explain it (docs/statistics.md).
 
 # %%
 outcomes = pd.crosstab(episodes.variant_id, episodes.outcome, margins=True, margins_name="total")
 display(outcomes)
 display(pd.crosstab(episodes.variant_id, episodes.status))
-invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "status", "error"]].reset_index(
-    drop=True
+invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "variant_id", "status", "error"]]
+invalid = invalid.assign(cause=invalid_causes(episodes)).reset_index(drop=True)
+by_cause = "; ".join(
+    f"{variant} {counts_text(ca.invalid_counts(episodes, variant))}" for variant in episodes.variant_id.unique()
 )
-display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below."))
+display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below: {md_text(by_cause)}."))
 invalid if len(invalid) else None
 
 # %% [markdown]

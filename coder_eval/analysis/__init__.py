@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from coder_eval.analysis.stats.headline_tasks import TaskSelection, headline_tasks
     from coder_eval.analysis.stats.intervals import Interval, wilson_interval
     from coder_eval.analysis.stats.metrics import higher_is_better
+    from coder_eval.analysis.stats.missingness import invalid_counts
     from coder_eval.analysis.stats.multiplicity import compare_all, compare_metrics
     from coder_eval.analysis.stats.passk import pass_at_k, pass_at_k_table, pass_hat_k
     from coder_eval.analysis.stats.power import mde, power_at, required_tasks, variance_parts
@@ -65,6 +66,7 @@ LAZY: dict[str, str] = {
     "Interval": "coder_eval.analysis.stats.intervals",
     "wilson_interval": "coder_eval.analysis.stats.intervals",
     "higher_is_better": "coder_eval.analysis.stats.metrics",
+    "invalid_counts": "coder_eval.analysis.stats.missingness",
     "compare_all": "coder_eval.analysis.stats.multiplicity",
     "compare_metrics": "coder_eval.analysis.stats.multiplicity",
     "pass_at_k": "coder_eval.analysis.stats.passk",
@@ -107,6 +109,8 @@ VIEWS: dict[str, str] = {
     "criterion_changes": "coder_eval.analysis.answer.changes",
     "outcome_changes": "coder_eval.analysis.answer.changes",
     "regraded_source": "coder_eval.analysis.answer.changes",
+    "counts_text": "coder_eval.analysis.stats.missingness",
+    "invalid_causes": "coder_eval.analysis.stats.missingness",
 }
 """What the report notebooks and the explorer use besides the public names (``plots`` is a module)."""
 
@@ -148,6 +152,7 @@ __all__ = [
     "headline",
     "headline_tasks",
     "higher_is_better",
+    "invalid_counts",
     "judge_agreement",
     "judge_votes",
     "load_runs",

@@ -27,7 +27,13 @@ def calibrate(
 ) -> None:
     """Agreement of each judged criterion with people's labels, and which judges are fit to gate on."""
     from coder_eval.analysis import load_runs
-    from coder_eval.analysis.judging.calibration import KAPPA_METHOD, MIN_ITEMS, MIN_KAPPA, calibrate
+    from coder_eval.analysis.judging.calibration import (
+        KAPPA_METHOD,
+        MIN_ITEMS,
+        MIN_KAPPA,
+        MIN_MINORITY,
+        calibrate,
+    )
     from coder_eval.analysis.judging.labels import read_labels
 
     read = read_labels(labels)
@@ -41,21 +47,37 @@ def calibrate(
     for j in found.judges:
         c = j.confusion
         table.add_row(*map(escape, (
-            j.criterion_id, str(j.n_items), f"{j.agreement:.0%}",
-            f"{j.kappa:.2f} [{j.kappa_low:.2f}, {j.kappa_high:.2f}]",
+            j.criterion_id, str(j.n_items), "n/a" if math.isnan(j.agreement) else f"{j.agreement:.0%}",
+            kappa_text(j.kappa, j.kappa_low, j.kappa_high),
             *(str(c[k]) for k in c), "-" if math.isnan(j.bias) else f"{j.bias:+.2f}",
-            str(j.n_raters) + ("" if math.isnan(j.raters_alpha) else f" ({j.raters_alpha:.2f})"),
+            str(j.n_raters) + alpha_text(j.raters_alpha, j.raters_note),
             "yes" if j.fit else "no",
         )))  # fmt: skip
     out.print(table)
     for j in found.judges:
-        out.print(f"  {j.criterion_id}: {j.why}" + (f"; {j.ties} tied votes left out" if j.ties else ""),
-                  highlight=False, markup=False)  # fmt: skip
+        ties = f"; {j.ties} tied votes left out" if j.ties else ""
+        raters = f"; raters: {j.raters_note}" if j.raters_note and j.raters_note != "one rater" else ""
+        out.print(f"  {j.criterion_id}: {j.why}{ties}{raters}", highlight=False, markup=False)
     out.print(
-        f"rule: at least {MIN_ITEMS} labelled episodes and kappa's lower bound >= {MIN_KAPPA}",
+        f"rule: at least {MIN_ITEMS} labelled episodes, {MIN_MINORITY} of each of the people's verdicts, "
+        f"and kappa's lower bound >= {MIN_KAPPA}",
         highlight=False,
     )
     if found.unmatched:
         console.print(
             f"{found.unmatched} labels name no graded criterion of these runs; left out", highlight=False
         )
+
+
+def kappa_text(kappa: float, low: float, high: float) -> str:
+    """``'0.71 [0.52, 0.86]'``, or why there is none: ``'n/a (no episode both graded)'``."""
+    if math.isnan(kappa):
+        return "n/a (one verdict)" if not math.isnan(low) else "n/a (nothing graded)"
+    return f"{kappa:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def alpha_text(alpha: float, note: str) -> str:
+    """`` (0.74)``, `` (n/a)`` (the reason printed under the table), or nothing with one rater."""
+    if not math.isnan(alpha):
+        return f" ({alpha:.2f})"
+    return "" if note == "one rater" else " (n/a)"

@@ -6,6 +6,7 @@ is the session's.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -13,7 +14,7 @@ import typer
 
 from coder_eval.cli import inputs as shared
 from coder_eval.cli import run_options as own
-from coder_eval.cli.app import app, warn
+from coder_eval.cli.app import app, console, warn
 from coder_eval.cli.report import announce_reports
 from coder_eval.cli.run_adaptive import Asked, execute_shown
 from coder_eval.cli.run_console import print_decision, print_reaped, print_took_over
@@ -22,7 +23,7 @@ from coder_eval.episode.snapshots import DEFAULT_MAX_MB
 
 if TYPE_CHECKING:
     from coder_eval.experiment.inputs import RunInputs
-    from coder_eval.run import Placement, RunSession
+    from coder_eval.run import AfterRun, Placement, RunSession
 
 
 @app.command()
@@ -62,6 +63,7 @@ def run(
     max_episodes: own.MaxEpisodesOpt = None,
     baseline: own.BaselineOpt = None,
     fail_on: own.FailOnOpt = "never",
+    max_drop: own.MaxDropOpt = None,
     index: own.IndexOpt = True,
     store: own.StoreOpt = None,
     raw_events: own.RawEventsOpt = False,
@@ -71,7 +73,7 @@ def run(
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.experiment.settings import runs_root
     from coder_eval.run import AfterRun, Batch
-    from coder_eval.run.regression import regression_gate
+    from coder_eval.run.regression import check_max_drop, regression_gate
     from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
@@ -81,21 +83,21 @@ def run(
         paths, experiment, define, model, agent, repeats, tags, sample, split, exclude_tags,
         include_skipped, driver, sample_per_stratum=sample_per_stratum, sample_tasks=sample_tasks,
     )  # fmt: skip
-    after = AfterRun(
-        min_pass_rate,
-        junit_xml,
-        report,
-        require_all_pass,
-        index,
-        store,
-        *regression_gate(baseline, fail_on, store_for(run_dir or runs_root() / "run", store)),
+    gate = regression_gate(
+        baseline, fail_on, store_for(run_dir or runs_root() / "run", store), until_conclusive
     )
+    after = AfterRun(
+        min_pass_rate, junit_xml, report, require_all_pass, index, store, *gate,
+        max_drop=check_max_drop(max_drop, baseline),
+    )  # fmt: skip
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
+    asked = replace(asked, gate_alone=gate == (None, "worse"))
     session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
     try:
         warn(session.warnings)
+        print_gate_plan(session, after)
         print_reaped(session.reap_leftovers())
         batch = Batch(jobs, max_cost_usd, snapshot_max_mb if snapshots else None, placement)
         execute_shown(session, batch, asked)
@@ -109,6 +111,25 @@ def run(
     print_outcome(result)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
+
+
+def print_gate_plan(session: RunSession, after: AfterRun) -> None:
+    """Before the episodes, with ``--baseline --fail-on worse``: the smallest drop the gate sees."""
+    from coder_eval.run.regression import gate_plan_line
+    from coder_eval.store.connection import store_for
+
+    if after.baseline is None or after.fail_on != "worse":
+        return
+    resolution = session.resolution
+    line = gate_plan_line(
+        after.baseline,
+        store_for(session.run.path, after.store),
+        resolution.task_ids,
+        max(resolution.repeats.values()),
+        after.max_drop,
+    )
+    if line is not None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _open(

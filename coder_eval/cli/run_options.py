@@ -94,5 +94,15 @@ BaselineOpt = Annotated[
 ]
 FailOnOpt = Annotated[
     str,
-    typer.Option(help="With --baseline: worse (exit 1 when the run is called worse) or never."),
+    typer.Option(
+        help="With --baseline or --until-conclusive: worse (exit 1 when the run is called worse) or never."
+    ),
+]
+MaxDropOpt = Annotated[
+    float | None,
+    typer.Option(
+        metavar="SHARE",
+        help="With --baseline --fail-on worse: also fail when the pass rate's point estimate drops by "
+        "more than this (0.1: ten points), called or not.",
+    ),
 ]

@@ -22,6 +22,7 @@ EXPORTED = [
     "headline",
     "headline_tasks",
     "higher_is_better",
+    "invalid_counts",
     "judge_agreement",
     "judge_votes",
     "load_runs",

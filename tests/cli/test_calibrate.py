@@ -32,3 +32,15 @@ def test_a_bad_labels_file_exits_2_naming_the_line(tmp_path: Path) -> None:
     )
     done = coder_eval("calibrate", "runs/r", "--labels", "labels.jsonl", cwd=tmp_path)
     assert done.returncode == 2 and "labels.jsonl:1: verdict" in done.stderr
+
+
+def test_nothing_undefined_prints_as_a_bare_nan(tmp_path: Path) -> None:
+    outcomes = {(f"t{i}", "v", 0): "pass" for i in range(6)}
+    write_run(tmp_path / "runs", "r", outcomes)
+    lines = [{"episode_id": f"t{i}--v--r0", "criterion_id": "tests", "verdict": "pass", "rater": rater}
+             for i in range(6) for rater in ("ana", "bo")]  # fmt: skip
+    (tmp_path / "labels.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    done = coder_eval("calibrate", "runs/r", "--labels", "labels.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "nan" not in done.stdout.lower().replace("n/a", "")
+    assert "every label identical" in " ".join(done.stdout.split()) and "n/a" in done.stdout

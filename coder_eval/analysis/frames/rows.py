@@ -181,6 +181,7 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
             cost_usd=nan,
             num_turns=nan,
             error=error,
+            invalid_cause=None,
         )
     usage = end.get("usage") or {}
     timings = end.get("timings") or {}
@@ -197,6 +198,7 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
         cost_usd=end.get("cost_usd"),
         num_turns=end.get("num_turns", 0),
         error=end.get("error"),
+        invalid_cause=end.get("invalid_cause") if outcome == "invalid" else None,
         **tokens,
     )
 
