@@ -21,6 +21,8 @@ the task's ``sandbox.docker.working_dir``)::
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
                      (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
+    <base>/shown     on the host, the folders shown at fixed paths (``/tests`` -> ``shown/tests``,
+                     ``Provision.shown_folders``), bound there by ``bwrap``
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
 the task's files and nothing else. ``bin``, ``run``, ``tools`` and ``verdicts`` exist only in the
@@ -94,6 +96,15 @@ class SandboxLayout:
     @property
     def env(self) -> Path:
         return self.base / "env"
+
+    @property
+    def shown(self) -> Path:
+        return self.base / "shown"
+
+    def shown_at(self, target: str) -> Path:
+        """Where the folder shown at ``target`` is staged. Example: ``/logs/verifier`` ->
+        ``<base>/shown/logs/verifier``."""
+        return self.shown / target.lstrip("/")
 
     @property
     def node_modules(self) -> Path:

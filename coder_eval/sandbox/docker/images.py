@@ -12,6 +12,10 @@ works; a remote base, ``--pull`` or a ``# syntax=`` line does not), tagged with 
 Dockerfile, every file of its folder (the build context), the build arguments and extra options
 (and the default image's recipe, which a Dockerfile usually starts from: ``FROM coder-eval/base``),
 so the same inputs build once per machine, and a changed file builds again.
+
+:func:`image_problem` says, before anything runs, what a task's environment needs that is not here
+(a named image, or an image its Dockerfile starts ``FROM``), and how to get it: ``plan`` and ``run``
+refuse such a task (exit 2) rather than fail every episode, or run it in another environment.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.docker.base_image import BASE_IMAGE, ensure_base_image
-from coder_eval.sandbox.docker.engine import cli, client_env, docker
+from coder_eval.sandbox.docker.base_image import BASE_IMAGE, BASE_REPOSITORY, ensure_base_image
+from coder_eval.sandbox.docker.dockerfile import read_dockerfile
+from coder_eval.sandbox.docker.engine import cli, client_env, docker, engine_problem
 
 BUILD_TIMEOUT_S = 1800.0
 TASK_REPOSITORY = "coder-eval/task"
@@ -72,6 +77,39 @@ def build_hash(dockerfile: Path, args: Mapping[str, str], extra_args: Sequence[s
 
 
 _present: set[str] = set()
+
+
+async def image_problem(
+    *, image: str | None, dockerfile: Path | None, args: Mapping[str, str] | None = None
+) -> str | None:
+    """What a docker environment needs that is not on this machine, with what to do; None when a
+    container can start from it here. The default image (``coder-eval/base``) is built when needed.
+
+    Example: ``await image_problem(image=None, dockerfile=Path("env/Dockerfile"))`` ->
+    ``"env/Dockerfile starts FROM 'ubuntu:24.04', which is not on this machine ..."``.
+    """
+    engine = await engine_problem()
+    if engine is not None:
+        return f"it runs in a docker container, and {engine}"
+    if image is not None:
+        return None if await _exists(image) else _not_here(f"the image {image!r}", image)
+    if dockerfile is None or await _exists(
+        f"{TASK_REPOSITORY}:{build_hash(dockerfile, args or {}, ())[:16]}"
+    ):
+        return None  # built here already (with no extra build options)
+    for base in read_dockerfile(dockerfile, args).bases:
+        if base.split(":", 1)[0] != BASE_REPOSITORY and not await _exists(base):
+            what = f"{dockerfile} starts FROM {base!r}"
+            return _not_here(what, base) + f", or change FROM to {BASE_REPOSITORY} (made from this machine)"
+    return None
+
+
+def _not_here(what: str, image: str) -> str:
+    return (
+        f"{what}, which is not on this machine, and coder_eval never pulls an image: build or load it "
+        f"first ('docker load -i {image.rsplit('/', 1)[-1].replace(':', '_')}.tar', or "
+        f"'docker build -t {image} <folder>')"
+    )
 
 
 async def _exists(tag: str) -> bool:
