@@ -30,7 +30,7 @@ from coder_eval.cli.inputs import (
 )
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.skill_arms import skill_names
 from coder_eval.run_dir import check_episode_names
@@ -83,6 +83,7 @@ def plan(
     resolution = inputs.resolve()
     check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], Path("runs"))
     asked.check(resolution)
+    check_environments(p.task for p in resolution.plans)
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))
@@ -155,7 +156,9 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or fol
     """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
     from coder_eval.validate import validate_tasks
 
-    report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
+    tasks = [t for t in load_tasks(paths) if not t.skip]
+    check_environments(tasks)
+    report = asyncio.run(validate_tasks(tasks))
     table = Table("task", "oracle", "none", "verdict", title="grader self-test")
     for row in report:
         style = "green" if row.ok else "red"

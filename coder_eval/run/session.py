@@ -28,7 +28,7 @@ from types import TracebackType
 from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
 from coder_eval.provenance import source_of, task_content_hashes
@@ -72,10 +72,12 @@ class RunSession:
     ) -> RunSession:
         """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``); ``InputError``
         (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
-        plan too) or ``run_dir`` exists."""
+        plan too), a task's environment cannot run here (``check_environments``) or ``run_dir``
+        exists."""
         resolution = inputs.resolve()
         if check is not None:
             check(resolution)
+        check_environments(p.task for p in resolution.plans)
         root = run_dir.parent if run_dir else Path("runs")
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():

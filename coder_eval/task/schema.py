@@ -31,7 +31,8 @@ from coder_eval.dataset import DatasetSpec
 from coder_eval.episode.limits import RunLimits
 from coder_eval.errors import did_you_mean
 from coder_eval.sandbox import AutoSpec, SandboxSpec
-from coder_eval.sandbox.base import SandboxPath
+from coder_eval.sandbox.base import MountPoint
+from coder_eval.sandbox.spec import ContainerPath, overlap
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.simulation import SimulationSpec
 
@@ -78,14 +79,31 @@ class Retry(_Strict):
 
 
 class HiddenTests(_Strict):
-    """A directory that never enters the sandbox while the agent runs."""
+    """A directory that never enters the sandbox while the agent runs.
+
+    ``mount_point`` is in the workspace (``hidden_tests``), or an absolute folder outside it
+    (``/tests``), shown to the verifier alone by ``bwrap`` and ``docker``.
+    """
 
     path: str = Field(description="Directory, relative to the task file.")
-    mount_point: SandboxPath = Field(default="hidden_tests", description="Where graders get it.")
+    mount_point: MountPoint = Field(default="hidden_tests", description="Where graders get it.")
 
 
 class ReferenceFile(_Strict):
     file: str = Field(description="Shell script, relative to the task file.")
+
+
+class ReferenceFolder(_Strict):
+    """Solution files shown to the oracle alone, at an absolute folder, and the command that runs them.
+
+    Example: ``{path: solution, mount_point: /solution, command: "bash /solution/solve.sh"}``; ``path``
+    (relative to the task file) is a folder, whose contents are copied there, or one file. Only an
+    agent that runs the reference solution (``oracle``) is shown it, by ``bwrap`` and ``docker``.
+    """
+
+    path: str = Field(description="A folder or file, relative to the task file.")
+    mount_point: ContainerPath = Field(default="/solution", description="Where the oracle sees it.")
+    command: str = Field(min_length=1, description="The oracle's one step, run from the workspace.")
 
 
 class Reference(_Strict):
@@ -123,7 +141,9 @@ class TaskSpec(_Strict):
     expected_commands: int | None = Field(
         default=None, ge=1, description="Tool calls a good solution needs (commands_efficiency's default)."
     )
-    reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
+    reference_solution: str | ReferenceFile | ReferenceFolder | None = Field(
+        default=None, description="Oracle's script."
+    )
     hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
     reference: Reference | None = Field(default=None, description="Reference folder for graders only.")
     scripted: ScriptRef = Field(default=None, description="Script for model 'scripted' (inline or a file).")
@@ -197,7 +217,37 @@ class TaskSpec(_Strict):
                 )
         self._check_agent_fits()
         self._check_stop_early()
+        self._check_fixed_paths()
         return self
+
+    def _check_fixed_paths(self) -> None:
+        """Folders shown at fixed paths never cover the workspace, nor one another."""
+        named = {f"sandbox.scratch_dirs[{i}]": d for i, d in enumerate(self.sandbox.scratch_dirs)}
+        if self.hidden_tests is not None and self.hidden_tests.mount_point.startswith("/"):
+            named["hidden_tests.mount_point"] = self.hidden_tests.mount_point
+        if isinstance(self.reference_solution, ReferenceFolder):
+            named["reference_solution.mount_point"] = self.reference_solution.mount_point
+        workdir = self.sandbox.workdir
+        items = list(named.items())
+        for i, (field, path) in enumerate(items):
+            if workdir is not None and overlap(path, workdir):
+                raise ValueError(f"{field}: {path!r} overlaps the workspace (sandbox.workdir {workdir!r})")
+            clash = next((f for f, p in items[i + 1 :] if overlap(path, p)), None)
+            if clash is not None and not (field.startswith("sandbox.") and clash.startswith("sandbox.")):
+                raise ValueError(f"{field}: {path!r} overlaps {clash}")
+
+    def container_paths(self) -> list[str]:
+        """The absolute paths this task's sandboxes show (its workspace, hidden tests, solution, scratch
+        folders), which only ``bwrap`` and ``docker`` can.
+
+        Example: a Harbor task -> ``["/app", "/tests", "/solution", "/logs/agent", ...]``.
+        """
+        paths = [*([self.sandbox.workdir] if self.sandbox.workdir else [])]
+        if self.hidden_tests is not None and self.hidden_tests.mount_point.startswith("/"):
+            paths.append(self.hidden_tests.mount_point)
+        if isinstance(self.reference_solution, ReferenceFolder):
+            paths.append(self.reference_solution.mount_point)
+        return [*paths, *self.sandbox.scratch_dirs]
 
     def _check_agent_fits(self) -> None:
         """What the task asks of its agent kind, checked against the kind's capabilities."""
@@ -291,7 +341,10 @@ class TaskSpec(_Strict):
 
     @property
     def reference_script(self) -> str | None:
-        """The reference solution's text (the loader has read a file reference)."""
+        """The reference solution's text (the loader has read a file reference), or the command that
+        runs a solution folder."""
+        if isinstance(self.reference_solution, ReferenceFolder):
+            return self.reference_solution.command
         return self.reference_solution if isinstance(self.reference_solution, str) else None
 
     def criterion_ids(self) -> list[str]:
