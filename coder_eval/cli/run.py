@@ -88,7 +88,7 @@ def run(
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
-    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
+    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked, here=scheduler is None)
     try:
         warn(session.warnings)
         print_reaped(session.reap_leftovers())
@@ -107,13 +107,21 @@ def run(
 
 
 def _open(
-    inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
+    inputs: RunInputs,
+    run_dir: Path | None,
+    resume: bool,
+    replan: bool,
+    retry: bool,
+    asked: Asked,
+    *,
+    here: bool,
 ) -> RunSession:
-    """A new run, or the run to resume with what it runs again decided (and printed)."""
+    """A new run, or the run to resume with what it runs again decided (and printed); ``here``: its
+    episodes run on this machine (not on a cluster's workers), whose environments are checked."""
     from coder_eval.run import RunSession
 
     if not resume:
-        return RunSession.create(inputs, run_dir, check=asked.check)
+        return RunSession.create(inputs, run_dir, check=asked.check, here=here)
     session = RunSession.reopen(run_dir or Path("runs/latest"))
     try:
         print_took_over(session)

@@ -26,6 +26,7 @@ back to it).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -169,7 +170,13 @@ def _turn_timeout_warnings(resolution: Resolution) -> Iterator[str]:
 def check_environments(tasks: Iterable[TaskSpec]) -> None:
     """``InputError`` naming every task whose environment cannot run here, with what to do."""
     unique = list({id(task): task for task in tasks}.values())
-    problems = asyncio.run(environment_problems(unique))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        problems = asyncio.run(environment_problems(unique))
+    else:  # a notebook's loop runs: check on a thread of its own
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            problems = pool.submit(asyncio.run, environment_problems(unique)).result()
     if problems:
         raise InputError("\n".join(problems))
 

@@ -69,15 +69,18 @@ class RunSession:
         *,
         command: Sequence[str] | None = None,
         check: Callable[[Resolution], None] | None = None,
+        here: bool = True,
     ) -> RunSession:
         """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``); ``InputError``
         (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
-        plan too), a task's environment cannot run here (``check_environments``) or ``run_dir``
-        exists."""
+        plan too), a task's environment cannot run on this machine (``check_environments``; not
+        asked when ``here`` is false: the episodes run on a cluster's workers, which are asked) or
+        ``run_dir`` exists."""
         resolution = inputs.resolve()
         if check is not None:
             check(resolution)
-        check_environments(p.task for p in resolution.plans)
+        if here:
+            check_environments(p.task for p in resolution.plans)
         root = run_dir.parent if run_dir else Path("runs")
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():
