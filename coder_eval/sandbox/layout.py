@@ -122,6 +122,34 @@ class SandboxLayout:
             (self.base / name).mkdir(exist_ok=True)
 
 
+@dataclass(frozen=True)
+class PathMap:
+    """Folders commands see elsewhere than on the host (``bwrap`` with ``workdir`` or shown folders):
+    (as seen inside, on the host) pairs, each path translated through the innermost that holds it.
+
+    Example: ``PathMap((("/app", Path("/tmp/s/work")),)).to_host("/app/x.py")`` ->
+    ``(Path("/tmp/s/work"), Path("/tmp/s/work/x.py"))``; ``.to_inside(Path("/tmp/s/work/x.py"))`` ->
+    ``"/app/x.py"``.
+    """
+
+    pairs: tuple[tuple[str, Path], ...]
+
+    def to_host(self, path: str) -> tuple[Path, Path] | None:
+        """(the host folder an absolute inside ``path`` lies in, ``path`` on the host); None if none."""
+        for seen, host in sorted(self.pairs, key=lambda pair: -len(pair[0])):
+            if path == seen or path.startswith(seen.rstrip("/") + "/"):
+                return host, host / path[len(seen) :].lstrip("/")
+        return None
+
+    def to_inside(self, host: Path) -> str:
+        """How commands see the host path ``host`` (itself when no pair holds it)."""
+        for seen, folder in sorted(self.pairs, key=lambda pair: -len(pair[1].parts)):
+            if host.is_relative_to(folder):
+                relative = host.relative_to(folder).as_posix()
+                return seen if relative == "." else f"{seen.rstrip('/')}/{relative}"
+        return str(host)
+
+
 def interpreter_bin() -> Path:
     """The directory of the running interpreter, so ``python`` and ``pytest`` are the project's own.
 

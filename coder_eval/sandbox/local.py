@@ -28,7 +28,7 @@ from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, s
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import SandboxLayout, remove_tree
+from coder_eval.sandbox.layout import PathMap, SandboxLayout, remove_tree
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import kill_group, run_in_group
@@ -65,6 +65,8 @@ class HostSandbox:
         self.inside = SandboxLayout(layout.base, workspace=Path(workdir)) if workdir else layout
         """The layout as commands see it (the host's, but for a workspace shown at ``workdir``)."""
         self.workdir = str(self.inside.work)
+        shown = [(f.target, layout.shown_at(f.target)) for f in self.fixed]
+        self.paths = PathMap(((self.workdir, layout.work), *shown))
         self.env: dict[str, str] = {}
         self.token = uuid.uuid4().hex
         self.dropped: list[Dropped] = []
@@ -133,7 +135,7 @@ class HostSandbox:
                 clone_env(provision.node_modules, layout.node_modules, link=self.confined)
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
-        mocks = [self._inside_path(d) for d in mock_dirs]
+        mocks = [self.paths.to_inside(d) for d in mock_dirs]
         self.env = sandbox_env(self.inside, provision, mocks, self.token)
 
     @property
@@ -185,7 +187,7 @@ class HostSandbox:
         if not self._prepared:
             await asyncio.to_thread(self._prepare_commands)
         return await run_in_group(
-            self.command(argv, cwd=self._inside_path(workdir)),
+            self.command(argv, cwd=self.paths.to_inside(workdir)),
             cwd=workdir,
             env={**self.env, **(env or {})},
             timeout=timeout if timeout is not None else self.provision.limits.timeout,
@@ -290,22 +292,7 @@ class HostSandbox:
         """(the host folder ``path`` must stay in, ``path`` on the host, unresolved)."""
         if not Path(path).is_absolute():
             return self.layout.work, self.layout.work / path
-        inner = [(str(self.inside.work), self.layout.work)]
-        inner += [(f.target, self.layout.shown_at(f.target)) for f in self.fixed]
-        for seen, host in sorted(inner, key=lambda pair: -len(pair[0])):  # the innermost first
-            if path == seen or path.startswith(seen.rstrip("/") + "/"):
-                return host, host / path[len(seen) :].lstrip("/")
-        return self.layout.base, self.layout.base / path
-
-    def _inside_path(self, host: Path) -> str:
-        """How commands see the host path ``host`` (its workspace and shown folders translated)."""
-        pairs = [(self.layout.work, str(self.inside.work))]
-        pairs += [(self.layout.shown_at(f.target), f.target) for f in self.fixed]
-        for folder, seen in sorted(pairs, key=lambda pair: -len(pair[0].parts)):
-            if host.is_relative_to(folder):
-                relative = host.relative_to(folder).as_posix()
-                return seen if relative == "." else f"{seen.rstrip('/')}/{relative}"
-        return str(host)
+        return self.paths.to_host(path) or (self.layout.base, self.layout.base / path)
 
 
 def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
