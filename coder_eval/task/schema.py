@@ -32,6 +32,7 @@ from coder_eval.episode.limits import RunLimits
 from coder_eval.errors import did_you_mean
 from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import MountPoint
+from coder_eval.sandbox.provision import fixed_paths_problem
 from coder_eval.sandbox.spec import ContainerPath, overlap
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.simulation import SimulationSpec
@@ -228,6 +229,9 @@ class TaskSpec(_Strict):
         if isinstance(self.reference_solution, ReferenceFolder):
             named["reference_solution.mount_point"] = self.reference_solution.mount_point
         workdir = self.sandbox.workdir
+        problem = fixed_paths_problem(self.sandbox.driver, workdir, self.container_paths())
+        if problem is not None:
+            raise ValueError(f"sandbox.driver: {problem}")
         items = list(named.items())
         for i, (field, path) in enumerate(items):
             if workdir is not None and overlap(path, workdir):
