@@ -193,7 +193,10 @@ async def environment_problems(tasks: Sequence[TaskSpec]) -> list[str]:
         if problem is None and isinstance(task.sandbox, DockerSpec):
             options = task.sandbox.docker
             dockerfile = Path(options.dockerfile_path) if options.dockerfile_path else None
-            problem = await image_problem(image=options.image, dockerfile=dockerfile, args=options.build.args)
+            build = options.build
+            problem = await image_problem(
+                image=options.image, dockerfile=dockerfile, args=build.args, exclude=build.exclude
+            )
         if problem is not None:
             found.append(f"task {task.task_id!r} ({task.source_path}) cannot run here: {problem}")
     return found

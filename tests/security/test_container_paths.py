@@ -1,7 +1,8 @@
 """A task whose scripts name container paths (a Harbor task: ``/tests``, ``/solution``, ``/logs``):
 while the agent runs, the hidden tests and the reference solution are nowhere it can reach, and what
 it plants at those paths never reaches the verifier. Only the oracle is shown the solution, and it
-too never sees the tests."""
+too never sees the tests. A Terminal-Bench task whose Dockerfile copies its whole folder into the
+image does not take its tests and solution along."""
 
 from __future__ import annotations
 
@@ -69,3 +70,19 @@ def test_the_oracle_is_shown_the_solution_and_never_the_tests(driver: str, tmp_p
     end, verdicts = episode(task, {"kind": "oracle"})
 
     assert (end.outcome, verdicts["reward"].score) == ("pass", 1.0), end
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_terminal_bench_image_built_from_the_whole_task_folder_holds_no_hidden_material(
+    tmp_path: Path,
+) -> None:
+    task = Path(shutil.copytree(FIXTURES / "terminal_bench" / "py-word-count", tmp_path / "py-word-count"))
+    (task / "Dockerfile").write_text("FROM coder-eval/base\nWORKDIR /app\nCOPY . /app/\n")
+
+    end, verdicts = episode(task, {"kind": "command", "command": SEARCH + "\nls -A /app\n"})
+
+    assert end.final_message is not None and end.final_message.startswith("searched\n"), end.final_message
+    listed = end.final_message.split()[1:]
+    assert "words.txt" in listed and not {"tests", "solution.sh", "run-tests.sh"} & set(listed), listed
+    assert (end.outcome, verdicts["reward"].score) == ("fail", 0.0), end

@@ -11,7 +11,9 @@ gives its scripts, the same as a Harbor task's (``harbor.py``):
 
 - the prompt: ``task.yaml``'s ``instruction``; ``tags`` with ``terminal-bench``;
 - the environment: the ``docker`` driver, built from the compose file's main service (``client``,
-  else the first) and its build context (the Dockerfile there), never pulled; its ``environment``
+  else the first) and its build context (the Dockerfile there), never pulled, without the task's
+  hidden material (``tests/``, ``run-tests.sh``, ``solution.sh``) unless the Dockerfile copies it by
+  name; its ``environment``
   and a ``working_dir`` are kept, ``TEST_DIR=/tests`` is set as Terminal-Bench sets it; the
   workspace is at ``working_dir``, else the Dockerfile's ``WORKDIR``, else ``/app``;
 - the verifier: ``tests/`` at ``/tests`` (the verifier's alone) with ``run-tests.sh`` beside it,
@@ -35,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from coder_eval.errors import SandboxError, TaskError
 from coder_eval.interop.task_readers.harbor import DEFAULT_WORKDIR, SOLUTION, TESTS
 from coder_eval.run_dir import safe_id
-from coder_eval.sandbox.docker.dockerfile import read_dockerfile
+from coder_eval.sandbox.docker.dockerfile import instructions, read_dockerfile
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 CONFIG = "task.yaml"
@@ -43,6 +45,8 @@ RUNNER = "run-tests.sh"
 COMPOSE = "docker-compose.yaml"
 LOGS = "/logs"
 REWARD = f"{LOGS}/verifier/reward.txt"
+HIDDEN = ("tests", RUNNER, "solution.sh", "solution.yaml")
+"""The task folder's entries no agent may see (and the build context leaves out)."""
 DEFAULT_ENV = {"TEST_DIR=${T_BENCH_TEST_DIR}"}
 """Compose environment entries Terminal-Bench itself fills in (replaced by ``TEST_DIR=/tests``)."""
 
@@ -158,8 +162,23 @@ def sandbox_of(folder: Path) -> dict[str, Any]:
     except SandboxError as exc:
         raise TaskError(f"{folder}: {exc}") from exc
     sandbox["docker"] = {"dockerfile_path": str(dockerfile)}
+    if dockerfile.parent == folder:
+        sandbox["docker"]["build"] = {"exclude": hidden_from_build(folder, dockerfile)}
     sandbox["workdir"] = _plain(service.working_dir) or workdir or DEFAULT_WORKDIR
     return sandbox
+
+
+def hidden_from_build(folder: Path, dockerfile: Path) -> list[str]:
+    """The task's hidden material in its build context (the task folder): left out of the build, so
+    a ``COPY . /app`` never shows the agent the tests or the solution; kept when the Dockerfile copies
+    it by name (the author's choice, as Harbor's mapper keeps it)."""
+    named = {
+        source.removeprefix("./").strip("/").split("/", 1)[0]
+        for word, rest in instructions(dockerfile.read_text(encoding="utf-8", errors="replace"))
+        if word in ("COPY", "ADD")
+        for source in [w for w in rest.split() if not w.startswith("--")][:-1]
+    }
+    return [name for name in HIDDEN if (folder / name).exists() and name not in named]
 
 
 def main_service(folder: Path) -> MainService:

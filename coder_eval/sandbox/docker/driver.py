@@ -91,6 +91,7 @@ class DockerSandbox:
             dockerfile=Path(options.dockerfile_path) if options.dockerfile_path else None,
             args=options.build.args,
             extra_args=options.build.extra_args,
+            exclude=options.build.exclude,
         )
         sandbox = cls(Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve(), spec, provision)
         try:

@@ -26,7 +26,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from coder_eval.sandbox.base import check_container_path
+from coder_eval.sandbox.base import SandboxPath, check_container_path
 from coder_eval.sandbox.spec import Network, SandboxSpecBase, _network_spelling
 
 Resolve = Callable[[str, tuple[str | int, ...], bool], str]
@@ -38,10 +38,15 @@ class _Strict(BaseModel):
 
 
 class DockerBuild(_Strict):
-    """How a task's Dockerfile is built. Example: ``{args: {VERSION: "2"}, extra_args: [--target, test]}``."""
+    """How a task's Dockerfile is built. Example: ``{args: {VERSION: "2"}, extra_args: [--target, test],
+    exclude: [tests, solution.sh]}`` (``exclude``: left out of the build context, as ``.dockerignore``
+    would, so a ``COPY . /app`` never puts the task's hidden material in the agent's image)."""
 
     args: dict[str, str] = Field(default_factory=dict, description="--build-arg values.")
     extra_args: list[str] = Field(default_factory=list, description="More `docker build` options.")
+    exclude: list[SandboxPath] = Field(
+        default_factory=list, description="Paths of the build context the build never sees (hidden material)."
+    )
     secrets: dict[str, Any] | list[Any] = Field(
         default_factory=dict, description="Refused: build secrets need BuildKit, which offline builds lack."
     )

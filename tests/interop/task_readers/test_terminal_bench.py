@@ -36,6 +36,7 @@ def test_a_task_maps_its_prompt_environment_verifier_oracle_and_timeouts() -> No
     assert task.prompt.startswith("/app/words.txt holds some words.")
     assert isinstance(task.sandbox, DockerSpec) and task.sandbox.driver == "docker"
     assert task.sandbox.docker.dockerfile_path == str(TASKS / "py-word-count" / "Dockerfile")
+    assert task.sandbox.docker.build.exclude == ["tests", "run-tests.sh", "solution.sh"]
     assert (task.sandbox.workdir, task.sandbox.env, task.sandbox.network) == (
         "/app",
         {"TEST_DIR": "/tests"},
@@ -80,6 +81,13 @@ def test_compose_settings_are_kept_and_the_dockerfile_workdir_is_the_workspace(w
     (task,) = load_tasks([word_count])
     assert isinstance(task.sandbox, DockerSpec)
     assert (task.sandbox.docker.image, task.sandbox.workdir) == ("local/tb:1", "/work")
+
+
+def test_hidden_material_the_dockerfile_copies_by_name_stays_in_its_build(word_count: Path) -> None:
+    (word_count / "Dockerfile").write_text("FROM coder-eval/base\nCOPY ./tests/ /tests\nCOPY . /app/\n")
+    (task,) = load_tasks([word_count])
+    assert isinstance(task.sandbox, DockerSpec)
+    assert task.sandbox.docker.build.exclude == ["run-tests.sh", "solution.sh"]
 
 
 @pytest.mark.parametrize(
