@@ -167,7 +167,8 @@ def unshowable(targets: Sequence[str], host_folders: Sequence[Path]) -> str | No
     """Why bubblewrap cannot show folders at ``targets``: one that is, holds or lies in a folder it
     shows from the host (the system's, the interpreter's, the harness's), or ``/tmp`` itself.
 
-    Example: ``unshowable(["/usr/src/app"], [])`` -> ``"/usr/src/app is inside /usr, which ..."``.
+    Example: ``unshowable(["/usr/src/app"], [])`` -> ``"/usr/src/app overlaps /usr, which the bwrap
+    driver shows from the host read-only; ..."``.
     """
     bound = ["/usr", "/etc", "/tmp", *(f"/{name}" for name in TOP_LINKS), *map(str, host_folders)]
     for target in targets:

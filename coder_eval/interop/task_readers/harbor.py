@@ -166,7 +166,7 @@ def task_data(folder: Path, config: HarborConfig) -> dict[str, Any]:
 
 def run_script(path: str, env: dict[str, str]) -> str:
     """The command running a task script as Harbor does (made executable, run by its own ``#!``),
-    after ``env``'s exports, from the working directory; one line block, so the oracle runs it whole.
+    after ``env``'s exports, from the working directory; no blank line, so the oracle runs it whole.
 
     Example: ``run_script("/tests/test.sh", {"LEVEL": "2"})`` ->
     ``"export LEVEL=2\n[ -x /tests/test.sh ] || chmod +x /tests/test.sh\n/tests/test.sh"``
