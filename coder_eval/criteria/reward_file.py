@@ -32,8 +32,8 @@ from typing import Any, Literal, NamedTuple
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
-from coder_eval.errors import GraderError
-from coder_eval.sandbox.base import ExecResult, MountPoint, WorkspaceFileError
+from coder_eval.errors import GraderError, WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, MountPoint
 
 OUTPUT_TAIL = 3000
 """Characters of the script's output kept in the details."""

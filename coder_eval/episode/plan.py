@@ -26,7 +26,7 @@ class EpisodePlan:
     provenance: dict[str, str] = field(default_factory=dict)
     bundle: str | None = None
     """The sha256 of the task's folder packed as a bundle, set by an executor that sends it to a
-    worker with no view of the suite (``coder_eval.executors.bundles``); None: the suite is here."""
+    worker with no view of the suite (``coder_eval.executors.dask.bundles``); None: the suite is here."""
 
     @property
     def episode_id(self) -> str:

@@ -34,6 +34,7 @@ class LocalExecutor:
 
 
 @asynccontextmanager
-async def open_local() -> AsyncIterator[LocalExecutor]:
-    """Nothing to start or stop: the local executor is this process."""
+async def open_local(slots: int = 1, scheduler: str | None = None) -> AsyncIterator[LocalExecutor]:
+    """Nothing to start or stop: the local executor is this process (``slots`` is the batch's
+    concurrency, set there; a scheduler is refused by ``check_executor``)."""
     yield LocalExecutor()

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from coder_eval.dataset import ROW_REF
+from coder_eval.criteria import CRITERIA
 from coder_eval.errors import InputError
 from coder_eval.experiment.credentials import missing_keys
 from coder_eval.experiment.resolve import Resolution, SourceFile
@@ -42,10 +42,12 @@ from coder_eval.sandbox.bwrap import interpreter_folders, unshowable
 from coder_eval.sandbox.docker.images import image_problem
 from coder_eval.sandbox.provision import fixed_paths_problem
 from coder_eval.task import TaskSpec
-from coder_eval.task_files import special_files
+from coder_eval.task.dataset import ROW_REF
+from coder_eval.task.files import special_files
 
-LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
-"""Criterion fields where an empty value means the label ``none`` on purpose."""
+LABEL_FIELDS = {kind: spec.label_field for kind, spec in CRITERIA.items() if spec.label_field}
+"""Criterion fields where an empty value means the label ``none`` on purpose (each labelling
+criterion declares its ``label_field``)."""
 
 
 def plan_warnings(resolution: Resolution) -> list[str]:
