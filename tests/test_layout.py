@@ -79,7 +79,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
     ),
     "agents/oracle.py": (
-        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
+        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor.py"
     ),
     "agents/skill_sources.py": "tested through tests/episode/test_skill_offer.py",
     # analysis: frames and methods tested through the public functions that use them
@@ -189,7 +189,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "sandbox/local.py": (
         "no test of its own; every driver's tests build on it (tests/sandbox/test_drivers.py)"
     ),
-    "sandbox/provision.py": "tested through tests/sandbox/test_seed.py",
     "sandbox/docker/rootfs.py": "tested through tests/sandbox/docker/test_base_image.py",
     "sandbox/spec.py": "fields validated in tests/sandbox/test_drivers.py",
     "sandbox/toolchain.py": (

@@ -125,6 +125,8 @@ class Capabilities:
     """Its events are seen while it runs (false: read after it exits, so it cannot be stopped early)."""
     needs_prompt: bool = True
     """A task for it must give a prompt (``none`` reads none)."""
+    runs_reference: bool = False
+    """It runs the task's reference solution (``oracle``): the only kind shown a solution folder."""
 
     @property
     def talks_to_model(self) -> bool:

@@ -30,7 +30,7 @@ from coder_eval.cli.inputs import (
 )
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.settings import runs_root
 from coder_eval.experiment.skill_arms import skill_names
@@ -84,6 +84,7 @@ def plan(
     resolution = inputs.resolve()
     check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], runs_root())
     asked.check(resolution)
+    check_environments(p.task for p in resolution.plans)
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))
@@ -157,7 +158,9 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or fol
     """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
     from coder_eval.run.validate import validate_tasks
 
-    report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
+    tasks = [t for t in load_tasks(paths) if not t.skip]
+    check_environments(tasks)
+    report = asyncio.run(validate_tasks(tasks))
     table = Table("task", "oracle", "none", "verdict", title="grader self-test")
     for row in report:
         style = "green" if row.ok else "red"

@@ -94,7 +94,7 @@ def run(
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
     asked = replace(asked, gate_alone=gate == (None, "worse"))
-    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
+    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked, here=scheduler is None)
     try:
         warn(session.warnings)
         print_gate_plan(session, after)
@@ -133,14 +133,22 @@ def print_gate_plan(session: RunSession, after: AfterRun) -> None:
 
 
 def _open(
-    inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
+    inputs: RunInputs,
+    run_dir: Path | None,
+    resume: bool,
+    replan: bool,
+    retry: bool,
+    asked: Asked,
+    *,
+    here: bool,
 ) -> RunSession:
-    """A new run, or the run to resume with what it runs again decided (and printed)."""
+    """A new run, or the run to resume with what it runs again decided (and printed); ``here``: its
+    episodes run on this machine (not on a cluster's workers), whose environments are checked."""
     from coder_eval.experiment.settings import runs_root
     from coder_eval.run import RunSession
 
     if not resume:
-        return RunSession.create(inputs, run_dir, check=asked.check)
+        return RunSession.create(inputs, run_dir, check=asked.check, here=here)
     session = RunSession.reopen(run_dir or runs_root() / "latest")
     try:
         print_took_over(session)

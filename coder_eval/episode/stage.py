@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.agents import ModelEndpoint, RealEndpoint, make_agent
@@ -33,8 +34,9 @@ from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
+from coder_eval.sandbox.provision import Shown
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config
-from coder_eval.task import TaskSpec
+from coder_eval.task import ReferenceFolder, TaskSpec
 from coder_eval.trajectory import CliCall, TrajectoryWriter
 
 if TYPE_CHECKING:
@@ -105,6 +107,7 @@ async def open_stage(
         python_env=python_env,
         node_modules=task_node_modules,
         plugins=tuple(s.staged for s in staging),
+        shown=solution_shown(task),
     )
     stage = Stage(await make_sandbox(spec, provision), endpoint, [], None)
     stage.model_answered, stage.model_stalled = provider.model_watch() or (None, None)
@@ -127,6 +130,15 @@ async def open_stage(
         stage.pytest_config = await capture_pytest_config(stage.sandbox)
         stage.prepared = await with_expected_tests(task, stage.sandbox, stage.prepared, stage.pytest_config)
     return stage
+
+
+def solution_shown(task: TaskSpec) -> tuple[Shown, ...]:
+    """The task's solution folder, for an agent that runs the reference solution (the oracle) and no
+    other: hidden material never exists where an agent under test can reach it."""
+    solution = task.reference_solution
+    if isinstance(solution, ReferenceFolder) and task.agent.CAPABILITIES.runs_reference:
+        return (Shown(solution.mount_point, Path(solution.path)),)
+    return ()
 
 
 def cli_event(call: ShimCall) -> CliCall:

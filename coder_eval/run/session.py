@@ -29,7 +29,7 @@ from types import TracebackType
 from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.settings import runs_root
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
@@ -72,14 +72,19 @@ class RunSession:
         *,
         command: Sequence[str] | None = None,
         check: Callable[[Resolution], None] | None = None,
+        here: bool = True,
     ) -> RunSession:
         """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``, ``$RUNS_DIR``
         for ``runs``: ``coder_eval.experiment.settings``); ``InputError``
         (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
-        plan too) or ``run_dir`` exists."""
+        plan too), a task's environment cannot run on this machine (``check_environments``; not
+        asked when ``here`` is false: the episodes run on a cluster's workers, which are asked) or
+        ``run_dir`` exists."""
         resolution = inputs.resolve()
         if check is not None:
             check(resolution)
+        if here:
+            check_environments(p.task for p in resolution.plans)
         root = run_dir.parent if run_dir else runs_root()
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():

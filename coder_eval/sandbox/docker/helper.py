@@ -15,8 +15,9 @@ names (``all:<ids>``, the verifier's sweep, which also catches a process that dr
 environment); in ``capture`` mode its output is read from pipes while it runs, capped there as on
 the host (:data:`~coder_eval.sandbox.process.MAX_OUTPUT_BYTES` a stream, with the same note), and
 sent when it ends, so a background process holding stdout cannot keep the ``docker exec`` open.
-``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace (an absolute
-path may be anywhere in the container). Failures the harness must recognise exit with
+``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace, and absolute
+ones inside the workspace, the sandbox's own folders or a folder it shows at a fixed path
+(listed in ``tools/shown``). Failures the harness must recognise exit with
 :data:`REFUSED` and a line starting with :data:`PREFIX` on stderr.
 
 The engine carries arguments as Unicode text, and would replace bytes that are not UTF-8 (a file
@@ -68,15 +69,24 @@ def within(path, root):
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def shown():
+    """The folders the sandbox shows at fixed paths (``/tests``), one a line in ``tools/shown``."""
+    try:
+        with open(os.path.join(BASE, "tools", "shown"), encoding="utf-8") as handle:
+            return tuple(os.path.realpath(line) for line in handle.read().splitlines() if line)
+    except OSError:
+        return ()
+
+
 def inside(workdir, path):
     """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
-    workspace or the sandbox's own folders."""
+    workspace, a shown folder or the sandbox's own folders."""
     work = os.path.realpath(workdir)
     try:
         real = os.path.realpath(os.path.join(work, path))
     except RecursionError:  # a chain of links deeper than the interpreter follows
         refuse(f"{path!r} leads through links chained too deep to follow")
-    roots = (work, BASE) if path.startswith("/") else (work,)
+    roots = (work, BASE, *shown()) if path.startswith("/") else (work,)
     if not any(within(real, root) for root in roots):
         refuse(f"{path!r} resolves outside the sandbox ({real})")
     return real
