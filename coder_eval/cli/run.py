@@ -21,6 +21,9 @@ from coder_eval.episode.snapshots import DEFAULT_MAX_MB
 from coder_eval.errors import did_you_mean
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coder_eval.experiment import Resolution
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import Placement, RunSession
 
@@ -68,7 +71,7 @@ def run(
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import AfterRun, Batch
-    from coder_eval.run.regression import regression_gate
+    from coder_eval.run.regression import check_experiment_gate, regression_gate
     from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
@@ -88,7 +91,13 @@ def run(
     if (replan or retry_invalid) and not resume:
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
-    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
+    gate_store = store_for(run_dir or Path("runs/run"), store)
+
+    def check(resolution: Resolution) -> None:
+        asked.check(resolution)
+        check_experiment_gate(resolution, after.baseline, gate_store)
+
+    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked, check)
     try:
         warn(session.warnings)
         print_reaped(session.reap_leftovers())
@@ -107,13 +116,20 @@ def run(
 
 
 def _open(
-    inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
+    inputs: RunInputs,
+    run_dir: Path | None,
+    resume: bool,
+    replan: bool,
+    retry: bool,
+    asked: Asked,
+    check: Callable[[Resolution], None],
 ) -> RunSession:
-    """A new run, or the run to resume with what it runs again decided (and printed)."""
+    """A new run (``check`` refuses a plan before anything is made), or the run to resume with what
+    it runs again decided (and printed)."""
     from coder_eval.run import RunSession
 
     if not resume:
-        return RunSession.create(inputs, run_dir, check=asked.check)
+        return RunSession.create(inputs, run_dir, check=check)
     session = RunSession.reopen(run_dir or Path("runs/latest"))
     try:
         print_took_over(session)

@@ -4,7 +4,8 @@ as gate rows (``gate: baseline``, one per paired variant) that fail only on a ca
 A row's value is the primary metric's change against the baseline, with the verdict's interval;
 with ``--fail-on worse`` it fails when that change is called worse (its interval excludes 0 and
 p < 0.05: never on noise); without it the row reads ``not gated``. When ``latest-on-BRANCH`` finds no
-run yet (the first run on a branch), there are no rows and the note says why.
+run yet (the first run on a branch), there are no rows and the note says why; when no task pairs
+(none in common, or every one changed), one row passes and says "nothing paired" and why.
 
 Example::
 
@@ -22,6 +23,7 @@ from coder_eval.run_dir import RunDir
 
 if TYPE_CHECKING:
     from coder_eval.analysis.baseline import Regression
+    from coder_eval.experiment import Resolution
 
 FailOn = Literal["worse", "never"]
 FAIL_ON = ("worse", "never")
@@ -47,6 +49,17 @@ def regression_gate(reference: str | None, fail_on: str, store: Path) -> tuple[s
     return reference, cast(FailOn, fail_on)
 
 
+def check_experiment_gate(resolution: Resolution, reference: str | None, store: Path) -> None:
+    """Before any episode: the baseline the experiment file names (when ``--baseline`` does not
+    replace it) is checked as ``--baseline`` is (``InputError``, exit 2, when it names nothing)."""
+    from coder_eval.store.baseline import check_reference
+
+    gate = resolution.experiment.baseline
+    if reference is None and gate is not None:
+        where = resolution.experiment.path or "the experiment"
+        check_reference(gate.run, store, named=f"{where}: baseline: run:")
+
+
 def baseline_gates(
     run: RunDir, store: Path, reference: str, fail_on: FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
@@ -56,6 +69,18 @@ def baseline_gates(
     regression, found, note = compare_with_baseline(run.path, reference, store)
     if regression is None or found is None:
         return [], None, note
+    if regression.nothing_paired:
+        why = regression.nothing_paired
+        shown: Literal["pass", "not gated"] = "pass" if fail_on == "worse" else "not gated"
+        return (
+            [
+                GateResult(
+                    "baseline", "(all)", "passed", NAN, label=f"vs {found.run_id}", verdict=shown, note=why
+                )
+            ],
+            regression,
+            None,
+        )
     rows = []
     for arm in regression.arms:
         c = arm.verdicts.primary
