@@ -132,6 +132,7 @@ def _open(
         return RunSession.create(inputs, run_dir, check=check)
     session = RunSession.reopen(run_dir or Path("runs/latest"))
     try:
+        asked.check_resumed(session.manifest.adaptive)
         print_took_over(session)
         print_decision(session.resume(inputs, replan=replan, retry_invalid=retry))
     except BaseException:
