@@ -122,12 +122,30 @@ def raters_alpha(labels: pd.DataFrame) -> tuple[int, float]:
     return raters, float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
 
 
-def fitness(n: int, low: float, bias: tuple[float, float, float]) -> tuple[bool, str]:
-    """The gate rule, and why a judge misses it."""
+def kappa_undefined(judge: np.ndarray, people: np.ndarray) -> str | None:
+    """Why kappa is undefined, when it is: no episode, or judge and people all gave one verdict
+    (agreement by chance is then 1, and kappa divides by 1 minus it)."""
+    if len(judge) == 0:
+        return "kappa undefined: no labelled episode the judge graded"
+    if (judge == judge[0]).all() and (people == judge[0]).all():
+        verdict = "pass" if judge[0] else "fail"
+        return (
+            f"kappa undefined: the judge and the people gave all {len(judge)} episodes a {verdict}, so "
+            "agreement by chance is 1 (label episodes of both verdicts)"
+        )
+    return None
+
+
+def fitness(
+    n: int, low: float, bias: tuple[float, float, float], undefined: str | None = None
+) -> tuple[bool, str]:
+    """The gate rule, and why a judge misses it (``undefined``: why kappa has no value)."""
     misses = []
     if n < MIN_ITEMS:
         misses.append(f"{n} labelled episodes (needs {MIN_ITEMS})")
-    if not low >= MIN_KAPPA:
+    if undefined is not None:
+        misses.append(undefined)
+    elif not low >= MIN_KAPPA:
         misses.append(f"kappa's lower bound {low:.2f} < {MIN_KAPPA}")
     if not np.isnan(bias[0]) and not (bias[1] >= -MAX_BIAS and bias[2] <= MAX_BIAS):
         misses.append(f"score bias {bias[0]:+.2f} [{bias[1]:+.2f}, {bias[2]:+.2f}] outside ±{MAX_BIAS}")
@@ -151,7 +169,7 @@ def judge_row(criterion: str, graded: pd.DataFrame, labels: pd.DataFrame, seed: 
         for j in ("pass", "fail")
         for p in ("pass", "fail")
     }
-    fit, why = fitness(n, low, bias)
+    fit, why = fitness(n, low, bias, kappa_undefined(judge, people))
     return JudgeCalibration(
         criterion, n, ties, float((judge == people).mean()) if n else NAN, k, low, high, confusion,
         *bias, *raters_alpha(labels), fit, why,
