@@ -71,6 +71,7 @@ def run(
     """Run tasks and write one trajectory per episode under runs/<run_id>/."""
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import AfterRun, Batch
+    from coder_eval.run.frozen import check_frozen
     from coder_eval.run.regression import check_experiment_gate, regression_gate
     from coder_eval.store.connection import store_for
 
@@ -96,6 +97,7 @@ def run(
     def check(resolution: Resolution) -> None:
         asked.check(resolution)
         check_experiment_gate(resolution, after.baseline, gate_store)
+        check_frozen(resolution.plans, placement.executor)
 
     session = _open(inputs, run_dir, resume, replan, retry_invalid, asked, check)
     try:

@@ -12,6 +12,7 @@ import asyncio
 import platform
 import re
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,10 +59,12 @@ async def run_episode(
     *,
     keep: SnapshotTarget | None = None,
     durable: bool = True,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
     The workspace is kept at ``keep`` when given (``snapshots.py``); the trajectory is synced to disk
-    as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere).
+    as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere);
+    ``renamed``: paths the trajectory names as the task does (the plan runs from frozen copies).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -72,7 +75,7 @@ async def run_episode(
     with ExitStack() as servers:
         provider = ScriptedProvider(plan.task, plan.seed, servers)
         for attempt in range(1, retry.max_retries + 2):
-            end = await _attempt(plan, provider, run_id, path, keep, durable)
+            end = await _attempt(plan, provider, run_id, path, keep, durable, renamed)
             if attempt > retry.max_retries or not retryable(end):
                 break
             try:
@@ -102,6 +105,7 @@ async def _attempt(
     path: Path,
     keep: SnapshotTarget | None,
     durable: bool = True,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
 
@@ -110,7 +114,7 @@ async def _attempt(
     sandbox from the snapshot, graders) -> ``end`` (sandboxes removed). Each is marked in the
     trajectory and timed in ``episode_end``.
     """
-    with TrajectoryWriter(path, durable=durable) as sink:
+    with TrajectoryWriter(path, durable=durable, renamed=renamed) as sink:
         sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
@@ -254,7 +258,7 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
         task=recorded_task_data(task),
-        task_hash=task_hash(task),
+        task_hash=plan.frozen.task_hash if plan.frozen is not None else task_hash(task),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),

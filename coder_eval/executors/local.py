@@ -15,12 +15,14 @@ from pathlib import Path
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.episode.snapshots import SnapshotTarget
+from coder_eval.executors.bundles import relocated
 from coder_eval.trajectory import EpisodeEnd
 
 
 class LocalExecutor:
     """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes, the snapshot
-    straight into the run directory."""
+    straight into the run directory. A plan whose task files were frozen (``coder_eval.run.frozen``)
+    runs from the frozen copies, and its trajectory names them where the task does."""
 
     dashboard: str | None = None
 
@@ -30,7 +32,11 @@ class LocalExecutor:
     async def run(
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
     ) -> EpisodeEnd:
-        return await run_episode(plan, run_id, path, keep=keep)
+        if plan.frozen is None or not plan.frozen.moves:
+            return await run_episode(plan, run_id, path, keep=keep)
+        moves = dict(plan.frozen.moves)
+        renamed = [(copy, named) for named, copy in moves.items()]
+        return await run_episode(relocated(plan, moves), run_id, path, keep=keep, renamed=renamed)
 
 
 @asynccontextmanager

@@ -120,6 +120,7 @@ class _Scheduler:
             batch, resume=session.resuming, rerun=session.decision.rerun if session.decision else frozenset()
         )
         self.plans = {p.episode_id: p for p in session.resolution.plans}
+        """The plans, until ``drive`` takes them as the session froze them."""
         self.groups = by_task(session.manifest.episodes)
         self.attempts: Counter[str] = Counter()  # re-runs of a task's invalid episodes
         self.summary = BatchSummary()
@@ -131,6 +132,7 @@ class _Scheduler:
 
     async def drive(self, executor: Executor) -> BatchSummary:
         run = self.session.run
+        self.plans = {p.episode_id: p for p in self.session.plans}
         if self.batch.resume:
             self.summary.skipped_done = len(kept_episodes(run, self.batch.rerun).keys() & self.plans.keys())
         rerun = set(self.batch.rerun)
