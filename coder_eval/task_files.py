@@ -150,7 +150,8 @@ def _hash_entry(entry: Entry, digest: Any, budget: int, read_from: Mapping[str, 
         digest.update(f"size:{info.st_size}:{info.st_mtime_ns}".encode())
         return 0
     else:
-        _hash_content(copy_of(entry.path, read_from), digest)
+        copy = copy_of(entry.path, read_from)  # what freezing leaves out (__pycache__) is read here
+        _hash_content(copy if os.path.lexists(copy) else entry.path, digest)
         return budget - info.st_size
     return budget
 

@@ -121,8 +121,8 @@ def _walk(path: Path, root: Path, boundary: Path, name: str, found: list[Member]
         if name:
             found.append(Member(name, path, "dir"))
         _children(path, root, boundary, name, found, seen)
-    elif stat.S_ISREG(info.st_mode):
-        found.append(Member(name, path, "file", info.st_size))
+    elif stat.S_ISREG(info.st_mode):  # a root that is a link: its file
+        found.append(Member(name, path if name else path.resolve(), "file", info.st_size))
 
 
 def _link(path: Path, root: Path, boundary: Path, name: str, found: list[Member], seen: set[Path]) -> None:
@@ -221,7 +221,10 @@ def _add(tar: tarfile.TarFile, member: Member) -> None:
 def open_regular(path: Path) -> Iterator[tuple[BinaryIO | None, os.stat_result]]:
     """``path`` opened for reading when it is (still) a regular file, else None; a FIFO is opened
     without blocking and never read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read to pack the task's files: {exc.strerror or exc}") from exc
     status = os.fstat(fd)
     if not stat.S_ISREG(status.st_mode):
         os.close(fd)

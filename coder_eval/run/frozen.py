@@ -28,8 +28,10 @@ sandbox's, so a run killed with ``kill -9`` has it removed by the next run (``re
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_eval.episode.plan import EpisodePlan, FrozenFiles
+from coder_eval.errors import InputError
 from coder_eval.executors.bundles import Member, members, open_regular, pack_file, unpack_file
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.leftovers import OWNER_FILE, owner
@@ -71,9 +74,16 @@ class Frozen:
 def freeze(plans: Sequence[EpisodePlan], executor: str) -> Iterator[Frozen]:
     """Freeze the plans' task files for ``executor`` (``local`` or ``dask``); the copies are removed
     when the block ends."""
-    folder = Path(_scratch())
+    folder = _scratch()
     try:
-        yield Frozen(_Freezer(folder, executor).frozen(plans), folder)
+        try:
+            found = _Freezer(folder, executor).frozen(plans)
+        except OSError as exc:  # the temporary folder is full, or cannot be written
+            raise InputError(
+                f"cannot copy the task files into {folder}: {exc.strerror or exc}; make room there, or set "
+                "TMPDIR to a folder with room"
+            ) from exc
+        yield Frozen(found, folder)
     finally:
         remove_tree(folder)
 
@@ -89,12 +99,16 @@ def check_frozen(plans: Sequence[EpisodePlan], executor: str) -> None:
             members(Path(root), boundary(Path(root), task.source_dir))
 
 
-def _scratch() -> str:
-    import json
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="coder_eval-frozen-")
-    (Path(folder) / OWNER_FILE).write_text(json.dumps({**owner(secrets.token_hex(16)), "base": folder}))
+def _scratch() -> Path:
+    """A folder of this run's own, owned as a sandbox is (``reap_dead`` removes it once it is dead)."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="coder_eval-frozen-"))
+        record = {**owner(secrets.token_hex(16)), "base": str(folder)}
+        (folder / OWNER_FILE).write_text(json.dumps(record), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(
+            f"cannot make a folder for the task files in {tempfile.gettempdir()}: {exc}"
+        ) from exc
     return folder
 
 
