@@ -60,7 +60,7 @@ schema: $(STAMP)
 
 # JupyterLab on the templates, with coder_eval's transcript pages for trajectory links.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.jpserver_extensions="{'coder_eval.viewer': True}"
+	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.jpserver_extensions="{'coder_eval.cli.viewer': True}"
 
 # The explorer on every run under runs/, in a browser.
 view: $(STAMP)

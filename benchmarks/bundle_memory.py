@@ -21,13 +21,13 @@ from pathlib import Path
 
 STEPS = {
     "floor": "pass",
-    "streamed": "from coder_eval.executors.bundles import pack_file; pack_file(folder, out / 'b.tar.gz')",
+    "streamed": "bundles.pack_file(folder, out / 'b.tar.gz')",
     "whole": "data = (folder / 'big.bin').read_bytes()",
 }
 CHILD = """
 import resource, sys
 from pathlib import Path
-import coder_eval.executors.bundles
+import coder_eval.executors.dask.bundles as bundles
 folder, out = Path(sys.argv[1]), Path(sys.argv[2])
 {step}
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

@@ -36,11 +36,11 @@ import numpy as np
 from scipy import integrate, optimize, stats
 from scipy.special import expit, logit
 
-from coder_eval.analysis.amounts import MIN_TASKS, amount_test
-from coder_eval.analysis.compare import log_of, verdict
-from coder_eval.analysis.estimate import task_estimate
-from coder_eval.analysis.paired import Arm, paired_test
-from coder_eval.analysis.power_model import DifferenceModel
+from coder_eval.analysis.stats.amounts import MIN_TASKS, amount_test
+from coder_eval.analysis.stats.compare import log_of, verdict
+from coder_eval.analysis.stats.estimate import task_estimate
+from coder_eval.analysis.stats.paired import Arm, paired_test
+from coder_eval.analysis.stats.power_model import DifferenceModel
 
 BETAS = ((2.0, 2.0), (0.7, 0.5), (5.0, 1.0))
 RATE_TASKS = (5, 10, 20, 50, 100)

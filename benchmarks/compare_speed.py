@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from coder_eval.analysis import compare, compare_all
-from coder_eval.analysis.signflip import fair_binomial, grouped_tail, sign_flip
+from coder_eval.analysis.stats.signflip import fair_binomial, grouped_tail, sign_flip
 
 TASKS = (5, 6, 8, 10, 20, 21, 30, 50, 60, 61, 100, 300, 1000)
 BASELINE_TASKS = (16, 20)

@@ -41,7 +41,7 @@ import psutil  # type: ignore[import-untyped]  # (no type stubs; installed with 
 from coder_eval.episode.plan import EpisodePlan, plan_episodes
 from coder_eval.episode.snapshots import SnapshotTarget
 from coder_eval.executors import Executor, open_executor
-from coder_eval.executors.dask import DaskExecutor, open_dask
+from coder_eval.executors.dask.executor import DaskExecutor, open_dask
 from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.task import load_tasks
@@ -136,7 +136,7 @@ def local(_: Path) -> AbstractAsyncContextManager[Executor]:
 
 
 def dask(_: Path) -> AbstractAsyncContextManager[Executor]:
-    return open_dask(workers=WORKERS, slots_per_worker=SLOTS // WORKERS)
+    return open_dask(slots=WORKERS, slots_per_worker=SLOTS // WORKERS)
 
 
 @contextlib.asynccontextmanager

@@ -2,7 +2,7 @@
 
 Each suite has tasks of varying difficulty (baseline pass probability expit(θ), θ ~ N(0, 1)), two
 arms and K = 3 repeats per task and arm; a task's observation is its paired difference (candidate's
-mean minus baseline's). The confidence sequence (``coder_eval.analysis.sequential``) looks after
+mean minus baseline's). The confidence sequence (``coder_eval.analysis.stats.sequential``) looks after
 every task, in a random order, and stops at its first decision or at the cap.
 
 - ``null``: the sharp null (both arms the same on every task).
@@ -33,8 +33,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from coder_eval.analysis.sequential import ALPHA, confidence_sequence, decisions
-from coder_eval.analysis.sequential_forecast import paired_differences, shift_for
+from coder_eval.analysis.stats.forecast import paired_differences, shift_for
+from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
 
 REPEATS = 3
 FIXED_SIMS = 2000

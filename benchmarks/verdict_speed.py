@@ -25,7 +25,7 @@ from compare_speed import median_ms  # the same timing as compare_speed.py (run 
 from scipy import stats
 
 from coder_eval.analysis import compare
-from coder_eval.analysis.notebook import REPORT_METRICS  # (also in versions without the verdict engine)
+from coder_eval.analysis.views.notebook import REPORT_METRICS  # (also in versions without the verdict engine)
 
 ARMS = ("baseline", "with_skill")
 
@@ -110,9 +110,9 @@ def main() -> None:
         print(f"  {metric:<32}{ours:>9.1f}{theirs:>11.2f}{ours / theirs:>7.0f}×", flush=True)
     print(f"  {'all seven':<32}{total:>9.1f}")
     try:
-        from coder_eval.analysis.load import Runs
-        from coder_eval.analysis.planning import planning
-        from coder_eval.analysis.verdicts import Declaration, verdicts
+        from coder_eval.analysis.answer.engine import Declaration, verdicts
+        from coder_eval.analysis.answer.planning import planning
+        from coder_eval.analysis.frames.load import Runs
     except ImportError:
         print("(no verdict engine in this version: the declared comparison is not timed)")
         return

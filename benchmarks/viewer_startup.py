@@ -19,7 +19,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from coder_eval.viewer import free_port
+from coder_eval.cli.viewer import free_port
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "runs"
 CHROMIUM = "/usr/bin/chromium"

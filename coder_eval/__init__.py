@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from coder_eval import moved
 from coder_eval.errors import CoderEvalError, ExitCode
+from coder_eval.version import __version__
+
+moved.install()  # modules that moved stay importable from their old names, with a warning
 
 if TYPE_CHECKING:
     from coder_eval.episode.plan import EpisodePlan, plan_episodes

@@ -58,7 +58,7 @@ class FlagCheck(BaseModel):
     @field_validator("matches_regex")
     @classmethod
     def _compiles(cls, pattern: str | None) -> str | None:
-        from coder_eval.criteria.patterns import check_pattern  # criteria build on sandbox specs
+        from coder_eval.patterns import check_pattern  # criteria build on sandbox specs
 
         if pattern is not None:
             check_pattern(pattern)
@@ -91,7 +91,7 @@ class FlagCheck(BaseModel):
         if self.contains is not None:
             return self.contains in value
         if self.matches_regex is not None:
-            from coder_eval.criteria.patterns import search  # the agent chose the value: a deadline
+            from coder_eval.patterns import search  # the agent chose the value: a deadline
 
             return search(self.matches_regex, value) is not None
         return value in (self.any_of or [])

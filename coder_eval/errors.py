@@ -14,6 +14,8 @@
      ├── RunWriteError                 a file of the run directory could not be written (exit 6)
      ├── ExecutorLost                  the dask scheduler, or every worker, went away (the run is interrupted)
      ├── SandboxError                  a sandbox could not be made, used or closed
+     │    └── WorkspaceFileError       a workspace file cannot be read as asked (the agent's doing)
+     │         └── PatternTimeout      an author's pattern ran out of time on the agent's text
      ├── AgentError                    an agent could not run (infra, not the agent's fault)
      ├── GraderError                   a criterion crashed; recorded on the episode, never raised past it
      ├── AnalysisError                 analysis input is wrong (unknown variant, metric or column)
@@ -126,6 +128,17 @@ class ExecutorLost(CoderEvalError):
 
 class SandboxError(CoderEvalError):
     """A sandbox could not be created, used or closed."""
+
+
+class WorkspaceFileError(SandboxError):
+    """A workspace file cannot be read as asked: missing, a directory, a link leading out, too big.
+
+    The agent shapes its workspace, so criteria treat this as the agent's failure, not the grader's.
+    """
+
+
+class PatternTimeout(WorkspaceFileError):
+    """A pattern ran out of time on text the agent wrote: that criterion fails (the agent's doing)."""
 
 
 class AgentError(CoderEvalError):

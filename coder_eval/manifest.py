@@ -154,7 +154,7 @@ class BudgetRecord(BaseModel):
 
 
 class GateRecord(BaseModel):
-    """One row of the gate table (``coder_eval.gates.GateResult``; null where a value is not a number)."""
+    """One row of the gate table (``coder_eval.run.gates.GateResult``; null where a value is not a number)."""
 
     gate: str
     variant_id: str
@@ -266,7 +266,7 @@ class AdaptiveRecord(BaseModel):
 
 
 class SourceRecord(BaseModel):
-    """Where the suite came from (``coder_eval.provenance``): null fields when unknown."""
+    """Where the suite came from (``coder_eval.run.provenance``): null fields when unknown."""
 
     git_commit: str | None = Field(default=None, description="HEAD of the suite's git work tree.")
     git_branch: str | None = Field(

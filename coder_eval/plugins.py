@@ -51,10 +51,13 @@ PLUGINS_GROUP = "coder_eval.plugins"
 
 
 class Builtins(NamedTuple):
-    """The built-in names no plugin may take: criterion kinds (the refused ones too) and agent kinds."""
+    """What the criteria table hands the plugins: the built-in names no plugin may take (criterion
+    kinds, the refused ones too, and agent kinds), and the class a plugin criterion must subclass."""
 
     criteria: Collection[str]
     agents: Collection[str]
+    criterion_base: type[Any] = object
+    """``coder_eval.criteria.CriterionSpec`` (given by the table, so this module imports none)."""
 
 
 @dataclass
@@ -90,10 +93,9 @@ class Registry:
 
     def criterion(self, spec: type[Any]) -> None:
         """Add a criterion kind: a ``CriterionSpec`` subclass whose ``type`` is one ``Literal`` name."""
-        from coder_eval.criteria.base import CriterionSpec  # the package is importing this module
-
         kinds = get_args(getattr(spec, "model_fields", {}).get("type", _NO_TYPE).annotation)
-        if not (isinstance(spec, type) and issubclass(spec, CriterionSpec)) or len(kinds) != 1:
+        base = self._builtins.criterion_base
+        if not (isinstance(spec, type) and issubclass(spec, base)) or len(kinds) != 1:
             raise TypeError(
                 f"{spec!r} is not a criterion: subclass coder_eval.criteria.CriterionSpec and declare "
                 "type: Literal['<your kind>'] = '<your kind>'"

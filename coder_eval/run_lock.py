@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from coder_eval.errors import RunLocked, RunWriteError
-from coder_eval.sandbox.leftovers import start_time
+from coder_eval.pids import start_time
 from coder_eval.trajectory import now
 
 LOCK_FILE = "run.lock"

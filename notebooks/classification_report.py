@@ -29,10 +29,10 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis import plots
+from coder_eval.analysis.views import plots
 from coder_eval.errors import AnalysisError, unknown_name
-from coder_eval.analysis.notebook import html_table, load_report_runs, md_text, readable, show_scripted_banner, trajectory_links, write_summary
-from coder_eval.analysis.verdicts import verdicts
+from coder_eval.analysis import html_table, load_report_runs, md_text, readable, show_scripted_banner, trajectory_links, write_summary
+from coder_eval.analysis import verdicts
 
 pd.set_option("display.precision", 3)
 runs, notes = load_report_runs(run_dir)

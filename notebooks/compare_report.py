@@ -42,12 +42,12 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis import plots
-from coder_eval.analysis.amounts import MIN_TASKS
-from coder_eval.analysis.notebook import html_table, load_report_runs, md_text, show_scripted_banner, trajectory_links, write_summary
-from coder_eval.analysis.planning import planning
-from coder_eval.analysis.verdicts import REPORT_METRICS, Declaration, verdicts
-from coder_eval.analysis.wording import metric_table, p_value_text, verdict_text
+from coder_eval.analysis.views import plots
+from coder_eval.analysis import MIN_TASKS
+from coder_eval.analysis import html_table, load_report_runs, md_text, show_scripted_banner, trajectory_links, write_summary
+from coder_eval.analysis.answer import planning
+from coder_eval.analysis import REPORT_METRICS, Declaration, verdicts
+from coder_eval.analysis import metric_table, p_value_text, verdict_text
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 160)
@@ -99,7 +99,7 @@ pd.crosstab(pair.variant_id, pair.outcome, margins=True, margins_name="total") i
 # below, narrowing as tasks complete, with 0 and ±delta. Other runs say so and skip this section.
 
 # %%
-from coder_eval.analysis.sequential_report import NOT_VALID_AFTER_STOPPING, plot_sequence, saved_text, stopping
+from coder_eval.analysis import NOT_VALID_AFTER_STOPPING, plot_sequence, saved_text, stopping
 
 stopped = stopping(runs.run_dirs)
 if stopped is None:

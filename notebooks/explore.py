@@ -26,7 +26,7 @@
 runs: str = "../runs"  # a folder of runs, or run directories, comma-separated
 
 # %%
-from coder_eval.analysis.widgets import Explorer
+from coder_eval.analysis import Explorer
 
 explorer = Explorer([path.strip() for path in runs.split(",") if path.strip()])
 explorer

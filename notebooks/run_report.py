@@ -39,10 +39,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis import plots
-from coder_eval.analysis.changes import criterion_changes, outcome_changes, regraded_source
-from coder_eval.analysis.notebook import load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
-from coder_eval.analysis.verdicts import REPORT_METRICS, verdicts
+from coder_eval.analysis.views import plots
+from coder_eval.analysis import criterion_changes, outcome_changes, regraded_source
+from coder_eval.analysis import load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
+from coder_eval.analysis import REPORT_METRICS, verdicts
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)

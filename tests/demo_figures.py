@@ -17,8 +17,14 @@ from pathlib import Path
 import pandas as pd
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.verdicts import Verdicts, verdicts
-from coder_eval.analysis.wording import effect_text, interval_text, mde_text, p_value_text, verdict_text
+from coder_eval.analysis.answer.engine import Verdicts, verdicts
+from coder_eval.analysis.answer.wording import (
+    effect_text,
+    interval_text,
+    mde_text,
+    p_value_text,
+    verdict_text,
+)
 from tests.helpers import REPO, coder_eval
 
 DOC = REPO / "docs" / "demo.md"

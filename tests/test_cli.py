@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coder_eval.cli import app, main
-from coder_eval.report import ReportResult
+from coder_eval.run.render import ReportResult
 from coder_eval.trajectory import read_trajectory
 from tests.experiment.builders import two_tasks, write_experiment
 from tests.helpers import coder_eval, minimal_task, write_task
@@ -301,7 +301,7 @@ class FakeReports:
 @pytest.fixture
 def reports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeReports:
     fake = FakeReports()
-    monkeypatch.setattr("coder_eval.report.render_report", fake)
+    monkeypatch.setattr("coder_eval.run.render.render_report", fake)
     monkeypatch.chdir(tmp_path)
     return fake
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import jsonable
-from coder_eval.analysis.verdicts import REPORT_METRICS
-from coder_eval.report import render_report
+from coder_eval.analysis.answer.engine import REPORT_METRICS
+from coder_eval.analysis.views.notebook import jsonable
+from coder_eval.run.render import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
 from tests.demo_figures import DemoRun, run_demo
@@ -134,7 +134,7 @@ def test_the_demo_until_conclusive_says_why_it_stopped_and_plan_forecasts_its_co
     """The demo's API tasks run ``--until-conclusive``: the stop, its reason in words and the sequence
     plot reach the console, run.json and the compare report; from that run, ``plan`` forecasts what a
     fixed run of the same tasks costs, and a real one lands inside the forecast's interval."""
-    from coder_eval.analysis.sequential_forecast import history, spend
+    from coder_eval.analysis.stats.forecast import history, spend
     from coder_eval.manifest import read_manifest
 
     runs = tmp_path / "runs"

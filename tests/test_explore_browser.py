@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.viewer import free_port
+from coder_eval.cli.viewer import free_port
 from tests.helpers import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -30,24 +30,35 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "criteria/judges/__init__.py": "a docstring; the judges are tested in tests/criteria/judges/",
     "episode/__init__.py": "a docstring; the recipe runs in tests/episode/test_runner.py",
-    "executors/__init__.py": "the executor table; tested through tests/executors/test_dask.py",
+    "executors/__init__.py": "the executor table; tested through tests/executors/dask/test_executor.py",
     "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
-    "interop/__init__.py": "re-exports; tests/interop/log_readers/test_inspect_logs.py",
+    "interop/__init__.py": "re-exports; tests/analysis/frames/test_inspect.py",
     "interop/exporters/__init__.py": "a docstring; tests/interop/exporters/test_atif_export.py",
-    "interop/log_readers/__init__.py": "a docstring; tests/interop/log_readers/test_inspect_logs.py",
+    "interop/log_readers/__init__.py": "a docstring; tests/analysis/frames/test_inspect.py",
     "interop/task_readers/__init__.py": "a docstring; tests/interop/task_readers/test_harbor.py",
     "regrade/__init__.py": "re-exports; tests/regrade/test_run.py",
     "sandbox/__init__.py": "the driver table; tested through tests/sandbox/test_drivers.py",
     "sandbox/docker/__init__.py": "a docstring; the driver is tested in tests/sandbox/docker/",
     "task/__init__.py": "re-exports; tests/task/test_loading.py",
     "price_table.py": "tested through tests/test_pricing.py (the table, registration, anti-shadow)",
+    "analysis/answer/__init__.py": "a docstring; the layer is tested in tests/analysis/answer/",
+    "analysis/frames/__init__.py": "a docstring; the layer is tested in tests/analysis/frames/",
+    "analysis/judging/__init__.py": "a docstring; the layer is tested in tests/analysis/judging/",
+    "analysis/stats/__init__.py": "a docstring; the layer is tested in tests/analysis/stats/",
+    "analysis/views/__init__.py": "a docstring; the layer is tested in tests/analysis/views/",
+    "executors/dask/__init__.py": "a docstring; the executor is tested in tests/executors/dask/",
+    "task/simulation.py": (
+        "fields validated in tests/episode/test_simulator.py and tests/experiment/test_merge.py"
+    ),
     "scripted/__init__.py": "re-exports; tests/scripted/test_server.py",
     # agents: each kind is run end to end through its real CLI
     "agents/base.py": "the agent seam (types); every agent test uses it, e.g. tests/agents/test_events.py",
     "agents/claude_code/agent.py": (
         "no test of its own; the real CLI runs it in tests/agents/test_claude_code.py"
     ),
-    "agents/claude_code/dialog.py": "no test of its own; dialog tasks run it in tests/test_simulation.py",
+    "agents/claude_code/dialog.py": (
+        "no test of its own; dialog tasks run it in tests/episode/test_simulator.py"
+    ),
     "agents/claude_code/launcher.py": "tested through tests/agents/claude_code/test_environment.py",
     "agents/claude_code/spec.py": "fields validated in tests/agents/test_spec.py",
     "agents/cli_agent.py": "the shared CLI agent run; tested through tests/agents/test_cli_agents.py",
@@ -62,54 +73,62 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/gemini/home.py": "no test of its own; exercised by tests/agents/test_cli_agents.py",
     "agents/gemini/spec.py": "fields validated in tests/agents/test_spec.py",
     "agents/node_cli.py": "one lookup; exercised by tests/agents/test_cli_agents.py",
-    "agents/none.py": "does nothing; tests/test_validate.py runs it against every example task",
+    "agents/none.py": "does nothing; tests/run/test_validate.py runs it against every example task",
     "agents/opencode/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
     "agents/opencode/skills.py": "tested through tests/episode/test_skill_record.py (skills opencode loaded)",
     "agents/opencode/spec.py": (
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
     ),
     "agents/oracle.py": (
-        "no test of its own; tests/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
+        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
     ),
     "agents/skill_sources.py": "tested through tests/episode/test_skill_offer.py",
     # analysis: frames and methods tested through the public functions that use them
-    "analysis/comparison.py": "tested through tests/analysis/test_compare.py",
-    "analysis/columns.py": "tested through tests/analysis/test_load.py",
-    "analysis/completion.py": "tested through tests/test_gates.py",
-    "analysis/explorer_views.py": (
+    "analysis/stats/comparison.py": "tested through tests/analysis/stats/test_compare.py",
+    "analysis/frames/columns.py": "tested through tests/analysis/frames/test_load.py",
+    "analysis/answer/completion.py": "tested through tests/run/test_gates.py",
+    "analysis/views/explorer.py": (
         "no test of its own; the explorer renders it in tests/test_explore_browser.py"
     ),
-    "analysis/frames.py": "no test of its own; the frames are read in tests/analysis/test_load.py",
-    "analysis/metrics.py": "tested through tests/analysis/test_compare.py and tests/analysis/test_init.py",
-    "analysis/multiplicity.py": "tested through tests/analysis/test_compare.py",
-    "analysis/paired.py": (
-        "tested through tests/analysis/test_compare.py and tests/analysis/test_inversion.py"
+    "analysis/frames/rows.py": (
+        "no test of its own; the frames are read in tests/analysis/frames/test_load.py"
     ),
-    "analysis/planning.py": "tested through tests/analysis/test_power.py",
-    "analysis/power_model.py": "tested through tests/analysis/test_power.py",
-    "analysis/verdicts.py": "tested through tests/test_one_answer.py (one verdict on every surface)",
-    "analysis/wording.py": "tested through tests/analysis/test_notebook.py",
+    "analysis/stats/metrics.py": (
+        "tested through tests/analysis/stats/test_compare.py and tests/analysis/test_init.py"
+    ),
+    "analysis/stats/multiplicity.py": "tested through tests/analysis/stats/test_compare.py",
+    "analysis/stats/paired.py": (
+        "tested through tests/analysis/stats/test_compare.py and tests/analysis/stats/test_inversion.py"
+    ),
+    "analysis/answer/planning.py": "tested through tests/analysis/stats/test_power.py",
+    "analysis/stats/power_model.py": "tested through tests/analysis/stats/test_power.py",
+    "analysis/answer/engine.py": "tested through tests/test_one_answer.py (one verdict on every surface)",
+    "analysis/answer/wording.py": "tested through tests/analysis/views/test_notebook.py",
     # the command line: each command through its subprocess
     "cli/__init__.py": "two names; tests/cli/test_commands.py",
     "cli/export.py": "tested through tests/interop/exporters/test_atif_export.py",
     "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
     "cli/run_console.py": "tested through tests/test_cli.py and tests/security/test_terminal_attacks.py",
     "cli/run_options.py": "option types only; tested through tests/test_cli.py",
-    "episode/plan.py": "tested through tests/episode/test_runner.py and tests/test_simulation.py",
+    "episode/plan.py": "tested through tests/episode/test_runner.py and tests/episode/test_simulator.py",
     "experiment/inputs.py": "tested through tests/run/test_session.py and tests/test_cli.py",
     "run/__init__.py": "re-exports; tests/run/test_session.py imports the session through it",
-    "run/batch.py": "tested through tests/episode/test_runner.py (run_batch) and tests/test_resume.py",
-    "run/execute.py": "tested through tests/run/test_session.py and tests/test_resume.py",
+    "run/batch.py": "tested through tests/episode/test_runner.py (run_batch) and tests/run/test_resume.py",
+    "run/execute.py": "tested through tests/run/test_session.py and tests/run/test_resume.py",
     "run/finish.py": "tested through tests/run/test_result.py and tests/test_one_answer.py",
-    "run/reports.py": "tested through tests/run/test_session.py and tests/test_report.py",
-    "cli/plan.py": "tested through tests/test_cli.py and tests/test_validate.py",
-    "cli/report.py": "tested through tests/test_cli.py, tests/test_report.py and tests/cli/test_history.py",
+    "run/reports.py": "tested through tests/run/test_session.py and tests/run/test_render.py",
+    "cli/plan.py": "tested through tests/test_cli.py and tests/run/test_validate.py",
+    "cli/report.py": (
+        "tested through tests/test_cli.py, tests/run/test_render.py and tests/cli/test_history.py"
+    ),
     # the run store
-    "analysis/labels.py": "the labels file; tested through tests/analysis/test_calibration.py",
+    "analysis/judging/labels.py": (
+        "the labels file; tested through tests/analysis/judging/test_calibration.py"
+    ),
     "cli/history_tasks.py": "printing only; tested through tests/cli/test_history.py (history --tasks)",
     "store/__init__.py": "re-exports; tests/store/test_index.py imports through it",
     "store/schema.py": "the tables; tested through tests/store/test_index.py",
-    "cli/run.py": "tested through tests/test_cli.py, tests/test_resume.py and tests/test_run_lock.py",
+    "cli/run.py": "tested through tests/test_cli.py, tests/run/test_resume.py and tests/test_run_lock.py",
     "cli_match.py": "tested through tests/criteria/test_cli_called.py",
     # criteria
     "criteria/judges/agent_session.py": "tested through tests/criteria/judges/test_agent.py",
@@ -127,35 +146,36 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "criteria/recorded_calls.py": (
         "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
     ),
-    "criteria/suite_metrics.py": "tested through tests/test_gates.py",
+    "criteria/suite_metrics.py": "tested through tests/run/test_gates.py",
     # executors
-    "executors/base.py": "the executor protocol (types); tests/executors/test_dask.py",
+    "executors/base.py": "the executor protocol (types); tests/executors/dask/test_executor.py",
     "executors/local.py": "no test of its own; every run without --executor uses it (tests/test_cli.py)",
-    "executors/dask_worker.py": (
-        "the dask executor's worker side; tests/executors/test_dask.py, tests/executors/test_worker_loss.py, "
-        "tests/executors/test_live_lines.py and tests/executors/test_separate_hosts.py run it on workers"
+    "executors/dask/worker.py": (
+        "the dask executor's worker side; tests/executors/dask/test_executor.py, "
+        "tests/executors/test_worker_loss.py, "
+        "tests/executors/dask/test_live_lines.py and tests/executors/test_separate_hosts.py run it on workers"
     ),
     # experiment, interop, regrade
     "experiment/paths.py": "tested through tests/experiment/test_spec.py",
     "experiment/rephrase.py": "tested through tests/experiment/test_mutations.py",
-    "experiment/selection.py": "tested through tests/test_row_selection.py",
+    "experiment/task_selection.py": "tested through tests/task/test_rows.py",
     "interop/exporters/atif_steps.py": "tested through tests/interop/exporters/test_atif.py",
-    "interop/log_readers/inspect_scores.py": "tested through tests/interop/log_readers/test_inspect_logs.py",
+    "interop/log_readers/inspect_scores.py": "tested through tests/analysis/frames/test_inspect.py",
     "regrade/before.py": "no test of its own; tests/regrade/test_run.py",
     "regrade/episode.py": "tested through tests/regrade/test_run.py",
     # the episode and the run
     "errors.py": "error types and exit codes; every test of bad input, e.g. tests/task/test_loading.py",
-    "episode/limits.py": "tested through tests/episode/test_watch.py",
-    "report_files.py": "tested through tests/test_report.py",
-    "run_stop.py": "tested through tests/test_run_write_faults.py",
+    "task/limits.py": "tested through tests/episode/test_watch.py",
+    "run/render_files.py": "tested through tests/run/test_render.py",
+    "run/stop.py": "tested through tests/test_run_write_faults.py",
     "episode/stage.py": "no test of its own; every episode stages its agent (tests/episode/test_runner.py)",
     "task/sources.py": "tested through tests/task/test_loading.py (a missing file is named with its line)",
-    "task_files.py": "tested through tests/test_resume.py (a changed task refuses --resume)",
-    "episode/template_files.py": "tested through tests/episode/test_pristine.py",
+    "task/files.py": "tested through tests/run/test_resume.py (a changed task refuses --resume)",
+    "sandbox/template_files.py": "tested through tests/episode/test_pristine.py",
     "episode/verifier.py": (
         "no test of its own; graders run in it in tests/episode/test_grading.py and tests/security/"
     ),
-    "viewer.py": "tested through tests/cli/test_view.py and tests/test_explore_browser.py",
+    "cli/viewer.py": "tested through tests/cli/test_view.py and tests/test_explore_browser.py",
     # sandboxes
     "sandbox/base.py": "the sandbox seam; tested through tests/sandbox/test_drivers.py",
     "sandbox/cgroups.py": "tested through tests/sandbox/test_limits.py",
@@ -182,7 +202,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "scripted/gemini.py": "tested through tests/scripted/test_dialects.py",
     "scripted/handler.py": "tested through tests/scripted/test_server.py",
     "scripted/openai_responses.py": "tested through tests/scripted/test_dialects.py",
-    "scripted/replay.py": "tested through tests/scripted/test_selection.py",
+    "scripted/replay.py": "tested through tests/scripted/test_turns.py",
     "scripted/request_log.py": "tested through tests/scripted/test_server.py",
     "scripted/response.py": "tested through tests/scripted/test_dialects.py",
     "scripted/skills.py": "tested through tests/scripted/test_dialects.py",

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from coder_eval.analysis.selection import compare_selection
+from coder_eval.analysis.stats.headline_tasks import compare_selection
 from coder_eval.errors import ManifestError
-from coder_eval.junit import write_junit
 from coder_eval.manifest import MANIFEST, MANIFEST_SCHEMA_VERSION, read_manifest
+from coder_eval.run.junit import write_junit
 from coder_eval.run_dir import RunDir
 
 GATE = {

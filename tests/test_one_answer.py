@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.notebook import jsonable
-from coder_eval.analysis.verdicts import REPORT_METRICS
-from coder_eval.analysis.widgets import Explorer
+from coder_eval.analysis.answer.engine import REPORT_METRICS
+from coder_eval.analysis.views.notebook import jsonable
+from coder_eval.analysis.views.widgets import Explorer
 from coder_eval.cli.summary import print_finished
-from coder_eval.gates import evaluate_gates
-from coder_eval.junit import write_junit
-from coder_eval.report import render_report
 from coder_eval.run import AfterRun, Finished
 from coder_eval.run.finish import record_headline
+from coder_eval.run.gates import evaluate_gates
+from coder_eval.run.junit import write_junit
+from coder_eval.run.render import render_report
 from coder_eval.run_dir import RunDir
 from tests.analysis.builders import write_ab_run
 

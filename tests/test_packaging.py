@@ -20,7 +20,7 @@ import yaml
 from packaging.requirements import Requirement
 
 import coder_eval
-from coder_eval.report import TEMPLATES
+from coder_eval.run.render import TEMPLATES
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import REPO
 from tests.wheelhouse import wheelhouse

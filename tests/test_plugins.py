@@ -163,7 +163,9 @@ class Spec:
 
 
 def registry(found: Plugins, source: str = "'b' (b.plugin:register)") -> Registry:
-    return Registry(found, source, Builtins(criteria={"file_exists"}, agents={"codex"}))
+    from coder_eval.criteria import CriterionSpec
+
+    return Registry(found, source, Builtins({"file_exists"}, {"codex"}, criterion_base=CriterionSpec))
 
 
 def test_a_plugin_cannot_shadow_a_built_in_or_another_plugins_name() -> None:
@@ -175,6 +177,8 @@ def test_a_plugin_cannot_shadow_a_built_in_or_another_plugins_name() -> None:
     found = Plugins()
     with pytest.raises(TypeError, match="declare type: Literal"):
         registry(found).criterion(Mine)
+    with pytest.raises(TypeError, match=r"is not a criterion: subclass coder_eval\.criteria\.CriterionSpec"):
+        registry(found).criterion(Spec)  # the base class comes from the criteria table
     with pytest.raises(ValueError, match="agent codex would shadow coder_eval's built-in agent codex"):
         registry(found).agent("codex", "b.agent:Codex")
     registry(found, "'a' (a.plugin:register)").agent("acme", "a.agent:Acme")

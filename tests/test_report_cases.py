@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from coder_eval.analysis.widgets import Explorer
-from coder_eval.report import render_report
+from coder_eval.analysis.views.widgets import Explorer
+from coder_eval.run.render import render_report
 from tests.analysis.builders import write_ab_run
 
 pytestmark = pytest.mark.slow

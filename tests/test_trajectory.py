@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.analysis.frames import read_events
+from coder_eval.analysis.frames.rows import read_events
 from coder_eval.errors import TrajectoryError
 from coder_eval.trajectory import (
     EpisodeEnd,

@@ -18,8 +18,8 @@ from coder_eval.trajectory import Status, Usage
 
 if TYPE_CHECKING:
     from coder_eval.agents.spec import AgentSpecBase
-    from coder_eval.episode.limits import RunLimits
     from coder_eval.sandbox.base import Sandbox
+    from coder_eval.task.limits import RunLimits
     from coder_eval.trajectory import Message, ToolCall, ToolResult
 
 
@@ -52,7 +52,7 @@ class AgentReply:
 
 
 class Conversation(Protocol):
-    """The user's side of a multi-turn dialog (a simulated user: ``coder_eval.simulation``)."""
+    """The user's side of a multi-turn dialog (a simulated user: ``coder_eval.episode.simulator``)."""
 
     async def next_message(self, reply: AgentReply, sink: EventSink) -> str | None:
         """The next user message after ``reply``, or None to end the dialog.

@@ -20,8 +20,8 @@ from coder_eval.errors import AgentError
 
 if TYPE_CHECKING:
     from coder_eval.agents.base import AgentRequest
-    from coder_eval.episode.limits import RunLimits
     from coder_eval.sandbox.base import Sandbox
+    from coder_eval.task.limits import RunLimits
 
 __all__ = [
     "CliAgentSpec",

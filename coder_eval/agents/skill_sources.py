@@ -13,7 +13,7 @@ the file that names it (the task file, or the experiment file for an experiment'
 a ``template_dir`` source copies into the workspace (coder_eval's earlier spelling, where the
 plugin went through the workspace: the template's own folder is used); else a workspace path that
 starter files, a repository or ``pre_run`` make. Anything else is an error naming what was looked
-for. Host folders are staged into every sandbox read-only (``coder_eval.sandbox.plugins``).
+for. Host folders are staged into every sandbox read-only (``coder_eval.sandbox.staged_plugins``).
 
 A folder is a *plugin* when it has ``.claude-plugin/plugin.json`` or a ``skills/`` folder; its
 skills are ``skills/<name>/SKILL.md`` (or the folders its manifest's ``skills`` field names). A
@@ -32,9 +32,9 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from coder_eval.agents.spec import VARIABLE, AgentSpecBase, LocalPlugin, expand_variables
-from coder_eval.episode.template_files import template_folder
 from coder_eval.sandbox.base import check_sandbox_path
 from coder_eval.sandbox.spec import RepoSource, StarterFiles, TemplateSource
+from coder_eval.sandbox.template_files import template_folder
 
 MANIFEST = PurePosixPath(".claude-plugin/plugin.json")
 SKILL_FILE = "SKILL.md"

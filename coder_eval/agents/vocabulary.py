@@ -2,7 +2,7 @@
 (``TOOLS``), so the facts about a kind live on its one row of ``AGENTS``.
 
 The canonical vocabulary is Claude Code's (``Bash``, ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``,
-``Skill``, ``Agent``, ...); ``coder_eval.tools`` maps every kind's names and input keys to it and back.
+``Skill``, ``Agent``, ...); ``coder_eval.agents.tools`` maps every kind's names and input keys to it and back.
 
 Example (a spec class)::
 

@@ -29,7 +29,6 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from coder_eval import __version__
 from coder_eval.cli.commands import COMMANDS
 from coder_eval.errors import (
     CoderEvalError,
@@ -41,6 +40,7 @@ from coder_eval.errors import (
     did_you_mean,
 )
 from coder_eval.terminal import ascii_fallback, inert
+from coder_eval.version import __version__
 
 PROG = "coder-eval"
 console = Console(stderr=True)

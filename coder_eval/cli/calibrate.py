@@ -1,5 +1,5 @@
 """``coder-eval calibrate``: each judged criterion of some runs against people's labels
-(``coder_eval.analysis.calibration``), and which judges are fit to gate on.
+(``coder_eval.analysis.judging.calibration``), and which judges are fit to gate on.
 
 Example::
 
@@ -23,7 +23,7 @@ from coder_eval.errors import AnalysisError, InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from coder_eval.analysis.calibration import JudgeCalibration
+    from coder_eval.analysis.judging.calibration import JudgeCalibration
 
 
 @app.command()
@@ -33,8 +33,8 @@ def calibrate(
 ) -> None:
     """Agreement of each judged criterion with people's labels, and which judges are fit to gate on."""
     from coder_eval.analysis import load_runs
-    from coder_eval.analysis.calibration import KAPPA_METHOD, MIN_ITEMS, MIN_KAPPA, calibrate
-    from coder_eval.analysis.labels import read_labels
+    from coder_eval.analysis.judging.calibration import KAPPA_METHOD, MIN_ITEMS, MIN_KAPPA, calibrate
+    from coder_eval.analysis.judging.labels import read_labels
 
     read = read_labels(labels)
     with warnings.catch_warnings():

@@ -1,5 +1,5 @@
 """``coder-eval history --tasks``: the tasks of the runs listed, with the evidence for each finding
-(``coder_eval.analysis.items``), and how to quarantine them."""
+(``coder_eval.analysis.stats.items``), and how to quarantine them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ import pandas as pd
 from rich.markup import escape
 from rich.table import Table
 
-from coder_eval.analysis.items import FLAKY_METHOD, constant_tasks, flaky_tasks, item_analysis, smaller_suite
-from coder_eval.analysis.load import Runs
-from coder_eval.analysis.verdicts import pick_variants
+from coder_eval.analysis.answer.engine import pick_variants
+from coder_eval.analysis.frames.load import Runs
+from coder_eval.analysis.stats.items import (
+    FLAKY_METHOD,
+    constant_tasks,
+    flaky_tasks,
+    item_analysis,
+    smaller_suite,
+)
 from coder_eval.cli.app import out
 
 QUARANTINE = (

@@ -153,7 +153,7 @@ def episode_table(resolution: Resolution) -> Table:
 @app.command()
 def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or folders of them.")]) -> None:
     """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
-    from coder_eval.validate import validate_tasks
+    from coder_eval.run.validate import validate_tasks
 
     report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
     table = Table("task", "oracle", "none", "verdict", title="grader self-test")

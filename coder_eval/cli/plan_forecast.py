@@ -1,6 +1,6 @@
 """``coder-eval plan``'s forecast: per variant, the expected tokens, cost and episode time from earlier
 runs of the same tasks (and which), and with ``--until-conclusive`` the episodes a decision is likely
-to take for a stated effect (``coder_eval.analysis.sequential_forecast``)."""
+to take for a stated effect (``coder_eval.analysis.stats.forecast``)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ LABELS = {"total_tokens": "tokens", "cost_usd": "cost (USD)", "duration_s": "epi
 def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, float | None]:
     """The table (None: no earlier run of these tasks), and the mean cost of one episode over the
     variants (None: no earlier cost)."""
-    from coder_eval.analysis.sequential_forecast import history, spend
+    from coder_eval.analysis.stats.forecast import history, spend
 
     seen = history(folder, set(resolution.task_ids))
     if not seen:
@@ -61,7 +61,7 @@ def decision_lines(
     max_cost_usd: float | None,
 ) -> list[str]:
     """What ``--until-conclusive`` is likely to spend for ``effect`` (pass rates), in words."""
-    from coder_eval.analysis.sequential_forecast import episodes_to_decision
+    from coder_eval.analysis.stats.forecast import episodes_to_decision
 
     repeats, arms = max(resolution.repeats.values()), len(resolution.experiment.variant_ids)
     cap = min(rule.max_tasks or len(resolution.task_ids), len(resolution.task_ids))

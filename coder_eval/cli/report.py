@@ -18,7 +18,7 @@ from coder_eval.errors import ExitCode
 
 def templates() -> list[str]:
     """The report templates' names (for completion)."""
-    from coder_eval.report import TEMPLATES
+    from coder_eval.run.render import TEMPLATES
 
     return sorted(TEMPLATES)
 
@@ -57,7 +57,7 @@ def report(
     ] = None,
 ) -> None:
     """Render a report notebook to HTML for one or more runs."""
-    from coder_eval.report import parse_params, render_report
+    from coder_eval.run.render import parse_params, render_report
 
     if format_ not in ("html", "markdown"):
         raise typer.BadParameter(f"{format_!r}: choose html or markdown", param_hint="'--format'")
@@ -80,8 +80,8 @@ def _markdown(
     out_file: Path | None,
 ) -> None:
     """The Markdown summary of one run, printed or written to ``out_file``."""
-    from coder_eval.analysis.markdown import run_markdown
-    from coder_eval.store.baseline import compare_with_baseline
+    from coder_eval.analysis.views.markdown import run_markdown
+    from coder_eval.store.baseline_ref import compare_with_baseline
     from coder_eval.store.connection import store_for
 
     if len(run_dirs) != 1:

@@ -18,7 +18,6 @@ from coder_eval.cli.run_adaptive import Asked, execute_shown
 from coder_eval.cli.run_console import print_decision, print_reaped, print_took_over
 from coder_eval.cli.summary import print_finished, print_outcome, print_run_totals
 from coder_eval.episode.snapshots import DEFAULT_MAX_MB
-from coder_eval.errors import did_you_mean
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -145,12 +144,7 @@ def _open(
 
 def _placement(executor: str, scheduler: str | None) -> Placement:
     """The executor options, checked before anything is resolved or run (bad ones exit 2)."""
-    from coder_eval.executors import EXECUTORS, ExecutorName
+    from coder_eval.executors import ExecutorName
     from coder_eval.run import Placement
 
-    if executor not in EXECUTORS:
-        choices = f"choose {' or '.join(EXECUTORS)}{did_you_mean(executor, EXECUTORS)}"
-        raise typer.BadParameter(f"{executor!r}: {choices}", param_hint="'--executor'")
-    if scheduler is not None and executor != "dask":
-        raise typer.BadParameter("a scheduler is for --executor dask", param_hint="'--scheduler'")
     return Placement(cast(ExecutorName, executor), scheduler).check()

@@ -12,8 +12,8 @@ from coder_eval.cli.app import console, out, warn
 
 if TYPE_CHECKING:
     from coder_eval.episode.plan import EpisodePlan
-    from coder_eval.resume import ResumeDecision
     from coder_eval.run import Reaped, RunSession
+    from coder_eval.run.resume import ResumeDecision
     from coder_eval.trajectory import EpisodeEnd
 
 COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

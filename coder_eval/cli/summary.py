@@ -30,13 +30,13 @@ from coder_eval.cli.app import console, out
 from coder_eval.cli.report import print_report_outcomes
 from coder_eval.cli.run_console import print_skills
 from coder_eval.errors import ExitCode
+from coder_eval.run.summary import NotPassed, RunSummary, VariantTotals, summarize_run
 from coder_eval.run_dir import RunDir
-from coder_eval.run_summary import NotPassed, RunSummary, VariantTotals, summarize_run
 from coder_eval.terminal import inert
 
 if TYPE_CHECKING:
-    from coder_eval.gates import GateResult
     from coder_eval.run import AfterRun, Finished, RunResult, Totals
+    from coder_eval.run.gates import GateResult
 
 LISTED = 20
 """Reasons listed at the end of a run (identical ones are listed once, with a count)."""
@@ -149,7 +149,7 @@ def print_gates(results: list[GateResult]) -> None:
 
 def gate_table(results: list[GateResult]) -> Table:
     """The gate table: point estimate against threshold, interval beside it (notes printed after it)."""
-    from coder_eval.gates import failed
+    from coder_eval.run.gates import failed
 
     n_failed, n_passed = len(failed(results)), sum(r.verdict == "pass" for r in results)
     title = f"gates: {n_passed} passed, {n_failed} failed (point estimate ≥ threshold)"

@@ -32,7 +32,7 @@ def view(
     """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL."""
     runs = checked_runs(run_dirs or [DEFAULT_RUNS])
     try:
-        from coder_eval.viewer import serve
+        from coder_eval.cli.viewer import serve
     except ImportError as exc:
         raise InputError(
             f"view needs Voila (the lab extra): pip install 'coder_eval[lab]' ({exc.name} is missing)"

@@ -24,7 +24,7 @@ from coder_eval.criteria.file_unchanged import FileUnchanged
 from coder_eval.criteria.hidden_tests import HiddenTestsCriterion
 from coder_eval.criteria.json_check import JsonCheck
 from coder_eval.criteria.judges.agent import AgentJudge
-from coder_eval.criteria.judges.baseline import BaselineJudge
+from coder_eval.criteria.judges.baseline_judge import BaselineJudge
 from coder_eval.criteria.judges.llm import LlmJudge
 from coder_eval.criteria.message_matches import MessageMatches
 from coder_eval.criteria.pytest_run import PytestCriterion
@@ -68,7 +68,7 @@ CRITERIA: dict[str, type[CriterionSpec]] = {
 """Built-in criterion kinds."""
 
 PLUGIN_CRITERIA: dict[str, type[CriterionSpec]] = load_plugins(
-    Builtins([*CRITERIA, *REFUSED], AGENTS)
+    Builtins([*CRITERIA, *REFUSED], AGENTS, CriterionSpec)
 ).criteria
 """Criterion kinds added by installed plugins (loaded once, now: the union below is built from them)."""
 

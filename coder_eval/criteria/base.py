@@ -21,18 +21,19 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from coder_eval.criteria.early_stop import Decision, armed_spelling
-from coder_eval.criteria.patterns import check_pattern
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
-from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.patterns import check_pattern
+from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.pytest_reports import PytestReport
 from coder_eval.sandbox.spec import TemplateSource
-from coder_eval.sandbox.verdicts import PytestReport
 from coder_eval.trajectory import CliCall, Event
 
 
@@ -150,9 +151,13 @@ class TaskFacts:
 
 
 class CriterionSpec(BaseModel):
-    """Fields every criterion has. ``needs`` says what it reads (a class attribute, not a YAML field)."""
+    """Fields every criterion has. ``needs`` says what it reads, ``label_field`` which of its fields
+    is a label (class attributes, not YAML fields)."""
 
     needs: ClassVar[frozenset[Need]] = frozenset({"workspace"})
+    label_field: ClassVar[str | None] = None
+    """A labelling criterion's expected-label field, where an empty value is the label ``none`` on
+    purpose (``expected_skill`` of ``skill_triggered``); None for other kinds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: str = Field(description="Criterion kind.")
@@ -173,8 +178,8 @@ class CriterionSpec(BaseModel):
         """``stop_early`` only where it can work; ``stop_when`` (the older spelling) read as it."""
         if not isinstance(data, dict):
             return data
-        can_arm = "stop_early" in cls.model_fields
-        return armed_spelling(data, str(data.get("type")), can_arm, cls.live_polarities(data))
+        arming = None if "stop_early" in cls.model_fields else kinds_with_early_stop
+        return armed_spelling(data, str(data.get("type")), arming, cls.live_polarities(data))
 
     @classmethod
     def live_polarities(cls, data: dict[str, Any]) -> frozenset[Decision]:
@@ -187,6 +192,12 @@ class CriterionSpec(BaseModel):
         Only the early-stop kinds answer; the default is that nothing is settled before the end.
         """
         return None
+
+    @classmethod
+    def kind(cls) -> str | None:
+        """The kind a criterion class declares (its ``type: Literal[...]``), None on the base."""
+        kinds = get_args(cls.model_fields["type"].annotation)
+        return str(kinds[0]) if len(kinds) == 1 else None
 
     @property
     def is_gating(self) -> bool:
@@ -311,3 +322,16 @@ def nested_strings(value: Any) -> Iterator[str]:
 def fraction(checks: dict[str, bool]) -> float:
     """Share of checks that hold; 1.0 when there are none."""
     return sum(checks.values()) / len(checks) if checks else 1.0
+
+
+def kinds_with_early_stop() -> list[str]:
+    """The criterion kinds that can be armed with ``stop_early`` (a ``stop_early`` field), built-in
+    and plugin alike: ``["command_executed", "skill_triggered"]``."""
+    found: set[str] = set()
+    todo = list(CriterionSpec.__subclasses__())
+    while todo:
+        spec = todo.pop()
+        todo.extend(spec.__subclasses__())
+        if "stop_early" in spec.model_fields and (kind := spec.kind()) is not None:
+            found.add(kind)
+    return sorted(found)

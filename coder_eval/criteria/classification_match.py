@@ -5,7 +5,7 @@ expression's value; with ``pattern`` the label is the regex's ``label`` group, e
 else the whole match (applied after ``jmespath`` when both are given). A missing file, a value of
 null, empty text or no match is the label ``"none"``; so is an empty or ``none`` ``expected`` (a
 dataset row's negative). The criterion records ``observed_label`` and ``expected_label`` and passes
-when they are equal, so a dataset yields a confusion matrix (``coder_eval.analysis.classification``).
+when they are equal, so a dataset yields a confusion matrix (``coder_eval.analysis.stats.classification``).
 The original spelling ``expected_label`` / ``allowed_labels`` loads to the same fields.
 ``labels`` lists the allowed labels: ``expected`` must be one of them, and an observation outside
 them is recorded as is and flagged in the details. With ``case_sensitive: false`` both labels are
@@ -44,8 +44,9 @@ from coder_eval.criteria.base import (
     parse_json,
     read_texts,
 )
-from coder_eval.criteria.patterns import PatternTimeout, bounded, search
-from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
+from coder_eval.errors import PatternTimeout, WorkspaceFileError
+from coder_eval.patterns import bounded, search
+from coder_eval.sandbox.base import SandboxPath
 
 NONE_LABEL = "none"
 """The label of "nothing": no file, no value, no skill engaged, or a negative expectation."""
@@ -72,6 +73,7 @@ class Reading(NamedTuple):
 
 
 class ClassificationMatch(OriginalCriterion):
+    label_field = "expected"
     type: Literal["classification_match"] = "classification_match"
     path: SandboxPath = Field(description="File holding the label, relative to the sandbox root.")
     expected: str | None = Field(

@@ -35,9 +35,9 @@ from pydantic import Field, model_validator
 
 from coder_eval.cli_match import CliMatch
 from coder_eval.criteria.base import CriterionSpec, GradingContext, TaskFacts, Verdict
-from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import DETAIL_LIMIT
 from coder_eval.errors import GraderError
+from coder_eval.patterns import bounded
 from coder_eval.trajectory import CliCall
 
 DEFAULT_LOG = "cli_mocks/calls.jsonl"

@@ -35,11 +35,11 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
+from coder_eval.agents.tools import canonical_name
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, Verdict
 from coder_eval.criteria.early_stop import Decision, StopEarlyField
-from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
-from coder_eval.tools import canonical_name
+from coder_eval.patterns import bounded, search
 
 
 def normalised(command: str) -> str:

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
+from coder_eval.agents.tools import canonical_name
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, TaskFacts, Verdict
 from coder_eval.criteria.transcript import tool_steps
 from coder_eval.errors import GraderError
-from coder_eval.tools import canonical_name
 
 
 class CommandsEfficiency(OriginalCriterion):

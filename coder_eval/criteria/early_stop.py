@@ -28,12 +28,10 @@ otherwise), and arming a polarity the criterion can never decide (``stop_when: p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-
-STOP_EARLY_KINDS = ("skill_triggered", "command_executed")
-"""The kinds that can be decided on a partial trajectory."""
 
 Decision = Literal["pass", "fail"]
 """A live decision: the partial trajectory settles the criterion this way."""
@@ -82,16 +80,18 @@ STOP_WHEN: dict[str, dict[str, str]] = {
 
 
 def armed_spelling(
-    data: dict[str, Any], kind: str, can_arm: bool, decidable: frozenset[str]
+    data: dict[str, Any], kind: str, arming: Callable[[], list[str]] | None, decidable: frozenset[str]
 ) -> dict[str, Any]:
     """A criterion's fields with ``stop_when`` read as its ``stop_early`` block.
 
-    ``can_arm``: the kind has early stop; ``decidable``: the live decisions this criterion can reach.
-    ``ValueError`` for arming what cannot be armed, or a polarity it can never decide.
+    ``arming``: None when the kind has early stop, else what lists the kinds that have it (for the
+    message); ``decidable``: the live decisions this criterion can reach. ``ValueError`` for arming
+    what cannot be armed, or a polarity it can never decide.
     """
     for name in ("stop_early", "stop_when"):
-        if name in data and not can_arm:
-            kinds = " and ".join(STOP_EARLY_KINDS)
+        if name in data and arming is not None:
+            *others, last = arming()
+            kinds = f"{', '.join(others)} and {last}" if others else last
             raise ValueError(f"{name}: early stop is armed only on {kinds} criteria, not on {kind}")
     if "stop_when" not in data:
         return data

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder_eval.criteria.base import Verdict
-from coder_eval.sandbox.base import ExecResult, Sandbox, WorkspaceFileError
-from coder_eval.sandbox.verdicts import PytestReport
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, Sandbox
+from coder_eval.sandbox.pytest_reports import PytestReport
 
 MAX_SET_ASIDE = 200
 """More changed ``conftest.py`` files than this cannot be set aside (one option each): a failure."""

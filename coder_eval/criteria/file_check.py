@@ -36,7 +36,7 @@ from coder_eval.criteria.base import (
     read_texts,
 )
 from coder_eval.criteria.flags import Flags, flag_value
-from coder_eval.criteria.patterns import bounded, search
+from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
 
 

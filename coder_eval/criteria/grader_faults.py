@@ -6,7 +6,7 @@ Example::
                                                  # /check.py (/suite/graders/check.py) does not exist"
 
 Before a command-running criterion runs, every suite file it names (``$TASK_DIR/…``,
-``$REFERENCE_DIR/…``: ``coder_eval.episode.grader_files``) must exist, each Python grader among them and
+``$REFERENCE_DIR/…``: ``coder_eval.criteria.grader_files``) must exist, each Python grader among them and
 each module of the suite it imports (found beside it or in a folder it reaches from its own file)
 must compile, and the verifier must be able to read them all. Otherwise the criterion raises
 ``GraderError``: the episode is ``invalid`` (status ``grader_error``) with that message.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.criteria.base import GradingContext
-from coder_eval.episode.grader_files import NamedPath, file_relative_paths, named_paths
+from coder_eval.criteria.grader_files import NamedPath, file_relative_paths, named_paths
 from coder_eval.errors import GraderError
 from coder_eval.sandbox.base import Sandbox
 

@@ -33,8 +33,8 @@ from pydantic import Field
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.criteria.grader_faults import check_grader_files
-from coder_eval.errors import GraderError
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError
+from coder_eval.errors import GraderError, WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult
 
 COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
 PYTEST_WORD = re.compile(r"\bpytest\b|\bpy\.test\b")

@@ -40,11 +40,11 @@ from coder_eval.criteria.base import (
     parse_json,
     read_texts,
 )
-from coder_eval.criteria.patterns import bounded, search
-from coder_eval.episode.template_files import template_file
-from coder_eval.errors import GraderError
-from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
+from coder_eval.errors import GraderError, WorkspaceFileError
+from coder_eval.patterns import bounded, search
+from coder_eval.sandbox.base import SandboxPath
 from coder_eval.sandbox.spec import TemplateSource
+from coder_eval.sandbox.template_files import template_file
 
 Operator = Literal["equals", "not_equals", "contains", "gt", "gte", "lt", "lte", "type", "regex", "exists"]
 SHORT_FORMS: dict[str, Operator] = {

@@ -29,8 +29,8 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
-from coder_eval.criteria.patterns import bounded, search
 from coder_eval.criteria.transcript import assistant_texts, final_text
+from coder_eval.patterns import bounded, search
 
 EXCERPT = 300
 """Characters of context kept around a match, or of the searched text's end when nothing matched."""

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, TaskFacts, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
-from coder_eval.criteria.patterns import bounded, search
 from coder_eval.errors import GraderError, did_you_mean
+from coder_eval.patterns import bounded, search
 from coder_eval.trajectory import CliCall
 
 

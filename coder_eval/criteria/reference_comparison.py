@@ -37,8 +37,8 @@ from pydantic import Field
 
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, read_texts
 from coder_eval.criteria.judges.context import trusted_file
-from coder_eval.errors import GraderError
-from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
+from coder_eval.errors import GraderError, WorkspaceFileError
+from coder_eval.sandbox.base import SandboxPath
 
 Method = Literal["ast", "token", "complexity"]
 SKIPPED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}

@@ -24,7 +24,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Verdict
-from coder_eval.sandbox.base import SandboxPath, WorkspaceFileError
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.sandbox.base import SandboxPath
 
 OUTPUT_TAIL = 3000
 """Characters of the script's output kept in the details."""

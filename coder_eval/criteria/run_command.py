@@ -32,8 +32,8 @@ from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, V
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.criteria.hidden_tests import runs_pytest
-from coder_eval.criteria.patterns import bounded, search
-from coder_eval.sandbox.base import WorkspaceFileError
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.patterns import bounded, search
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 

@@ -19,7 +19,7 @@ details. With ``skill`` set, only that skill is looked for, so the labels are ``
 the prompt should trigger: empty or ``none`` in any case (what ``${row.expected_skill}`` gives for a
 null row value) means no skill should; null or left out means ``skill`` (so, without ``skill``, none).
 The criterion passes when the labels are equal, so a dataset of prompts yields a confusion matrix
-(``coder_eval.analysis.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
+(``coder_eval.analysis.stats.classification``). Plugin prefixes (``my-plugin:``) and a leading ``/`` are
 dropped from both labels, and both are lower-cased: skill names compare case-insensitively.
 ``skill_name`` is the original spelling of ``skill``; ``stop_early`` (or the older ``stop_when``)
 arms early stop on it: the first skill engaged settles the label, so it is decided then.
@@ -48,11 +48,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import AliasChoices, Field, model_validator
 
+from coder_eval.agents.tools import canonical_name
 from coder_eval.criteria.base import GradingContext, OriginalCriterion, Verdict, nested_strings
 from coder_eval.criteria.classification_match import NONE_LABEL, as_label
 from coder_eval.criteria.early_stop import Decision, StopEarlyField
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, tool_steps
-from coder_eval.tools import canonical_name
 
 PATH_BREAK = re.compile(r"[\s'\"`=:;,|&<>()]+")
 """What separates the paths in a command or an input value."""
@@ -132,6 +132,7 @@ async def skills_in_path(path: str, files: SkillFiles) -> list[str]:
 
 class SkillTriggered(OriginalCriterion):
     needs = frozenset({"trajectory", "workspace"})
+    label_field = "expected_skill"
     type: Literal["skill_triggered"] = "skill_triggered"
     skill: str | None = Field(
         default=None,

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
-from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import ToolStep, matches_tool, tool_steps
+from coder_eval.patterns import bounded
 
 
 class ToolPattern(BaseModel):

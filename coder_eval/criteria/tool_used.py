@@ -25,8 +25,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
-from coder_eval.criteria.patterns import bounded
 from coder_eval.criteria.transcript import DETAIL_LIMIT, ToolStep, matches_tool, tool_steps
+from coder_eval.patterns import bounded
 
 
 class ToolUsed(CriterionSpec):

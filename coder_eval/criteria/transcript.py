@@ -3,7 +3,7 @@
 Tool calls come from ``tool_call`` events and, for agents that record only messages, from the
 ``tool_use`` blocks of assistant messages (one call per id, whichever comes first); results likewise
 from ``tool_result`` events and the ``tool_result`` blocks of user messages. Sub-agent calls count.
-Tool names are compared in one vocabulary (``coder_eval.tools``): Codex's ``exec_command``,
+Tool names are compared in one vocabulary (``coder_eval.agents.tools``): Codex's ``exec_command``,
 OpenCode's ``bash`` and Gemini CLI's ``run_shell_command`` are all ``Bash``.
 
 Example::
@@ -21,8 +21,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coder_eval.criteria.patterns import search
-from coder_eval.tools import canonical_input, canonical_name
+from coder_eval.agents.tools import canonical_input, canonical_name
+from coder_eval.patterns import search
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult
 
 DETAIL_LIMIT = 50

@@ -22,14 +22,15 @@ from coder_eval.agents import AGENTS, AgentRequest, AgentResult, make_agent
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.transcript import message_text
 from coder_eval.episode.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
-from coder_eval.episode.limits import token_overrun
+from coder_eval.episode.simulator import Simulator, open_simulation
 from coder_eval.episode.stage import Stage
 from coder_eval.episode.watch import EarlyCheck, Watch
 from coder_eval.errors import AgentError, CoderEvalError
 from coder_eval.plugins import crash_text
 from coder_eval.pricing import cost_usd
-from coder_eval.simulation import Simulator, open_simulation
+from coder_eval.sandbox.spec import Limits
 from coder_eval.task import TaskSpec
+from coder_eval.task.limits import RunLimits, token_overrun
 from coder_eval.trajectory import Event, Message, Status, TrajectoryWriter, Usage
 
 
@@ -77,7 +78,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task, sink, stage, result, f"turn_timeout of {task.run_limits.turn_timeout:g} s"
         )
     assert outcome.result is not None
-    return _apply_budgets(task, outcome.result)
+    return _apply_budgets(task.run_limits, outcome.result)
 
 
 async def _named(kind: str, run: Coroutine[Any, Any, AgentResult]) -> AgentResult:
@@ -101,12 +102,11 @@ RLIMIT_SIGNS = {
 refused fork gives."""
 
 
-def limits_hit(result: AgentResult, task: TaskSpec, counted: Sequence[str]) -> list[str]:
+def limits_hit(result: AgentResult, limits: Limits, counted: Sequence[str]) -> list[str]:
     """The sandbox limits the agent ran into: those its control group counted (``memory``,
     ``processes``), and, when the agent crashed, those whose rlimit its error shows (a limit the
     task set: ``cpu time`` for ``max_cpu_seconds``, ``file size`` for ``max_disk_mb``,
     ``processes`` for ``max_pids``)."""
-    limits = task.sandbox.limits
     hits = list(counted)
     if result.invalid and result.status == "agent_error":
         configured = {
@@ -121,10 +121,9 @@ def limits_hit(result: AgentResult, task: TaskSpec, counted: Sequence[str]) -> l
     return hits
 
 
-def at_limit(result: AgentResult, task: TaskSpec, hits: Sequence[str]) -> AgentResult:
+def at_limit(result: AgentResult, limits: Limits, hits: Sequence[str]) -> AgentResult:
     """A limit of the sandbox stopped or refused one of the agent's processes: the agent's failure
     (status ``resource_limit``, outcome ``fail``), never a harness fault."""
-    limits = task.sandbox.limits
     said = {
         "memory": f"a process was killed at the memory limit ({limits.max_memory_mb} MB)",
         "processes": f"a new process was refused at the process limit ({limits.max_pids})",
@@ -230,8 +229,7 @@ def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:
     return early_stop_check(armed_criteria(task), context)
 
 
-def _apply_budgets(task: TaskSpec, result: AgentResult) -> AgentResult:
-    limits = task.run_limits
+def _apply_budgets(limits: RunLimits, result: AgentResult) -> AgentResult:
     if result.status != "completed" or result.invalid:
         return result
     over = token_overrun(limits, result.usage)

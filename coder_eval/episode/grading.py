@@ -18,8 +18,8 @@ from typing import Any
 from coder_eval.agents import AgentResult
 from coder_eval.criteria import PLUGIN_CRITERIA, CriterionSpec, GradingContext, HiddenMaterial
 from coder_eval.episode.verifier import Verifier
+from coder_eval.errors import WorkspaceFileError
 from coder_eval.plugins import crash_text
-from coder_eval.sandbox.base import WorkspaceFileError
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, InvalidCause, Outcome, Status
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from coder_eval.agents.base import AgentReply, EventSink
 from coder_eval.criteria import CriterionSpec, GradingContext, Verdict
 from coder_eval.criteria.early_stop import StopEarly
-from coder_eval.criteria.patterns import PatternTimeout
+from coder_eval.errors import PatternTimeout
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import CriterionResult, Event, Message, ToolCall
 

@@ -40,7 +40,7 @@ class EpisodePlan:
     provenance: dict[str, str] = field(default_factory=dict)
     bundle: str | None = None
     """The sha256 of the task's folder packed as a bundle, set by an executor that sends it to a
-    worker with no view of the suite (``coder_eval.executors.bundles``); None: the suite is here."""
+    worker with no view of the suite (``coder_eval.executors.dask.bundles``); None: the suite is here."""
     frozen: FrozenFiles | None = None
     """The task's files frozen for the run (None: they are read where the task names them)."""
 

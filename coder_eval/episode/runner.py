@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from coder_eval import __version__
 from coder_eval.agents import AgentResult
 from coder_eval.episode.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
@@ -35,7 +34,8 @@ from coder_eval.episode.verifier import open_verifier
 from coder_eval.errors import CoderEvalError, RunWriteError
 from coder_eval.sandbox.snapshot import WorkspaceTooLarge
 from coder_eval.task import TaskSpec
-from coder_eval.task_files import task_hash
+from coder_eval.task.files import task_hash
+from coder_eval.task.schema import HIDDEN_FIELDS
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
@@ -46,6 +46,7 @@ from coder_eval.trajectory import (
     TrajectoryWriter,
     WorkspaceSnapshot,
 )
+from coder_eval.version import __version__
 
 
 def versions() -> dict[str, str]:
@@ -153,9 +154,9 @@ async def _phases(
     notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
-    hits = limits_hit(result, plan.task, stage.sandbox.limits_hit())
+    hits = limits_hit(result, plan.task.sandbox.limits, stage.sandbox.limits_hit())
     if hits:
-        result = at_limit(result, plan.task, hits)
+        result = at_limit(result, plan.task.sandbox.limits, hits)
     try:
         snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
     except WorkspaceTooLarge as exc:
@@ -266,15 +267,11 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
     )
 
 
-HIDDEN_TASK_FIELDS = frozenset({"reference_solution", "hidden_tests", "reference"})
-"""Never recorded: the trajectory may travel where the task's hidden material should not."""
-
-
 def recorded_task_data(task: TaskSpec) -> dict[str, Any]:
     """The task as ``episode_start`` records it: every field resolved, hidden material left out, and
     each criterion as written (the fields it was given, so ``coder-eval regrade`` reads it back the
     same: a check like ``equals: null`` means something only when it was written)."""
-    data = task.model_dump(mode="json", exclude=set(HIDDEN_TASK_FIELDS))
+    data = task.model_dump(mode="json", exclude=set(HIDDEN_FIELDS))
     data["success_criteria"] = [
         {"type": c.type, **c.model_dump(mode="json", exclude_unset=True)} for c in task.success_criteria
     ]

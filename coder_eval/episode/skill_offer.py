@@ -9,7 +9,7 @@ Example::
     [(p.name, [name for name, _ in p.skills]) for p in offered]   # [("team-skills", ["pdf", "docx"])]
 
 Host folders (``coder_eval.agents.skill_sources``) are staged read-only beside the workspace
-(``coder_eval.sandbox.plugins``); a workspace folder (starter files, a repository, ``pre_run``) is
+(``coder_eval.sandbox.staged_plugins``); a workspace folder (starter files, a repository, ``pre_run``) is
 read where it is once ``pre_run`` has run, and a bare skills root there gets a plugin folder of its
 own in the agent's HOME (``~/.coder_eval/plugins/<name>/skills/``), which Claude Code needs.
 """
@@ -23,9 +23,9 @@ from coder_eval.agents.base import OfferedPlugin
 from coder_eval.agents.cli_spec import copy_skills
 from coder_eval.agents.skill_sources import PluginContents, is_host_plugin, plugin_contents, skill_name
 from coder_eval.agents.spec import AgentSpecBase, plugin_paths
-from coder_eval.errors import AgentError
-from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
-from coder_eval.sandbox.plugins import PLUGINS_VARIABLE, StagedPlugin
+from coder_eval.errors import AgentError, WorkspaceFileError
+from coder_eval.sandbox.base import Sandbox
+from coder_eval.sandbox.staged_plugins import PLUGINS_VARIABLE, StagedPlugin
 
 
 @dataclass(frozen=True)

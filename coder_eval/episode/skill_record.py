@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from coder_eval.agents.base import OfferedPlugin
-from coder_eval.tools import canonical_name
+from coder_eval.agents.tools import canonical_name
 from coder_eval.trajectory import EpisodeEnd, Event, Message, SkillLoad, ToolCall
 
 SKILL_FILE_READ = re.compile(r"(?:^|[/\s\"'`])skills/([\w.-]+)/SKILL\.md")

@@ -28,9 +28,9 @@ from coder_eval.agents.base import OfferedPlugin, agent_host_paths
 from coder_eval.episode.pristine import with_expected_tests
 from coder_eval.episode.skill_offer import offered_plugins, plugin_staging
 from coder_eval.episode.verifier import reads_only
-from coder_eval.errors import CoderEvalError, SandboxError
+from coder_eval.errors import CoderEvalError, SandboxError, WorkspaceFileError
 from coder_eval.sandbox import DriverSandbox, Provision, RecordingHost, ShimCall, make_sandbox
-from coder_eval.sandbox.base import Sandbox, WorkspaceFileError
+from coder_eval.sandbox.base import Sandbox
 from coder_eval.sandbox.envs import sandbox_envs
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.toolchain import PYTEST_CONFIGS, pytest_config

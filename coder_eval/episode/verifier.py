@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from coder_eval.episode.grader_files import suite_folders
+from coder_eval.criteria.grader_files import suite_folders
 from coder_eval.sandbox import DriverSandbox, Mount, Provision, make_sandbox
 from coder_eval.sandbox.envs import sandbox_envs
+from coder_eval.sandbox.pytest_reports import MAX_REPORT_BYTES, PytestReport, read_reports
 from coder_eval.sandbox.snapshot import Dropped
 from coder_eval.sandbox.snapshot_view import MAX_BYTES, SnapshotView
 from coder_eval.sandbox.toolchain import VERDICTS_VARIABLE
-from coder_eval.sandbox.verdicts import MAX_REPORT_BYTES, PytestReport, read_reports
 from coder_eval.task import TaskSpec
 
 
@@ -113,12 +113,14 @@ def verifier_provision(
 
 
 def suite_mounts(task: TaskSpec, shown: list[Mount]) -> list[Mount]:
-    """The suite's own folders the task's graders use (``coder_eval.episode.grader_files``), beyond those in
+    """The suite's own folders the task's graders use (``coder_eval.criteria.grader_files``), beyond those in
     ``shown``: each read-only at its own path, so ``$TASK_DIR/../graders/x.py`` is the suite's file,
     never a copy the agent could have touched."""
     covered = [m.source for m in shown]
     return [
-        Mount(folder) for folder in suite_folders(task) if not any(folder.is_relative_to(c) for c in covered)
+        Mount(folder)
+        for folder in suite_folders(task.grader_sources())
+        if not any(folder.is_relative_to(c) for c in covered)
     ]
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder_eval.agents import AgentResult
-from coder_eval.episode.limits import RunLimits, token_overrun
+from coder_eval.task.limits import RunLimits, token_overrun
 from coder_eval.trajectory import Event, Message, Status, ToolCall, ToolResult, TrajectoryWriter, Usage
 
 EarlyCheck = Callable[[list[Event]], Awaitable[bool]]

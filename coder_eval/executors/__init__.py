@@ -8,50 +8,76 @@ Example::
 
 ``local`` runs episodes in this process's event loop; ``dask`` on a dask.distributed cluster (a
 LocalCluster of ``slots`` worker processes, one episode each, or the running cluster at
-``scheduler``), whose workers hand each trajectory back to this process.
+``scheduler``), whose workers hand each trajectory back to this process. A new executor is one
+module (or package) with an ``open_<name>(slots, scheduler)`` context manager, and one row here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
-from typing import Literal
+from typing import Any, Literal, NamedTuple, cast
 
-from coder_eval.errors import InputError
+from coder_eval.errors import InputError, did_you_mean
 from coder_eval.executors.base import Executor
-from coder_eval.executors.local import LocalExecutor, open_local
+from coder_eval.executors.local import LocalExecutor
 
 ExecutorName = Literal["local", "dask"]
 
-EXECUTORS: dict[str, str | None] = {"local": None, "dask": "dask"}
-"""Each executor, and the optional extra (``pip install 'coder_eval[EXTRA]'``) it needs."""
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorName", "LocalExecutor", "check_executor", "open_executor"]
+class ExecutorKind(NamedTuple):
+    """One row of the table: how to open the executor, and what it needs.
+
+    Example: ``ExecutorKind("coder_eval.executors.dask.executor:open_dask", extra="dask",
+    scheduler_check="coder_eval.executors.dask.executor:check_scheduler")``.
+    """
+
+    opener: str
+    """``"module:function"``: ``function(slots=, scheduler=)`` returns an async context manager of
+    an ``Executor``; imported only when the executor is chosen."""
+    extra: str | None = None
+    """The optional extra (``pip install 'coder_eval[EXTRA]'``) its module needs."""
+    scheduler_check: str | None = None
+    """``"module:function"``: an async check that a scheduler answers (executors that take one)."""
 
 
-def check_executor(name: ExecutorName, scheduler: str | None = None) -> None:
-    """Fail before anything runs when ``name`` cannot run: its extra is missing, or no dask scheduler
-    answers at ``scheduler``."""
-    check_installed(name)
-    if scheduler is not None:
-        from coder_eval.executors.dask import check_scheduler  # installed: checked just above
+EXECUTORS: dict[str, ExecutorKind] = {
+    "local": ExecutorKind("coder_eval.executors.local:open_local"),
+    "dask": ExecutorKind(
+        "coder_eval.executors.dask.executor:open_dask",
+        extra="dask",
+        scheduler_check="coder_eval.executors.dask.executor:check_scheduler",
+    ),
+}
+"""Each executor by name (``--executor NAME``)."""
 
-        asyncio.run(check_scheduler(scheduler))
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "ExecutorKind",
+    "ExecutorName",
+    "LocalExecutor",
+    "check_executor",
+    "open_executor",
+]
 
 
-def check_installed(name: ExecutorName) -> None:
-    """Fail before anything runs when the packages of ``name``'s extra are missing."""
-    extra = EXECUTORS[name]
-    if extra is None:
-        return
-    try:
-        importlib.import_module(f"coder_eval.executors.{name}")
-    except ImportError as exc:
-        raise InputError(
-            f"the {name} executor needs the {extra!r} extra ({exc.name or exc} is not installed): "
-            f"pip install 'coder_eval[{extra}]'"
-        ) from exc
+def check_executor(name: str, scheduler: str | None = None) -> ExecutorName:
+    """The executor ``name``, checked before anything runs: known, its extra installed, and a
+    scheduler where one is given answering (``InputError``, exit 2, otherwise)."""
+    kind = EXECUTORS.get(name)
+    if kind is None:
+        raise InputError(f"executor {name!r}: choose {' or '.join(EXECUTORS)}{did_you_mean(name, EXECUTORS)}")
+    if scheduler is not None and kind.scheduler_check is None:
+        takers = " or ".join(n for n, k in EXECUTORS.items() if k.scheduler_check)
+        raise InputError(f"a scheduler is for the {takers} executor, not {name!r}")
+    _load(name, kind.opener)
+    if scheduler is not None and kind.scheduler_check is not None:
+        check = cast(Callable[[str], Coroutine[Any, Any, None]], _load(name, kind.scheduler_check))
+        asyncio.run(check(scheduler))
+    return cast(ExecutorName, name)
 
 
 def open_executor(
@@ -59,9 +85,18 @@ def open_executor(
 ) -> AbstractAsyncContextManager[Executor]:
     """Start the executor (and, for ``dask`` without ``scheduler``, a LocalCluster of ``slots``
     one-episode workers); leaving the block stops what was started."""
-    if name == "local":
-        return open_local()
-    check_installed(name)
-    from coder_eval.executors.dask import open_dask  # an optional extra: imported only when chosen
+    opener = cast(Callable[..., AbstractAsyncContextManager[Executor]], _load(name, EXECUTORS[name].opener))
+    return opener(slots=slots, scheduler=scheduler)
 
-    return open_dask(workers=slots, scheduler=scheduler)
+
+def _load(name: str, target: str) -> Any:
+    """Import ``"module:attribute"`` of executor ``name``; a missing extra is an ``InputError``."""
+    module, _, attribute = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except ImportError as exc:
+        extra = EXECUTORS[name].extra
+        raise InputError(
+            f"the {name} executor needs the {extra!r} extra ({exc.name or exc} is not installed): "
+            f"pip install 'coder_eval[{extra}]'"
+        ) from exc

@@ -15,7 +15,7 @@ from pathlib import Path
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.episode.snapshots import SnapshotTarget
-from coder_eval.executors.bundles import relocated
+from coder_eval.executors.dask.bundles import relocated
 from coder_eval.trajectory import EpisodeEnd
 
 
@@ -40,6 +40,7 @@ class LocalExecutor:
 
 
 @asynccontextmanager
-async def open_local() -> AsyncIterator[LocalExecutor]:
-    """Nothing to start or stop: the local executor is this process."""
+async def open_local(slots: int = 1, scheduler: str | None = None) -> AsyncIterator[LocalExecutor]:
+    """Nothing to start or stop: the local executor is this process (``slots`` is the batch's
+    concurrency, set there; a scheduler is refused by ``check_executor``)."""
     yield LocalExecutor()

@@ -12,7 +12,6 @@ from coder_eval.experiment.merge import MERGE_RULES, Layer, Merged, merge_layers
 from coder_eval.experiment.mutations import PromptMutations, mutate_prompt
 from coder_eval.experiment.overrides import overrides_layer, parse_define
 from coder_eval.experiment.resolve import CommandLine, Resolution, Suite, resolve
-from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import (
     DEFAULT_EXPERIMENT,
     Experiment,
@@ -23,6 +22,7 @@ from coder_eval.experiment.spec import (
     experiment_path,
     load_experiment,
 )
+from coder_eval.experiment.task_selection import Selection, select
 
 __all__ = [
     "DEFAULT_EXPERIMENT",

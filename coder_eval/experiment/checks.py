@@ -24,16 +24,18 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from coder_eval.dataset import ROW_REF
+from coder_eval.criteria import CRITERIA
 from coder_eval.experiment.credentials import missing_keys
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.experiment.skill_arms import skill_warnings
 from coder_eval.sandbox import resolve_driver
 from coder_eval.task import TaskSpec
-from coder_eval.task_files import special_files
+from coder_eval.task.dataset import ROW_REF
+from coder_eval.task.files import special_files
 
-LABEL_FIELDS = {"classification_match": "expected", "skill_triggered": "expected_skill"}
-"""Criterion fields where an empty value means the label ``none`` on purpose."""
+LABEL_FIELDS = {kind: spec.label_field for kind, spec in CRITERIA.items() if spec.label_field}
+"""Criterion fields where an empty value means the label ``none`` on purpose (each labelling
+criterion declares its ``label_field``)."""
 
 
 def plan_warnings(resolution: Resolution) -> list[str]:

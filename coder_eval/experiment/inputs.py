@@ -15,8 +15,8 @@ from pathlib import Path
 
 from coder_eval.errors import InputError
 from coder_eval.experiment.resolve import CommandLine, Resolution, resolve
-from coder_eval.experiment.selection import Selection
 from coder_eval.experiment.spec import experiment_path, load_experiment
+from coder_eval.experiment.task_selection import Selection
 from coder_eval.manifest import InputsRecord
 
 

@@ -25,13 +25,14 @@ from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import command_line_layer
 from coder_eval.experiment.rephrase import Rephraser, seed_for
-from coder_eval.experiment.selection import Selection, select
 from coder_eval.experiment.spec import Experiment, Variant
+from coder_eval.experiment.task_selection import Selection, select
 from coder_eval.plugins import check_plugins
 from coder_eval.task import TaskSpec, build_tasks, discover, task_doc
+from coder_eval.task.schema import HIDDEN_FIELDS
 from coder_eval.yaml_source import YamlDoc
 
-NOT_IN_PROVENANCE = {"reference_solution", "hidden_tests", "source_path", "dataset_row"}
+NOT_IN_PROVENANCE = {*HIDDEN_FIELDS, "source_path", "dataset_row"}
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from coder_eval.agents.skill_sources import PluginContents, is_host_plugin, plugin_contents
 from coder_eval.agents.spec import plugin_paths
-from coder_eval.episode.template_files import template_folder
 from coder_eval.sandbox.spec import RepoSource, StarterFile, TemplateSource
+from coder_eval.sandbox.template_files import template_folder
 
 if TYPE_CHECKING:
     from coder_eval.experiment.resolve import Resolution

@@ -45,8 +45,8 @@ from coder_eval.experiment.paths import ExperimentPaths
 from coder_eval.manifest import UntilConclusiveRule
 from coder_eval.sandbox.spec import TemplateSource
 from coder_eval.scripted.script import ScriptRef
-from coder_eval.simulation import SimulationSpec
 from coder_eval.task import Identifier, RunLimits, SandboxSpec
+from coder_eval.task.simulation import SimulationSpec
 from coder_eval.yaml_source import YamlDoc, explain, read_yaml
 
 DEFAULT_EXPERIMENT = Path("experiments/default.yaml")

@@ -46,8 +46,8 @@ from coder_eval.episode.runner import (
 )
 from coder_eval.errors import CoderEvalError
 from coder_eval.regrade.before import before_agent
+from coder_eval.regrade.criteria_plan import CriteriaSplit, evaluation_cost, needs_workspace, split_criteria
 from coder_eval.regrade.tasks import GradingTask
-from coder_eval.regrade.verdicts import CriteriaSplit, evaluation_cost, needs_workspace, split_criteria
 from coder_eval.run_dir import RunDir
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (

@@ -24,8 +24,8 @@ from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.regrade.episode import Recorded, Regraded, regrade_episode
 from coder_eval.regrade.tasks import TaskDefinitions
+from coder_eval.run.session import RunSession
 from coder_eval.run_dir import RegradeRecord, RunDir, RunManifest
-from coder_eval.run_stop import left_interrupted
 from coder_eval.trajectory import now, read_trajectory
 
 
@@ -87,22 +87,15 @@ async def regrade_run(
         run_id=plan.manifest.run_id, run_dir=str(plan.source.path), task_files=[str(p) for p in task_files]
     )
     manifest = _new_manifest(plan.manifest, target.name, command, record)
-    run = RunDir.create(target.parent, manifest)  # locked: one writer at a time
-    try:
-        with left_interrupted(run, manifest):
+    with RunSession.derive(manifest, target) as session:  # locked: one writer at a time
+        max_mb = plan.manifest.snapshots.max_mb if plan.manifest.snapshots else None
+        with session.running(max_mb) as run:
             episodes = await _regrade_all(plan, run, manifest.run_id, concurrency, on_done)
-        manifest.regraded_from = _summary(record, episodes, time.monotonic() - started)
-        if manifest.adaptive is not None:  # a run that stopped at its answer: decided again
-            from coder_eval.run.adaptive_replay import redecide
+            manifest.regraded_from = _summary(record, episodes, time.monotonic() - started)
+            if manifest.adaptive is not None:  # a run that stopped at its answer: decided again
+                from coder_eval.run.adaptive_replay import redecide
 
-            manifest.adaptive = redecide(manifest.adaptive, manifest.episodes, run.finished_episodes())
-        manifest.status = "completed"
-        manifest.snapshots = run.snapshot_totals(
-            plan.manifest.snapshots.max_mb if plan.manifest.snapshots else None
-        )
-        run.write_manifest(manifest)
-    finally:
-        run.release()
+                manifest.adaptive = redecide(manifest.adaptive, manifest.episodes, run.finished_episodes())
     return RegradeResult(run, manifest.regraded_from, episodes, plan.problems)
 
 

@@ -8,9 +8,10 @@ Example::
 
 The recorded task (``episode_start.task``) is the base either way: it is what the agent ran with,
 experiment layers and dataset rows applied. A task file given to ``regrade`` replaces what grading
-reads (``success_criteria``, ``hidden_tests``, ``reference``, ``post_run``, ``suite_thresholds``) for
-the tasks it defines; other episodes keep their recorded criteria. The recording leaves hidden material
-out (hidden tests, the reference folder), so for those it is taken from the task's file on disk.
+reads (the fields the schema marks as grading: ``success_criteria``, ``post_run``, ``suite_thresholds``,
+``hidden_tests``, ``reference``) for the tasks it defines; other episodes keep their recorded criteria.
+The recording leaves hidden material out (the fields marked hidden: the reference solution, hidden
+tests, the reference folder), so for those it is taken from the task's file on disk.
 """
 
 from __future__ import annotations
@@ -24,12 +25,8 @@ from pydantic import ValidationError
 
 from coder_eval.errors import TaskError
 from coder_eval.task import TaskSpec, load_tasks
+from coder_eval.task.schema import GRADING_FIELDS, HIDDEN_FIELDS
 from coder_eval.trajectory import EpisodeStart
-
-GRADING_FIELDS = ("success_criteria", "hidden_tests", "reference", "post_run", "suite_thresholds")
-"""What a task file given to regrade replaces in the recorded task."""
-HIDDEN_FIELDS = ("hidden_tests", "reference")
-"""What the recording leaves out and is read again from the task's file."""
 
 
 @dataclass(frozen=True)

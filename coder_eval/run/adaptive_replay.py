@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coder_eval.analysis.sequential import confidence_sequence, decisions, sign_of_log_ratio
+from coder_eval.analysis.stats.sequential import confidence_sequence, decisions, sign_of_log_ratio
 from coder_eval.manifest import AdaptiveRecord, PlannedEpisode, SequenceLook, SequencePath
 from coder_eval.trajectory import EpisodeEnd
 

@@ -21,13 +21,12 @@ from typing import Any, NamedTuple, Protocol
 
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.snapshots import DEFAULT_MAX_MB, MB
-from coder_eval.errors import InputError, did_you_mean
-from coder_eval.executors import EXECUTORS, ExecutorName, check_executor, open_executor
+from coder_eval.executors import ExecutorName, check_executor, open_executor
 from coder_eval.executors.base import Executor
 from coder_eval.manifest import BudgetRecord
 from coder_eval.run.batch import BatchSummary, kept_episodes, run_batch
+from coder_eval.run.stop import left_interrupted
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.run_stop import left_interrupted
 from coder_eval.sandbox.leftovers import recording_sandboxes
 from coder_eval.trajectory import EpisodeEnd
 
@@ -44,11 +43,6 @@ class Placement(NamedTuple):
     def check(self) -> Placement:
         """Fail (``InputError``, exit 2) before anything is resolved or run when the executor is
         unknown, its extra is missing, or no dask scheduler answers."""
-        if self.executor not in EXECUTORS:
-            choices = f"choose {' or '.join(EXECUTORS)}{did_you_mean(self.executor, EXECUTORS)}"
-            raise InputError(f"executor {self.executor!r}: {choices}")
-        if self.scheduler is not None and self.executor != "dask":
-            raise InputError("a scheduler is for the dask executor")
         check_executor(self.executor, self.scheduler)
         return self
 

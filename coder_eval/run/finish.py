@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Literal
 
 from coder_eval.errors import CoderEvalError, InputError, StoreBusy
 from coder_eval.experiment import Resolution
-from coder_eval.gates import GateResult, evaluate_gates, failed
-from coder_eval.junit import JunitCounts, write_junit
 from coder_eval.manifest import GateRecord
+from coder_eval.run.gates import GateResult, evaluate_gates, failed
+from coder_eval.run.junit import JunitCounts, write_junit
 from coder_eval.run.regression import NAN, FailOn, baseline_gates
 from coder_eval.run.reports import ReportOutcome, render_run_reports
+from coder_eval.run.summary import RunSummary
 from coder_eval.run_dir import RunDir, RunManifest
-from coder_eval.run_summary import RunSummary
 
 if TYPE_CHECKING:
-    from coder_eval.analysis.baseline import Regression
+    from coder_eval.analysis.answer.baseline_run import Regression
 
 
 @dataclass(frozen=True)
@@ -160,8 +160,8 @@ def record_headline(run: RunDir, manifest: RunManifest) -> tuple[str | None, str
     if len(manifest.variants) < 2:
         return None, None
     try:
-        from coder_eval.analysis.notebook import jsonable
-        from coder_eval.analysis.verdicts import headline
+        from coder_eval.analysis.answer.engine import headline
+        from coder_eval.analysis.views.notebook import jsonable
     except ImportError:
         return None, None
     try:

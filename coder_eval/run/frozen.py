@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from coder_eval.episode.plan import EpisodePlan, FrozenFiles
 from coder_eval.errors import InputError
-from coder_eval.executors.bundles import Member, members, open_regular, pack_file, unpack_file
+from coder_eval.executors.dask.bundles import Member, members, open_regular, pack_file, unpack_file
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.leftovers import OWNER_FILE, owner
 from coder_eval.task import TaskSpec
-from coder_eval.task_files import named_paths, task_hash
+from coder_eval.task.files import named_paths, task_hash
 
 if TYPE_CHECKING:
     from coder_eval.experiment import Resolution
@@ -62,7 +62,7 @@ class Frozen:
 
     def content_hashes(self, resolution: Resolution) -> dict[str, str]:
         """run.json's ``task_hashes`` (``provenance``), the bytes read from the frozen copies."""
-        from coder_eval.provenance import task_content_hashes
+        from coder_eval.run.provenance import task_content_hashes
 
         moves: dict[str, str] = {}
         for plan in self.plans:

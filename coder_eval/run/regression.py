@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from coder_eval.errors import InputError
-from coder_eval.gates import GateResult
+from coder_eval.run.gates import GateResult
 from coder_eval.run_dir import RunDir
 
 if TYPE_CHECKING:
-    from coder_eval.analysis.baseline import Regression
+    from coder_eval.analysis.answer.baseline_run import Regression
     from coder_eval.experiment import Resolution
 
 FailOn = Literal["worse", "never"]
@@ -37,7 +37,7 @@ def regression_gate(reference: str | None, fail_on: str, store: Path) -> tuple[s
     Example: ``regression_gate("latest-on-main", "worse", Path("runs/history.duckdb"))``
     -> ``("latest-on-main", "worse")``; ``regression_gate(None, "never", store)`` -> ``(None, "never")``.
     """
-    from coder_eval.store.baseline import check_reference
+    from coder_eval.store.baseline_ref import check_reference
 
     if fail_on not in FAIL_ON:
         raise InputError(f"--fail-on {fail_on!r}: choose worse or never")
@@ -52,7 +52,7 @@ def regression_gate(reference: str | None, fail_on: str, store: Path) -> tuple[s
 def check_experiment_gate(resolution: Resolution, reference: str | None, store: Path) -> None:
     """Before any episode: the baseline the experiment file names (when ``--baseline`` does not
     replace it) is checked as ``--baseline`` is (``InputError``, exit 2, when it names nothing)."""
-    from coder_eval.store.baseline import check_reference
+    from coder_eval.store.baseline_ref import check_reference
 
     gate = resolution.experiment.baseline
     if reference is None and gate is not None:
@@ -64,7 +64,7 @@ def baseline_gates(
     run: RunDir, store: Path, reference: str, fail_on: FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
     """The gate rows, the comparison they come from, and a note when there is no baseline."""
-    from coder_eval.store.baseline import compare_with_baseline
+    from coder_eval.store.baseline_ref import compare_with_baseline
 
     regression, found, note = compare_with_baseline(run.path, reference, store)
     if regression is None or found is None:

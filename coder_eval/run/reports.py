@@ -55,7 +55,7 @@ def render_run_reports(
 
 
 def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
-    from coder_eval.report import REPORTS_DIR
+    from coder_eval.run.render import REPORTS_DIR
 
     jobs = [ReportJob("run_report", {}, out_dir)]
     if len(variants) >= 2:  # the declared pair, as the headline line names it
@@ -71,13 +71,13 @@ def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> 
 def labelled_criteria(run: Path) -> list[str]:
     """Criterion ids that recorded an expected or observed label in the run."""
     from coder_eval.analysis import load_runs
-    from coder_eval.analysis.notebook import labelled_criterion_ids
+    from coder_eval.analysis.views.notebook import labelled_criterion_ids
 
     return labelled_criterion_ids(load_runs(run).criteria)
 
 
 def _render(run: Path, job: ReportJob) -> ReportOutcome:
-    from coder_eval.report import render_report
+    from coder_eval.run.render import render_report
 
     try:
         result = render_report([run], job.template, job.params, job.out_dir)

@@ -20,7 +20,7 @@ from pathlib import Path
 from coder_eval.errors import ExitCode
 from coder_eval.run.batch import BatchSummary
 from coder_eval.run.finish import Finished
-from coder_eval.run_summary import RunSummary
+from coder_eval.run.summary import RunSummary
 
 
 @dataclass(frozen=True)

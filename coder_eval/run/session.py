@@ -18,9 +18,10 @@ session returns.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -32,16 +33,17 @@ from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
-from coder_eval.provenance import source_of, task_content_hashes
-from coder_eval.resume import ResumeDecision, decide_resume
 from coder_eval.run.batch import BatchSummary
 from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Drive, Progress, Quiet, execute
 from coder_eval.run.finish import AfterRun, finish_run
 from coder_eval.run.frozen import freeze
+from coder_eval.run.provenance import source_of, task_content_hashes
 from coder_eval.run.result import RunResult, Totals
+from coder_eval.run.resume import ResumeDecision, decide_resume
+from coder_eval.run.stop import left_interrupted
+from coder_eval.run.summary import summarize_run
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, check_episode_names, new_run_id
 from coder_eval.run_lock import Holder
-from coder_eval.run_summary import summarize_run
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,27 @@ class RunSession:
             )
         manifest = new_manifest(run_dir.name if run_dir else new_run_id(), resolution, inputs, command)
         return cls(RunDir.create(root, manifest), manifest, resolution)
+
+    @classmethod
+    def derive(cls, manifest: RunManifest, run_dir: Path) -> RunSession:
+        """A new run made from a finished one, its manifest given whole, no inputs to resolve
+        (``coder-eval regrade``); ``InputError`` when ``run_dir`` exists. Its work goes in a
+        ``running`` block."""
+        if run_dir.exists():
+            raise InputError(f"{run_dir} already exists; choose a new --run-dir")
+        return cls(RunDir.create(run_dir.parent, manifest), manifest, resolution=None)
+
+    @contextlib.contextmanager
+    def running(self, snapshot_max_mb: float | None) -> Iterator[RunDir]:
+        """The block's work is the run's: ``running`` in run.json while it goes, ``interrupted``
+        (with why) when it raises, ``completed`` with its snapshot totals when it ends."""
+        self.manifest.status = "running"
+        self.run.write_manifest(self.manifest)
+        with left_interrupted(self.run, self.manifest):
+            yield self.run
+        self.manifest.status = "completed"
+        self.manifest.snapshots = self.run.snapshot_totals(snapshot_max_mb)
+        self.run.write_manifest(self.manifest)
 
     @classmethod
     def reopen(cls, path: Path) -> RunSession:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, Union
 
 from pydantic import Discriminator, Tag
 
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import DriverSandbox, ExecResult, Sandbox, WorkspaceFileError
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox.base import DriverSandbox, ExecResult, Sandbox
 from coder_eval.sandbox.bwrap import BwrapSandbox, BwrapSpec, bwrap_problem
 from coder_eval.sandbox.docker.driver import DockerSandbox
 from coder_eval.sandbox.docker.spec import DockerSpec

@@ -25,7 +25,7 @@ from typing import IO, Annotated, Protocol
 
 from pydantic import AfterValidator
 
-from coder_eval.errors import SandboxError
+from coder_eval.errors import WorkspaceFileError as WorkspaceFileError  # plugins import it from here
 from coder_eval.sandbox.snapshot import Dropped
 
 
@@ -43,13 +43,6 @@ class ExecResult:
     def output(self) -> str:
         """stdout then stderr, as a person would read them in a terminal."""
         return self.stdout + (("\n" if self.stdout and self.stderr else "") + self.stderr)
-
-
-class WorkspaceFileError(SandboxError):
-    """A workspace file cannot be read as asked: missing, a directory, a link leading out, too big.
-
-    The agent shapes its workspace, so criteria treat this as the agent's failure, not the grader's.
-    """
 
 
 class Sandbox(Protocol):

@@ -19,9 +19,9 @@ from pathlib import Path
 from coder_eval.sandbox.envs import env_bin_dirs, site_packages
 from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, base_env, interpreter_bin
 from coder_eval.sandbox.leftovers import MARKER_VARIABLE
-from coder_eval.sandbox.plugins import PLUGINS_VARIABLE
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.recording import SOCKET_VARIABLE
+from coder_eval.sandbox.staged_plugins import PLUGINS_VARIABLE
 from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, toolchain_env
 
 

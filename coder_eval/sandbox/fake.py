@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, file_glob, glob_regex
 from coder_eval.sandbox.snapshot import write_files_tar
 
 ExecHandler = Callable[[list[str], str], ExecResult]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from coder_eval.errors import RunWriteError, SandboxError
+from coder_eval.pids import start_time
 from coder_eval.sandbox.cgroups import Cgroup
 from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.process import kill_tree
@@ -197,13 +198,3 @@ def _remove_cgroups(token: str, record: dict[str, Any] | None) -> None:
         group = Cgroup.existing(name)
         if group is not None:
             group.remove()
-
-
-def start_time(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (field 22 of ``/proc/<pid>/stat``)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    return int(fields[19]) if len(fields) > 19 else None

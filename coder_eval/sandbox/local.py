@@ -21,19 +21,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, ClassVar, Self
 
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, split_glob
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, file_glob, split_glob
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.layout import SandboxLayout, remove_tree
 from coder_eval.sandbox.leftovers import group_name, register
-from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
 from coder_eval.sandbox.snapshot import Bounds, Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
+from coder_eval.sandbox.staged_plugins import stage_plugins
 
 
 class HostSandbox:

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
-from coder_eval.sandbox.plugins import StagedPlugin
 from coder_eval.sandbox.spec import CliRecorder, Limits, Network, TemplateSource
+from coder_eval.sandbox.staged_plugins import StagedPlugin
 
 Role = Literal["agent", "verifier", "judge"]
 """``agent``: where the agent runs; ``verifier``: where graders run; ``judge``: a judge's copy."""

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import IO, ClassVar
 
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, file_glob, glob_regex
 from coder_eval.sandbox.snapshot import Dropped, write_files_tar
 
 MAX_BYTES = 32 * 1024 * 1024

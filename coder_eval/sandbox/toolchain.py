@@ -38,7 +38,7 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-from coder_eval.sandbox.verdicts import PYTEST_PLUGIN
+from coder_eval.sandbox.pytest_reports import PYTEST_PLUGIN
 
 PLUGIN = "coder_eval_pytest"
 VERDICTS_VARIABLE = "CODER_EVAL_VERDICTS"

@@ -2,7 +2,7 @@
 
 Scripts name tools the way Claude Code does (``Bash {command}``, ``Read {file_path}``, ``Edit
 {file_path, old_string, new_string}``, ``Skill {skill}``, ...). When the request does not offer the
-scripted name, the call is rewritten into the asking CLI's own tool (see ``coder_eval.tools``):
+scripted name, the call is rewritten into the asking CLI's own tool (see ``coder_eval.agents.tools``):
 
 Example::
 
@@ -26,10 +26,10 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from coder_eval.agents.tools import client_of, native_form, vocabulary_of
 from coder_eval.scripted.script import ToolUse
-from coder_eval.scripted.selection import RequestView
 from coder_eval.scripted.skills import skill_location
-from coder_eval.tools import client_of, native_form, vocabulary_of
+from coder_eval.scripted.turns import RequestView
 
 
 @dataclass(frozen=True)

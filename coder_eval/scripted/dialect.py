@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from coder_eval.scripted.response import HTTP_ERRORS, error_body, sse, stream_events
 from coder_eval.scripted.script import ErrorKind
-from coder_eval.scripted.selection import RequestView
+from coder_eval.scripted.turns import RequestView
 from coder_eval.scripted.usage import request_chunks
 
 

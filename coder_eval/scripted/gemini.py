@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from coder_eval.scripted.script import ErrorKind
-from coder_eval.scripted.selection import RequestView, call, conversation_key
 from coder_eval.scripted.skills import listed_skills
+from coder_eval.scripted.turns import RequestView, call, conversation_key
 from coder_eval.scripted.usage import serialize
 
 METHOD = re.compile(

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from coder_eval.scripted.script import ErrorKind
-from coder_eval.scripted.selection import RequestView, call, conversation_key, working_directory
 from coder_eval.scripted.skills import listed_skills
+from coder_eval.scripted.turns import RequestView, call, conversation_key, working_directory
 from coder_eval.scripted.usage import serialize
 
 MODEL_ITEMS = {"function_call", "custom_tool_call", "reasoning", "local_shell_call", "web_search_call"}

@@ -20,7 +20,7 @@ from typing import Any
 from coder_eval.scripted.dialect import ANTHROPIC, Dialect
 from coder_eval.scripted.response import HTTP_ERRORS, IdCounter, build_message, content_of
 from coder_eval.scripted.script import Block, Script
-from coder_eval.scripted.selection import Cursor, RequestKind, RequestView, Selection, select
+from coder_eval.scripted.turns import Cursor, RequestKind, RequestView, Selection, select
 from coder_eval.scripted.usage import PromptCache
 
 DEFAULT_MODEL = "claude-sonnet-4-5"

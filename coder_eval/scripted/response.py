@@ -17,7 +17,7 @@ from typing import Any
 
 from coder_eval.scripted.calls import native_call
 from coder_eval.scripted.script import Block, ErrorKind
-from coder_eval.scripted.selection import RequestView
+from coder_eval.scripted.turns import RequestView
 
 HTTP_ERRORS: dict[ErrorKind, tuple[int, str, str]] = {
     "auth": (401, "authentication_error", "invalid x-api-key"),

@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from coder_eval.analysis.columns import names
-from coder_eval.analysis.load import Runs
+from coder_eval.analysis.frames.columns import names
+from coder_eval.analysis.frames.load import Runs
 from coder_eval.store.connection import RunStore
 from coder_eval.store.schema import FRAMES, JSON_COLUMNS
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pandas as pd
 
-from coder_eval.analysis.load import Runs, load_runs
+from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.errors import CoderEvalError, StoreError
 from coder_eval.manifest import MANIFEST, RunManifest, read_manifest
 from coder_eval.run_dir import EPISODES as EPISODES_DIR

@@ -1,4 +1,4 @@
-"""The store's tables: the four analysis frames, declared once in ``coder_eval.analysis.columns``,
+"""The store's tables: the four analysis frames, declared once in ``coder_eval.analysis.frames.columns``,
 plus a row per run (its manifest's provenance and totals), per variant, and per task (its content hash).
 
 Example::
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import duckdb
 
-from coder_eval.analysis.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column
+from coder_eval.analysis.frames.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column
 
 STORE_SCHEMA_VERSION = 1
 """Bumped when a table changes; a store of another version is rebuilt from the run folders."""

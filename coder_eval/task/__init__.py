@@ -18,9 +18,9 @@ validated and fanned out; ``sources``: the files a validated task names, read an
 """
 
 from coder_eval.agents import AgentSpec
-from coder_eval.episode.limits import RunLimits
 from coder_eval.sandbox import SandboxSpec
 from coder_eval.sandbox.base import check_sandbox_path
+from coder_eval.task.limits import RunLimits
 from coder_eval.task.loading import READERS, build_tasks, deep_merge, discover, load_tasks, task_doc
 from coder_eval.task.schema import (
     TASK_FIELDS,

@@ -18,12 +18,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from coder_eval.agents import kinds_with_field, override_agent
-from coder_eval.dataset import dataset_rows, substitute_row
 from coder_eval.errors import TaskError
 from coder_eval.file_kinds import not_readable
 from coder_eval.interop.task_readers.harbor import CONFIG as HARBOR_CONFIG
 from coder_eval.interop.task_readers.harbor import harbor_doc, is_harbor_task
 from coder_eval.plugins import check_plugins
+from coder_eval.task.dataset import dataset_rows, substitute_row
 from coder_eval.task.schema import TASK_FIELDS, TaskSpec
 from coder_eval.task.sources import resolve_sources
 from coder_eval.yaml_source import YamlDoc, explain, parse_yaml, read_text_file, read_yaml

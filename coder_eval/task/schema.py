@@ -26,14 +26,15 @@ from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
 from coder_eval.agents.spec import AgentSpecBase
 from coder_eval.criteria import Criterion, criterion_kinds
 from coder_eval.criteria.base import TaskFacts
+from coder_eval.criteria.grader_files import GraderSources
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
-from coder_eval.dataset import DatasetSpec
-from coder_eval.episode.limits import RunLimits
 from coder_eval.errors import did_you_mean
 from coder_eval.sandbox import AutoSpec, SandboxSpec
 from coder_eval.sandbox.base import SandboxPath
 from coder_eval.scripted.script import ScriptRef
-from coder_eval.simulation import SimulationSpec
+from coder_eval.task.dataset import DatasetSpec
+from coder_eval.task.limits import RunLimits
+from coder_eval.task.simulation import SimulationSpec
 
 TASK_ID = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?$"
 """Ids (task, variant, experiment): letters, digits, '.', '_', '-'; a letter or digit at both ends;
@@ -52,6 +53,12 @@ def check_id(value: str) -> str:
 
 Identifier = Annotated[str, AfterValidator(check_id)]
 """A task, variant or experiment id (see ``TASK_ID``)."""
+
+
+HIDDEN: dict[str, Any] = {"hidden": True}
+"""A field marked so is never shown to the agent, recorded in a trajectory or in provenance."""
+GRADING: dict[str, Any] = {"grading": True}
+"""A field marked so defines how episodes are graded (what a task file given to regrade replaces)."""
 
 
 class _Strict(BaseModel):
@@ -106,10 +113,14 @@ class TaskSpec(_Strict):
     agent: AgentSpec = Field(default_factory=ClaudeCodeSpec, description="The agent block (on `type`).")
     sandbox: SandboxSpec = Field(default_factory=lambda: AutoSpec(), description="The sandbox block.")
     run_limits: RunLimits = Field(default_factory=RunLimits, description="Limits.")
-    success_criteria: list[Criterion] = Field(min_length=1, description="Graders; at least one.")
+    success_criteria: list[Criterion] = Field(
+        min_length=1, description="Graders; at least one.", json_schema_extra=GRADING
+    )
     pre_run: list[Command] = Field(default_factory=list, description="Commands before the agent.")
     post_run: list[Command] = Field(
-        default_factory=list, description="Commands in the verifier before grading (informational)."
+        default_factory=list,
+        description="Commands in the verifier before grading (informational).",
+        json_schema_extra=GRADING,
     )
     max_iterations: int = Field(
         default=1, ge=1, le=20, description="Attempts: after a failed grading the failures are the next turn."
@@ -119,13 +130,20 @@ class TaskSpec(_Strict):
     suite_thresholds: dict[str, dict[SuiteMetric, Threshold]] = Field(
         default_factory=dict,
         description="Gates over all rows of this task, by criterion id or kind: {metric: minimum}.",
+        json_schema_extra=GRADING,
     )
     expected_commands: int | None = Field(
         default=None, ge=1, description="Tool calls a good solution needs (commands_efficiency's default)."
     )
-    reference_solution: str | ReferenceFile | None = Field(default=None, description="Oracle's script.")
-    hidden_tests: HiddenTests | None = Field(default=None, description="Hidden test directory.")
-    reference: Reference | None = Field(default=None, description="Reference folder for graders only.")
+    reference_solution: str | ReferenceFile | None = Field(
+        default=None, description="Oracle's script.", json_schema_extra=HIDDEN
+    )
+    hidden_tests: HiddenTests | None = Field(
+        default=None, description="Hidden test directory.", json_schema_extra=HIDDEN | GRADING
+    )
+    reference: Reference | None = Field(
+        default=None, description="Reference folder for graders only.", json_schema_extra=HIDDEN | GRADING
+    )
     scripted: ScriptRef = Field(default=None, description="Script for model 'scripted' (inline or a file).")
     simulation: SimulationSpec | None = Field(default=None, description="A simulated user (dialog task).")
     source_path: Path | None = Field(default=None, description="The task file (set by the loader).")
@@ -297,6 +315,16 @@ class TaskSpec(_Strict):
     def criterion_ids(self) -> list[str]:
         return [c.id or f"{i}-{c.type}" for i, c in enumerate(self.success_criteria)]
 
+    def grader_sources(self) -> GraderSources:
+        """Where this task's graders' files are: the view ``suite_folders`` reads."""
+        return GraderSources(
+            task_dir=self.source_dir,
+            reference_dir=Path(self.reference.directory) if self.reference is not None else None,
+            hidden_tests_dir=Path(self.hidden_tests.path) if self.hidden_tests is not None else None,
+            template_sources=tuple(self.sandbox.template_sources),
+            graded=(*self.success_criteria, *(c.command for c in self.post_run)),
+        )
+
 
 def _inert_stop_when(criterion: Any) -> Any:
     """A criterion without its ``stop_when``: the original format arms it only when the task sets
@@ -306,4 +334,17 @@ def _inert_stop_when(criterion: Any) -> Any:
     return criterion
 
 
+def marked(flag: str) -> tuple[str, ...]:
+    """The ``TaskSpec`` fields marked with ``flag`` (``"hidden"``, ``"grading"``), in schema order."""
+    return tuple(
+        name
+        for name, field in TaskSpec.model_fields.items()
+        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get(flag)
+    )
+
+
+HIDDEN_FIELDS = marked("hidden")
+"""``("reference_solution", "hidden_tests", "reference")``: hidden material, never in a recording."""
+GRADING_FIELDS = marked("grading")
+"""``("success_criteria", "post_run", "suite_thresholds", "hidden_tests", "reference")``."""
 TASK_FIELDS = frozenset(TaskSpec.model_fields) - {"source_path", "dataset_row"}

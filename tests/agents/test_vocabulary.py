@@ -1,11 +1,11 @@
-"""Each agent kind's tool vocabulary lives on its spec: the rows are what ``coder_eval.tools`` and
+"""Each agent kind's tool vocabulary lives on its spec: the rows are what ``coder_eval.agents.tools`` and
 the scripted model read."""
 
 from __future__ import annotations
 
 from coder_eval.agents import AGENTS
+from coder_eval.agents.tools import SIGNATURES, VOCABULARIES, vocabulary_of
 from coder_eval.agents.vocabulary import ToolForm, Vocabulary, same_names
-from coder_eval.tools import SIGNATURES, VOCABULARIES, vocabulary_of
 
 
 def test_every_cli_kind_declares_a_shell_on_its_own_row() -> None:

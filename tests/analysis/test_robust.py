@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.load import Runs
+from coder_eval.analysis.frames.load import Runs
 from tests.helpers import REPO
 
 from .builders import episodes_frame

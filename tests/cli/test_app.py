@@ -12,8 +12,8 @@ import pytest
 import typer
 import typer.main
 
-from coder_eval import __version__
 from coder_eval.cli.app import CommandGroup
+from coder_eval.version import __version__
 from tests.helpers import coder_eval
 
 

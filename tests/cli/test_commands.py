@@ -65,7 +65,12 @@ def test_root_help_lists_every_command_with_its_summary(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["show", "view", "report", "regrade", "export"])
 def test_a_command_help_imports_only_what_its_options_need(tmp_path: Path, command: str) -> None:
-    heavy = ["coder_eval.episode.runner", "coder_eval.run_dir", "coder_eval.trajectory", "coder_eval.report"]
+    heavy = [
+        "coder_eval.episode.runner",
+        "coder_eval.run_dir",
+        "coder_eval.trajectory",
+        "coder_eval.run.render",
+    ]
     heavy += [m for m in HEAVY if m != "pydantic"]  # typer imports it to build a command's parameters
     printed, loaded = imported_after(command, "-h", cwd=tmp_path, heavy=heavy)
     assert loaded == []

@@ -106,7 +106,7 @@ def test_the_experiment_file_can_hold_the_gate(suite: Path) -> None:
 
 
 def test_history_tasks_finds_the_planted_flaky_and_constant_tasks(tmp_path: Path) -> None:
-    from tests.analysis.test_items import planted
+    from tests.analysis.stats.test_items import planted
     from tests.store.histories import write_run
 
     for i in range(4):

@@ -13,6 +13,7 @@ import jupytext
 import pytest
 import tornado.web
 
+from coder_eval.cli.viewer import explore_notebook, inside, served_trajectory, transcript_page
 from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
@@ -21,7 +22,6 @@ from coder_eval.trajectory import (
     PhaseEvent,
     TrajectoryWriter,
 )
-from coder_eval.viewer import explore_notebook, inside, served_trajectory, transcript_page
 from tests.helpers import REPO, coder_eval
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
@@ -43,7 +43,7 @@ def test_view_without_voila_names_the_extra(
 ) -> None:
     from coder_eval.cli import main
 
-    monkeypatch.setitem(sys.modules, "coder_eval.viewer", None)  # as if Voila were not installed
+    monkeypatch.setitem(sys.modules, "coder_eval.cli.viewer", None)  # as if Voila were not installed
     with pytest.raises(SystemExit) as exited:
         main(["view", str(RUNS), "--no-browser"])
     assert exited.value.code == 2
@@ -98,7 +98,7 @@ def test_only_trajectories_of_the_given_runs_are_served(tmp_path: Path) -> None:
 
 
 def test_server_and_kernels_agree_on_the_transcript_variable() -> None:
-    from coder_eval import viewer
-    from coder_eval.analysis import notebook
+    from coder_eval.analysis.views import notebook
+    from coder_eval.cli import viewer
 
     assert viewer.TRANSCRIPT_URL_ENV == notebook.TRANSCRIPT_URL_ENV

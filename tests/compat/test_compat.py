@@ -13,8 +13,8 @@ import yaml
 
 from coder_eval.criteria import CRITERIA
 from coder_eval.experiment import default_experiment, load_experiment, resolve
+from coder_eval.run.validate import validate_tasks
 from coder_eval.task import discover, load_tasks
-from coder_eval.validate import validate_tasks
 from tests.helpers import REPO, coder_eval
 
 HERE = Path(__file__).parent

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.agents.opencode.agent import opencode_binary
-from coder_eval.episode.grader_files import suite_folders
+from coder_eval.criteria.grader_files import suite_folders
 from coder_eval.experiment import load_experiment, resolve
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.skill_arms import skill_names
@@ -36,7 +36,7 @@ def test_it_plans_unchanged_offering_the_skill_in_the_with_skill_arm_only(
     assert all(names == ["release-drafts"] for (_, arm), names in offered.items() if arm == "with-skill")
     assert len(offered) == 8 and plan_warnings(resolution) == []
     release = next(p.task for p in resolution.plans if p.task.task_id == "team-release-notes")
-    assert TEAM / "graders" in suite_folders(release)
+    assert TEAM / "graders" in suite_folders(release.grader_sources())
 
 
 def test_a_with_skill_arm_whose_folder_holds_no_skill_is_refused_at_plan_time(tmp_path: Path) -> None:

@@ -74,7 +74,12 @@ def test_stop_early_is_stored_on_the_two_kinds_that_arm_it() -> None:
 
 def test_stop_early_elsewhere_or_malformed_is_refused_by_name(tmp_path: Path) -> None:
     error = load_error(tmp_path, "- type: file_exists\n  path: a\n  stop_early: {on_pass: stop}")
-    assert "task.yaml:4" in error and "stop_early: early stop is armed only on skill_triggered" in error
+    assert (
+        "task.yaml:4" in error
+        and "stop_early: early stop is armed only on command_executed, command_not_executed and "
+        "skill_triggered"
+        in error
+    )
     assert "on_pass" in load_error(
         tmp_path, "- type: command_executed\n  pattern: x\n  stop_early: {on_pass: halt}"
     )

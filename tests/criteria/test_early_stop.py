@@ -69,7 +69,8 @@ def test_stop_when_is_inert_unless_the_task_sets_run_limits_stop_early_true(tmp_
     [
         (
             "{type: file_exists, path: x, stop_when: pass}",
-            "stop_when: early stop is armed only on skill_triggered",
+            "stop_when: early stop is armed only on command_executed, command_not_executed and "
+            "skill_triggered",
         ),
         (
             NO_FORCE + ", stop_when: pass}",

@@ -7,7 +7,7 @@ import asyncio
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.criteria.hidden_tests import runs_pytest
 from coder_eval.sandbox import ExecResult, FakeSandbox
-from coder_eval.sandbox.verdicts import PytestReport
+from coder_eval.sandbox.pytest_reports import PytestReport
 
 IDS = ("t/test_a.py::test_1", "t/test_a.py::test_2", "t/test_b.py::test_3", "t/test_b.py::test_skip")
 EXPECTED = ExpectedTests(ids=frozenset(IDS), marked=frozenset({IDS[3]}), conftests={"t/conftest.py": "abc"})

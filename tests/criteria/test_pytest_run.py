@@ -6,7 +6,7 @@ from pathlib import Path
 
 from coder_eval.criteria import GradingContext
 from coder_eval.sandbox import ExecResult, FakeSandbox
-from coder_eval.sandbox.verdicts import PytestReport
+from coder_eval.sandbox.pytest_reports import PytestReport
 from tests.criteria.builders import criterion, evaluate, load_error
 
 

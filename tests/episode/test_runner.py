@@ -124,8 +124,8 @@ def test_token_budget_marks_budget_exceeded(tmp_path: Path) -> None:
     from coder_eval.trajectory import Usage
 
     task = only(minimal_task(tmp_path, extra="run_limits: {max_total_tokens: 100, max_usd: 1.0}\n"))
-    tokens = _apply_budgets(task, AgentResult(usage=Usage(input_tokens=90, output_tokens=20)))
-    dollars = _apply_budgets(task, AgentResult(usage=Usage(input_tokens=1), cost_usd=1.5))
+    tokens = _apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=90, output_tokens=20)))
+    dollars = _apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=1), cost_usd=1.5))
     assert (tokens.status, dollars.status) == ("budget_exceeded", "budget_exceeded")
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
 from coder_eval.episode.skill_offer import offered_plugins, plugin_staging
 from coder_eval.sandbox import Provision, TempdirSandbox, TempdirSpec
-from coder_eval.sandbox.plugins import PLUGINS_VARIABLE
 from coder_eval.sandbox.spec import StarterFile, StarterFiles
+from coder_eval.sandbox.staged_plugins import PLUGINS_VARIABLE
 
 
 def skill(folder: Path, name: str) -> None:

@@ -11,11 +11,11 @@ import pytest
 from coder_eval import agents
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.spec import AgentSpecBase
-from coder_eval.episode.limits import RunLimits
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.episode.watch import Watch
 from coder_eval.task import load_tasks
+from coder_eval.task.limits import RunLimits
 from coder_eval.trajectory import EpisodeEnd, Message, ToolCall, ToolResult, TrajectoryWriter, Usage
 from tests.helpers import minimal_task
 

@@ -89,9 +89,9 @@ def test_layers_do_not_mutate_their_input() -> None:
 
 def test_rule_table_covers_each_list_and_mapping_field() -> None:
     from coder_eval.agents import AGENTS
-    from coder_eval.episode.limits import RunLimits
     from coder_eval.sandbox import SandboxSpecBase
     from coder_eval.task import TaskSpec
+    from coder_eval.task.limits import RunLimits
 
     blocks = [("", TaskSpec), ("sandbox.", SandboxSpecBase), ("run_limits.", RunLimits)]
     blocks += [("agent.", row.spec) for row in AGENTS.values()]

@@ -13,10 +13,10 @@ import pytest
 
 from coder_eval.episode.plan import plan_episodes
 from coder_eval.errors import InputError
-from coder_eval.provenance import file_content_hash
 from coder_eval.run.frozen import freeze
+from coder_eval.run.provenance import file_content_hash
 from coder_eval.task import load_tasks
-from coder_eval.task_files import task_hash
+from coder_eval.task.files import task_hash
 from tests.helpers import coder_eval, write_task
 
 TASK = """

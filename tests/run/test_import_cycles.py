@@ -150,3 +150,80 @@ def test_the_check_sees_a_cycle() -> None:
     graph = import_graph(module_level_only=True)
     graph["coder_eval.episode.runner"].add("coder_eval.executors.local")  # what run_batch in runner.py did
     assert cycles_through(graph, ("coder_eval.episode.runner",)) == ["coder_eval.episode.runner"]
+
+
+ROOT = "<root>"
+NEVER: dict[str, set[str]] = {
+    "agents": {"episode", "run", "cli"},
+    "criteria": {"episode", "run", "cli"},
+    "sandbox": {"episode", "run", "cli"},
+    "task": {"episode", "run", "cli"},
+    "episode": {"executors", "run", "cli"},
+    "analysis": {"episode", "executors", "run", "cli"},
+}
+"""Folder -> the folders it never imports (CONTRIBUTING.md, "Layout")."""
+ANALYSIS_LAYERS = ("frames", "stats", "judging", "answer", "views")
+"""``coder_eval.analysis``'s layers, bottom first: each imports only those before it."""
+
+
+def folder_of(module: str) -> str:
+    """``coder_eval.analysis.stats.compare`` -> ``analysis``; a module at the root -> ``<root>``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ROOT
+
+
+def folder_graph(graph: Graph) -> Graph:
+    """Folder -> the folders its modules import (the root's leaves left out)."""
+    folders: Graph = {}
+    for module, targets in graph.items():
+        mine = folder_of(module)
+        folders.setdefault(mine, set()).update(
+            theirs for t in targets if (theirs := folder_of(t)) not in (mine, ROOT)
+        )
+    return folders
+
+
+def test_no_two_folders_import_each_other() -> None:
+    folders = folder_graph(import_graph(module_level_only=False))
+    del folders[ROOT]  # the root is tested on its own: it holds leaves
+    knots = sorted(f for f in folders if f in reached(folders, f))
+    assert knots == [], f"folders that import themselves through others: {knots}"
+
+
+def test_folders_never_import_those_above_them() -> None:
+    folders = folder_graph(import_graph(module_level_only=False))
+    broken = {f: sorted(folders.get(f, set()) & never) for f, never in NEVER.items()}
+    assert {f: b for f, b in broken.items() if b} == {}
+
+
+def test_the_root_holds_only_leaves() -> None:
+    graph = import_graph(module_level_only=False)
+    root = {m for m in graph if folder_of(m) == ROOT and m not in ("coder_eval", "coder_eval.__main__")}
+    above = {m: sorted(t for t in graph[m] if folder_of(t) != ROOT) for m in root}
+    assert {m: t for m, t in above.items() if t} == {}, "root modules that import a folder"
+    listed = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8").split("The package root holds only", 1)[1]
+    names = set(listed.split("```text", 1)[1].split("\n", 1)[1].split("```", 1)[0].split())
+    assert {f"{m.split('.')[-1]}.py" for m in root} == names, "CONTRIBUTING.md's list of root leaves"
+
+
+def test_each_analysis_layer_imports_only_those_before_it() -> None:
+    graph = import_graph(module_level_only=False)
+    upward = []
+    for module, targets in graph.items():
+        parts = module.split(".")
+        if parts[:2] != ["coder_eval", "analysis"] or len(parts) < 4:
+            continue
+        mine = ANALYSIS_LAYERS.index(parts[2])
+        for target in targets:
+            theirs = target.split(".")
+            inside = theirs[:2] == ["coder_eval", "analysis"] and len(theirs) > 3
+            if inside and ANALYSIS_LAYERS.index(theirs[2]) > mine:
+                upward.append(f"{module} -> {target}")
+    assert upward == []
+
+
+def test_the_folder_check_sees_a_knot() -> None:
+    graph = import_graph(module_level_only=False)
+    graph["coder_eval.sandbox.base"].add("coder_eval.agents.base")  # agents import sandbox already
+    folders = folder_graph(graph)
+    assert "sandbox" in reached(folders, "sandbox")

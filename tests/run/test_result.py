@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.gates import GateResult
 from coder_eval.run import BatchSummary, Finished, ReportOutcome, RunResult
-from coder_eval.run_summary import NotPassed, RunSummary, VariantTotals
+from coder_eval.run.gates import GateResult
+from coder_eval.run.summary import NotPassed, RunSummary, VariantTotals
 
 
 def totals(passed: int, failed: int, invalid: int) -> RunSummary:

@@ -12,15 +12,8 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox import (
-    DRIVERS,
-    AutoSpec,
-    BwrapSandbox,
-    SandboxSpec,
-    TempdirSandbox,
-    WorkspaceFileError,
-)
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox import DRIVERS, AutoSpec, BwrapSandbox, SandboxSpec, TempdirSandbox
 from coder_eval.sandbox import make_sandbox as make_any
 from coder_eval.sandbox.process import TIMEOUT_EXIT_CODE
 from coder_eval.sandbox.provision import Provision

@@ -7,7 +7,8 @@ import tarfile
 
 import pytest
 
-from coder_eval.sandbox import ExecResult, FakeSandbox, WorkspaceFileError
+from coder_eval.errors import WorkspaceFileError
+from coder_eval.sandbox import ExecResult, FakeSandbox
 
 from .builders import run
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.pids import start_time
 from coder_eval.sandbox.cgroups import Cgroup
-from coder_eval.sandbox.leftovers import group_name, reap, reap_dead, start_time
+from coder_eval.sandbox.leftovers import group_name, reap, reap_dead
 from coder_eval.sandbox.spec import Limits
 
 

@@ -15,8 +15,8 @@ from coder_eval.scripted.calls import native_call
 from coder_eval.scripted.gemini import GEMINI
 from coder_eval.scripted.openai_responses import RESPONSES
 from coder_eval.scripted.script import ToolUse
-from coder_eval.scripted.selection import RequestView
 from coder_eval.scripted.skills import listed_skills, loads_skill, offers_skill
+from coder_eval.scripted.turns import RequestView
 
 SCRIPT = {
     "model": "gpt-5.1-codex",

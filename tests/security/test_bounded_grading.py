@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.criteria.patterns import MATCH_SECONDS
+from coder_eval.patterns import MATCH_SECONDS
 
 from .conftest import EVERY, Attack
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.episode.plan import EpisodePlan
-from coder_eval.executors.dask import open_dask
+from coder_eval.executors.dask.executor import open_dask
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, read_trajectory
 
@@ -34,7 +34,7 @@ def on_a_worker(folder: Path, driver: str) -> Outcome:
     path = folder / "episode.jsonl"
 
     async def run() -> None:
-        async with open_dask(workers=1) as executor:
+        async with open_dask(slots=1) as executor:
             await executor.run(EpisodePlan(task), "red-team", path)
 
     asyncio.run(run())

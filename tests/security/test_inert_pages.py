@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.analysis.widgets import Explorer
-from coder_eval.report import render_report
+from coder_eval.analysis.views.widgets import Explorer
+from coder_eval.cli.viewer import transcript_page
+from coder_eval.run.render import render_report
 from coder_eval.run_dir import PlannedEpisode, RunDir, RunManifest, episode_id
 from coder_eval.trajectory import (
     CriterionResult,
@@ -32,7 +33,6 @@ from coder_eval.trajectory import (
     TrajectoryWriter,
     Usage,
 )
-from coder_eval.viewer import transcript_page
 
 pytestmark = pytest.mark.slow
 FIELDS = ("message", "model", "tool", "command", "output", "label", "rationale", "grader", "error")

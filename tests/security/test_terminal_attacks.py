@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 
-from coder_eval.viewer import transcript_page
+from coder_eval.cli.viewer import transcript_page
 from tests.helpers import coder_eval, write_task
 
 ESC, BEL = "\x1b", "\x07"

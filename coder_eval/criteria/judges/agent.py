@@ -148,8 +148,8 @@ class AgentJudge(PanelSpec):
     )
     isolation: Isolation = Field(
         default="auto",
-        description="'bwrap' (read-only mount), 'docker' (read-only in a container), 'copy' (a plain copy), "
-        "or 'auto' (bwrap where it runs, else copy).",
+        description="A sandbox driver's name: 'bwrap' (read-only mount), 'docker' (read-only in a "
+        "container), 'copy' (a plain copy, the tempdir driver), or 'auto' (bwrap where it runs, else copy).",
     )
     task_prompt: bool = Field(default=True, description="Tell the judge the prompt the agent was given.")
     context: AgentJudgeContext = Field(

@@ -23,7 +23,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from coder_eval.errors import GraderError
 from coder_eval.sandbox import DRIVERS, make_sandbox
@@ -32,15 +34,26 @@ from coder_eval.sandbox.bwrap import bwrap_problem
 from coder_eval.sandbox.network import ModelProxy, ModelRoute
 from coder_eval.sandbox.provision import Provision
 
-Isolation = Literal["auto", "bwrap", "docker", "copy"]
-"""``bwrap``: a read-only copy under bubblewrap; ``docker``: a read-only copy in a container (either
-a GraderError where it cannot run); ``copy``: a plain copy; ``auto``: ``bwrap`` where it runs, else
-``copy``."""
+PLAIN_COPY = "copy"
+"""The isolation that is no isolation: a plain copy, on the ``tempdir`` driver."""
+DRIVER_OF: dict[str, str] = {
+    PLAIN_COPY if name == "tempdir" else name: name for name, (_, driver) in DRIVERS.items() if driver
+}
+"""Each isolation and the driver (``DRIVERS``) that makes it: every driver of the table is one, by
+its name (``bwrap``: a read-only copy under bubblewrap; ``docker``: a read-only copy in a container),
+but ``tempdir``, which is called ``copy`` (a plain copy)."""
 
-Isolated = Literal["bwrap", "docker", "copy"]
 
-DRIVER_OF: dict[Isolated, str] = {"bwrap": "bwrap", "docker": "docker", "copy": "tempdir"}
-"""Each isolation and the driver (``DRIVERS``) that makes it."""
+def check_isolation(value: str) -> str:
+    """An ``isolation`` the judge can ask for: a driver of the table (``DRIVER_OF``), or ``auto``
+    (``bwrap`` where it runs, else ``copy``)."""
+    if value != "auto" and value not in DRIVER_OF:
+        raise ValueError(f"isolation {value!r}: choose {', '.join(['auto', *DRIVER_OF])}")
+    return value
+
+
+Isolation = Annotated[str, AfterValidator(check_isolation)]
+"""``auto``, or an isolation of ``DRIVER_OF`` (either a GraderError where it cannot run)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,7 @@ class Workspace:
     """The judge's sandbox and what isolates it."""
 
     sandbox: DriverSandbox
-    isolation: Isolated
+    isolation: str
 
 
 @asynccontextmanager
@@ -91,12 +104,12 @@ async def judge_workspace(
                 await sandbox.close()
 
 
-async def _isolated(isolation: Isolation) -> Isolated:
-    if isolation in ("copy", "docker"):
+async def _isolated(isolation: str) -> str:
+    if isolation not in ("auto", "bwrap"):
         return isolation
     problem = await bwrap_problem()
     if problem is None:
         return "bwrap"
     if isolation == "bwrap":
         raise GraderError(f"agent_judge isolation 'bwrap' is unavailable: {problem}")
-    return "copy"
+    return PLAIN_COPY

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, ClassVar, Self
 
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox.base import ExecResult, WorkspaceFileError, file_glob, glob_regex, split_glob
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox.base import ExecResult, file_glob, glob_regex, split_glob
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.cgroups import container_forks_refused
 from coder_eval.sandbox.docker.container import Bind, EmptyFolder, create_args
@@ -43,11 +43,11 @@ from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
-from coder_eval.sandbox.plugins import stage_plugins
 from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
 from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
 from coder_eval.sandbox.snapshot import Bounds, Dropped, WorkspaceTooLarge, measured
+from coder_eval.sandbox.staged_plugins import stage_plugins
 
 INSIDE = Path("/coder_eval")
 """The sandbox's own folders in the container (HOME, TMPDIR, tools, sockets ...)."""

@@ -10,7 +10,7 @@ from coder_eval.agents.claude_code.agent import max_turns, system_prompt
 from coder_eval.agents.claude_code.environment import bad_names, cli_env
 from coder_eval.agents.claude_code.launcher import Launcher, kill_tree
 from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
-from coder_eval.episode.limits import RunLimits
+from coder_eval.task.limits import RunLimits
 
 HOST = {
     "ANTHROPIC_API_KEY": "host-key",

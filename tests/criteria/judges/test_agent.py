@@ -338,3 +338,11 @@ def test_original_fields_that_cannot_apply_are_refused_by_name(tmp_path: Path) -
     assert "disagree" in load_error(
         tmp_path, "- type: agent_judge\n  prompt: p\n  model: a\n  agent: {model: b}"
     )
+
+
+def test_the_isolations_are_the_sandbox_drivers() -> None:
+    from coder_eval.criteria.judges.workspace import DRIVER_OF
+    from coder_eval.sandbox import DRIVERS
+
+    assert set(DRIVER_OF.values()) == {name for name, (_, driver) in DRIVERS.items() if driver is not None}
+    assert DRIVER_OF["copy"] == "tempdir" and DRIVER_OF["bwrap"] == "bwrap"

@@ -9,7 +9,7 @@ import pytest
 from coder_eval.analysis import load_runs
 from coder_eval.errors import AnalysisError, ReportError
 from coder_eval.interop.log_readers.inspect_files import inspect_logs_in, is_inspect_log
-from coder_eval.report import TEMPLATES, check_runs, render_report, run_id
+from coder_eval.run.render import TEMPLATES, check_runs, render_report, run_id
 
 
 @pytest.mark.parametrize(("name", "expected"), [("a.eval", True), ("a.json", True), ("a.jsonl", False)])

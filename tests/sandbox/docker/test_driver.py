@@ -18,8 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
-from coder_eval.errors import SandboxError
-from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, SandboxSpec, WorkspaceFileError
+from coder_eval.errors import SandboxError, WorkspaceFileError
+from coder_eval.sandbox import DockerSandbox, DockerSpec, Mount, Provision, SandboxSpec
 from coder_eval.sandbox.bwrap import interpreter_folders
 from coder_eval.sandbox.docker.images import build_hash
 from coder_eval.sandbox.leftovers import OWNER_FILE, reap_dead

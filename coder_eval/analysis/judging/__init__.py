@@ -1,0 +1,2 @@
+"""Judging and calibration: agreement within a judge panel, and judges measured against people's
+labels (``coder-eval calibrate``)."""

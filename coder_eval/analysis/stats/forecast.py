@@ -1,0 +1,159 @@
+"""Before anything runs: what a plan is likely to cost, and how many episodes ``--until-conclusive``
+is likely to need to reach a decision for a stated effect.
+
+- ``history``: per variant, the episodes earlier runs of the same tasks recorded (tokens, cost,
+  wall time), and which runs they came from.
+- ``spend``: the expected total of a metric over the planned episodes with a 95 % interval, the
+  tasks resampled (a bootstrap over the earlier tasks' means).
+- ``episodes_to_decision``: simulated suites (task difficulty with logit sd 1, the plan's repeats, a
+  logit shift giving the stated effect on average) run through the confidence sequence: the share
+  decided by the cap and the spread of episodes spent.
+
+Example::
+
+    seen = history(Path("runs"), task_ids)
+    spend(seen["baseline"], "cost_usd", planned_episodes=24)      # Spend(mean=1.9, low=1.2, high=2.8, ...)
+    episodes_to_decision(0.2, repeats=3, max_tasks=80, delta=0.2)  # Stops(decided=0.98, ...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from scipy import optimize
+from scipy.special import expit
+
+from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
+from coder_eval.errors import CoderEvalError
+from coder_eval.manifest import read_manifest
+
+AMOUNTS = ("total_tokens", "cost_usd", "duration_s")
+
+
+@dataclass
+class Seen:
+    """One variant's earlier episodes of the planned tasks: per task, the values of each amount."""
+
+    runs: set[str] = field(default_factory=set)
+    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    def add(self, task_id: str, metric: str, value: float | None) -> None:
+        if value is not None:
+            self.values.setdefault(metric, {}).setdefault(task_id, []).append(float(value))
+
+
+class Spend(NamedTuple):
+    """Expected total over the planned episodes, its 95 % interval, and the earlier episodes behind it."""
+
+    mean: float
+    low: float
+    high: float
+    episodes: int
+
+
+class Stops(NamedTuple):
+    """Simulated runs ``--until-conclusive``: share decided by the cap, episodes' median and 10-90 %."""
+
+    decided: float
+    median: float
+    low: float
+    high: float
+    episodes: np.ndarray
+
+
+def history(folder: Path, task_ids: Collection[str]) -> dict[str, Seen]:
+    """Per variant, the finished valid episodes of ``task_ids`` in the runs under ``folder``."""
+    from coder_eval.run_dir import RunDir
+
+    seen: dict[str, Seen] = {}
+    found = folder.iterdir() if folder.is_dir() else iter(())
+    for path in sorted(p for p in found if not p.is_symlink() and (p / "run.json").is_file()):
+        try:
+            planned = {e.episode_id: e for e in read_manifest(path).episodes}
+            ends = RunDir.open(path).finished_episodes()
+        except (CoderEvalError, OSError):
+            continue
+        for episode_id, end in ends.items():
+            plan = planned.get(episode_id)
+            if plan is None or plan.task_id not in task_ids or end.outcome == "invalid":
+                continue
+            arm = seen.setdefault(plan.variant_id, Seen())
+            arm.runs.add(path.name)
+            usage = end.usage
+            tokens = (
+                usage.input_tokens
+                + usage.output_tokens
+                + usage.cache_read_tokens
+                + usage.cache_creation_tokens
+            )
+            for metric, value in zip(AMOUNTS, (tokens, end.cost_usd, end.timings.total_s), strict=True):
+                arm.add(plan.task_id, metric, value)
+    return seen
+
+
+def spend(
+    seen: Seen, metric: str, planned_episodes: int, resamples: int = 2000, seed: int = 0
+) -> Spend | None:
+    """The planned episodes times the mean per episode over the earlier tasks, tasks resampled."""
+    by_task = seen.values.get(metric, {})
+    if not by_task:
+        return None
+    means = np.array([np.mean(v) for v in by_task.values()])
+    rng = np.random.default_rng(seed)
+    boot = rng.choice(means, (resamples, len(means))).mean(axis=1) * planned_episodes
+    low, high = np.percentile(boot, [2.5, 97.5])
+    n = sum(len(v) for v in by_task.values())
+    return Spend(float(means.mean() * planned_episodes), float(low), float(high), n)
+
+
+def shift_for(effect: float) -> float:
+    """The logit shift that raises the mean pass rate (over θ ~ N(0, 1)) by ``effect``."""
+    if effect == 0:
+        return 0.0
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    weights = weights / weights.sum()
+
+    def gap(shift: float) -> float:
+        return float(np.sum(weights * (expit(nodes + shift) - expit(nodes)))) - effect
+
+    return float(optimize.brentq(gap, -10.0, 10.0))
+
+
+def paired_differences(
+    shift: float | np.ndarray, tasks: int, repeats: int, rng: np.random.Generator, suites: int = 1
+) -> np.ndarray:
+    """Simulated per-task paired differences of pass rates (candidate minus baseline task means),
+    task difficulty θ ~ N(0, 1) on the logit scale: one row per suite."""
+    theta = rng.normal(0.0, 1.0, (suites, tasks))
+    base = rng.binomial(repeats, expit(theta)) / repeats
+    cand = rng.binomial(repeats, expit(theta + shift)) / repeats
+    return np.asarray(cand - base, dtype=float)
+
+
+def episodes_to_decision(
+    effect: float,
+    repeats: int,
+    max_tasks: int,
+    delta: float,
+    arms: int = 2,
+    sims: int = 200,
+    seed: int = 0,
+) -> Stops:
+    """Episodes a run ``--until-conclusive`` spends (``arms`` x ``repeats`` per task) when the
+    candidate's pass rate is ``effect`` higher on average; undecided runs spend the cap."""
+    rng, shift = np.random.default_rng(seed), shift_for(effect)
+    spent, decided = [], 0
+    for _ in range(sims):
+        steps = decisions(
+            confidence_sequence(paired_differences(shift, max_tasks, repeats, rng)[0], ALPHA), delta
+        )
+        stop = next((t for t, d in enumerate(steps) if d is not None), None)
+        decided += stop is not None
+        spent.append(((stop if stop is not None else max_tasks - 1) + 1) * arms * repeats)
+    episodes = np.array(spent)
+    low, median, high = np.percentile(episodes, [10, 50, 90])
+    return Stops(decided / sims, float(median), float(low), float(high), episodes)

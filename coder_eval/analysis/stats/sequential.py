@@ -1,0 +1,120 @@
+"""Anytime-valid comparisons: a betting confidence sequence for a bounded mean, and its decisions.
+
+Observations x_1, x_2, ... lie in [-1, 1] (one per task: the candidate's task mean minus the
+baseline's, or the sign of the per-task log ratio of an amount). For a candidate mean m the capital
+K_t(m) = mean over a fixed grid of bets λ of prod_{i <= t} (1 + λ (x_i - m)) is a non-negative
+martingale when the true mean is m, so by Ville's inequality it ever reaches 1/alpha with chance at
+most alpha; the set of m it has not rejected is a 1 - alpha confidence sequence, valid at every look.
+
+Example::
+
+    seq = confidence_sequence(np.array([1.0, 0.5, 1.0, 0.0, 1.0]))
+    seq.low[-1], seq.high[-1]            # the interval after the fifth task
+    decisions(seq, delta=0.2)[-1]        # 'better', 'worse', 'no_effect' or None (go on)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.special import logsumexp
+
+from coder_eval.analysis.stats.intervals import FloatArray
+from coder_eval.errors import AnalysisError
+
+ALPHA = 0.05
+BET_FRACTIONS = np.linspace(0.2, 0.95, 8)
+"""The bets, as fractions of the largest that keeps every factor positive (1 / (1 + |m|)), each
+taken with both signs and averaged with equal weight. Large bets: a paired difference of pass rates
+is worth betting on boldly (small ones only dilute the mixture; benchmarks/sequential_savings.py)."""
+MEANS = np.linspace(-1.0, 1.0, 401)
+"""The candidate means the sequence tests (steps of 0.005; 0 is one of them)."""
+ZERO = int(np.argmin(np.abs(MEANS)))
+Decision = Literal["better", "worse", "no_effect"]
+
+
+@dataclass(frozen=True)
+class ConfidenceSequence:
+    """The interval after each observation (``low[t]``, ``high[t]``: after t + 1 of them) and the
+    log capital against "no difference" (``log_e0``), at the threshold ``log(1 / level)``."""
+
+    low: FloatArray
+    high: FloatArray
+    log_e0: FloatArray
+    zero_rejected: np.ndarray
+    level: float
+
+    def __len__(self) -> int:
+        return len(self.low)
+
+
+def log_capital(x: FloatArray, means: FloatArray = MEANS) -> FloatArray:
+    """log K_t(m): one row per look t, one column per candidate mean m (the mixture over the bets).
+
+    Example: ``np.exp(log_capital(np.array([1.0]), np.array([0.0])))`` -> ``[[1.0]]`` (a bet of +λ
+    and one of -λ on the same observation win and lose the same amount).
+    """
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1 or np.any(np.abs(x) > 1.0 + 1e-12) or not np.all(np.isfinite(x)):
+        raise AnalysisError("a confidence sequence needs finite observations in [-1, 1]")
+    fractions = np.concatenate([BET_FRACTIONS, -BET_FRACTIONS])
+    bets = fractions[None, :] / (1.0 + np.abs(means))[:, None]  # (means, bets)
+    factors = 1.0 + bets[None, :, :] * (x[:, None, None] - means[None, :, None])
+    paths = np.cumsum(np.log(factors), axis=0)
+    return np.asarray(logsumexp(paths, axis=2) - np.log(len(fractions)), dtype=float)
+
+
+def confidence_sequence(x: FloatArray, alpha: float = ALPHA, tests: int = 1) -> ConfidenceSequence:
+    """The 1 - alpha confidence sequence for the mean of ``x`` (``tests`` decision metrics share
+    alpha by e-Bonferroni: each rejects at capital ``tests / alpha``). A mean once rejected stays
+    rejected (the running intersection), so the interval only narrows; it is the hull of the means
+    not rejected, widened to the rejected grid point next to it on each side."""
+    if not 0 < alpha < 1 or tests < 1:
+        raise AnalysisError(f"alpha must be in (0, 1) and tests at least 1, got {alpha}, {tests}")
+    level = alpha / tests
+    capital = log_capital(np.asarray(x, dtype=float))
+    rejected = np.maximum.accumulate(capital >= np.log(1.0 / level), axis=0)
+    kept = ~rejected
+    least = np.argmin(capital, axis=1)  # every mean rejected: the least rejected one stands for them
+    none = ~kept.any(axis=1)
+    first = np.where(none, least, np.argmax(kept, axis=1))
+    last = np.where(none, least, len(MEANS) - 1 - np.argmax(kept[:, ::-1], axis=1))
+    low = MEANS[np.maximum(first - 1, 0)]
+    high = MEANS[np.minimum(last + 1, len(MEANS) - 1)]
+    return ConfidenceSequence(low, high, capital[:, ZERO], rejected[:, ZERO], level)
+
+
+def decide(low: float, high: float, zero_rejected: bool, delta: float) -> Decision | None:
+    """One look's decision: the interval excludes 0 (better, worse), lies inside (-delta, delta)
+    (no effect as large as delta), or neither (None: go on)."""
+    if zero_rejected and low >= 0:
+        return "better"
+    if zero_rejected and high <= 0:
+        return "worse"
+    if delta > 0 and -delta < low and high < delta:
+        return "no_effect"
+    return None
+
+
+def decisions(seq: ConfidenceSequence, delta: float) -> list[Decision | None]:
+    """The decision at every look (once made it stays: the interval only narrows)."""
+    return [
+        decide(float(lo), float(hi), bool(z), delta)
+        for lo, hi, z in zip(seq.low, seq.high, seq.zero_rejected, strict=True)
+    ]
+
+
+def sign_of_log_ratio(candidate: FloatArray, baseline: FloatArray) -> FloatArray:
+    """The bounded transform for amounts (cost, tokens, time), oriented so +1 is better: +1 where
+    the candidate's task mean is lower than the baseline's, -1 where higher, 0 on a tie. For
+    positive amounts this is the sign of log(baseline / candidate); its mean is P(cheaper) -
+    P(dearer) over tasks, which is 0 when neither arm tends to cost more.
+
+    Example: ``sign_of_log_ratio(np.array([1.0, 3.0]), np.array([2.0, 3.0]))`` -> ``[1.0, 0.0]``
+    """
+    a, b = np.asarray(candidate, dtype=float), np.asarray(baseline, dtype=float)
+    if np.any(a < 0) or np.any(b < 0):
+        raise AnalysisError("amounts must not be negative")
+    return np.asarray(np.sign(b - a), dtype=float)

@@ -1,0 +1,250 @@
+"""The explorer as an app (``coder-eval view``): Voila serving ``notebooks/explore.py`` with the runs
+preloaded, on 127.0.0.1, plus a page that shows any of their trajectories as a readable transcript.
+
+Example::
+
+    serve([Path("runs")], port=0, open_browser=False)     # prints "explorer: http://127.0.0.1:PORT/"
+
+The transcript page (``/coder-eval/transcript?path=<trajectory>``) is what the explorer's links open:
+the server puts its URL in ``CODER_EVAL_TRANSCRIPT_URL`` for the kernels it starts. In JupyterLab the
+same page comes from this module as a Jupyter server extension
+(``jupyter lab --ServerApp.jpserver_extensions='{"coder_eval.cli.viewer": true}'``, which ``make lab`` does).
+Voila needs the ``lab`` extra; importing this module without it raises ImportError.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.resources
+import os
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import tornado.web
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
+from voila.app import Voila
+
+from coder_eval.errors import TrajectoryError
+from coder_eval.transcript import transcript_text
+
+TRANSCRIPT_ROUTE = "coder-eval/transcript"
+TRANSCRIPT_URL_ENV = "CODER_EVAL_TRANSCRIPT_URL"
+"""Read by ``coder_eval.analysis.views.notebook.trajectory_links`` in the kernels (named there too, so the
+server does not import the analysis stack)."""
+EXPLORE_TEMPLATE = "explore.py"
+PAGE_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
+h1 { font-size: 1.3em; word-break: break-all; }
+.line { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 0.9em; margin: 0.1em 0; }
+.user { color: #1a4f8b; } .assistant { color: #222; font-weight: 600; } .system { color: #777; }
+.call { color: #6a3d9a; } .result { color: #555; } .criterion { color: #8a5a00; }
+.end { border-top: 1px solid #ccc; padding-top: 0.4em; font-weight: 600; } .problem { color: #b00; }
+.phase { color: #777; } .end.more { border-top: none; padding-top: 0; font-weight: normal; }
+"""
+LINE_CLASSES = (
+    ("[user", "user"),
+    ("[assistant", "assistant"),
+    ("[system", "system"),
+    ("  → ", "call"),
+    ("  ← ", "result"),
+    ("  ⇢ ", "call"),
+    ("-- ", "phase"),
+    ("criterion ", "criterion"),
+    ("= ", "end"),
+    ("! ", "problem"),
+)
+
+
+def transcript_page(path: Path) -> str:
+    """A trajectory as a standalone HTML page: the ``coder-eval show`` transcript, one styled line each.
+
+    Example: ``transcript_page(Path("runs/latest/episodes/t--a--r0.jsonl")).startswith("<!DOCTYPE html>")``
+    """
+    lines = transcript_text(path).split("\n")
+    body = "\n".join(
+        f'<div class="line {kind}">{html.escape(line)}</div>'
+        for line, kind in zip(lines[1:], _classes(lines[1:]), strict=True)
+    )
+    title = html.escape(lines[0].lstrip("# ") if lines else path.stem)
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{PAGE_STYLE}</style></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
+    )
+
+
+def _classes(lines: list[str]) -> list[str]:
+    """Each line's style: by the harness's prefix; a line without one (agent text behind the gutter,
+    a criterion's evidence, an error) continues the line before it."""
+    kinds, kind = [], ""
+    for line in lines:
+        own = next((name for prefix, name in LINE_CLASSES if line.startswith(prefix)), None)
+        kind = own if own is not None else kind
+        kinds.append(kind if own is not None or not kind else f"{kind} more")
+    return kinds
+
+
+def served_trajectory(path_text: str, allowed: Callable[[Path], bool]) -> Path:
+    """The trajectory a transcript request names, if ``allowed``; ``HTTPError(404)`` otherwise (the
+    same answer for a forbidden and a missing file, so the page reveals nothing about other files)."""
+    path = Path(path_text).resolve()
+    if path.suffix != ".jsonl" or not path.is_file() or not allowed(path):
+        raise tornado.web.HTTPError(404)
+    return path
+
+
+class _Transcripts:
+    """The GET of the transcript page, shared by the Voila and the Jupyter server handlers."""
+
+    allowed: Callable[[Path], bool]
+
+    def initialize(self, allowed: Callable[[Path], bool]) -> None:
+        self.allowed = allowed
+
+    def page(self, handler: tornado.web.RequestHandler) -> None:
+        path = served_trajectory(handler.get_argument("path"), self.allowed)
+        try:
+            text = transcript_page(path)
+        except TrajectoryError as exc:
+            raise tornado.web.HTTPError(422, reason=str(exc)[:200]) from exc
+        handler.set_header("Content-Type", "text/html; charset=utf-8")
+        handler.finish(text)
+
+
+class VoilaTranscriptHandler(_Transcripts, tornado.web.RequestHandler):
+    """The transcript page in ``coder-eval view`` (only trajectories of the runs it was given)."""
+
+    def get(self) -> None:
+        self.page(self)
+
+
+class LabTranscriptHandler(_Transcripts, JupyterHandler):
+    """The transcript page in a Jupyter server (logged-in users only, any trajectory file)."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        self.page(self)
+
+
+def inside(folders: Sequence[Path]) -> Callable[[Path], bool]:
+    """A check that a path lies inside one of ``folders`` (resolved)."""
+    roots = [f.resolve() for f in folders]
+    return lambda path: any(path.is_relative_to(root) for root in roots)
+
+
+OFFLINE_PAGE = """{%- extends 'voila/templates/lab/index.html.j2' -%}
+{#- Voila's lab page, less the two stylesheets it fetches from a CDN (Font Awesome, for icons the
+    explorer does not use): the page asks nothing of any host but the viewer's. -#}
+{%- block notebook_css -%}
+{{ super() | replace(FONT_AWESOME_ALL, "") | replace(FONT_AWESOME_SHIMS, "") }}
+{%- endblock notebook_css -%}
+"""
+FONT_AWESOME = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@^5/css/"
+CDN_LINKS = {
+    "FONT_AWESOME_ALL": f'<link rel="stylesheet" href="{FONT_AWESOME}all.min.css" type="text/css" />',
+    "FONT_AWESOME_SHIMS": f'<link rel="stylesheet" href="{FONT_AWESOME}v4-shims.min.css" type="text/css" />',
+}
+"""The CDN links Voila's lab template writes, removed by ``OFFLINE_PAGE`` (a browser test checks that
+the explorer makes no request to any other host)."""
+
+
+def offline_page(folder: Path) -> Path:
+    """A template folder whose ``index.html.j2`` is Voila's lab page without its CDN stylesheets."""
+    pages = folder / "page"
+    pages.mkdir(exist_ok=True)
+    text = OFFLINE_PAGE
+    for name, link in CDN_LINKS.items():
+        text = text.replace(name, repr(link))
+    (pages / "index.html.j2").write_text(text, encoding="utf-8")
+    return pages
+
+
+class Viewer(Voila):  # type: ignore[misc]
+    """Voila with the transcript page and an offline page, printing its URL once it listens."""
+
+    allowed: Callable[[Path], bool] = staticmethod(lambda path: False)
+    announce: Callable[[str], None] = staticmethod(print)
+    page_dir: Path | None = None
+
+    def setup_template_dirs(self) -> None:
+        super().setup_template_dirs()
+        if self.page_dir is not None:
+            self.template_paths.insert(0, str(self.page_dir))
+
+    def init_handlers(self) -> list[Any]:
+        route = url_path_join(self.server_url, TRANSCRIPT_ROUTE)
+        os.environ[TRANSCRIPT_URL_ENV] = url_path_join(self.base_url, TRANSCRIPT_ROUTE)
+        handlers: list[Any] = super().init_handlers()
+        return [(route, VoilaTranscriptHandler, {"allowed": self.allowed}), *handlers]
+
+    def listen(self) -> None:
+        import tornado.ioloop
+
+        tornado.ioloop.IOLoop.current().add_callback(lambda: self.announce(self.display_url))
+        super().listen()
+
+
+def explore_notebook(runs: Sequence[Path], folder: Path) -> Path:
+    """``notebooks/explore.py`` as ``<folder>/explore.ipynb`` with its ``runs`` parameter set."""
+    import jupytext
+
+    template = importlib.resources.files("coder_eval.notebooks") / EXPLORE_TEMPLATE
+    nb = jupytext.reads(template.read_text(encoding="utf-8"), fmt="py:percent")
+    joined = ",".join(str(run.resolve()) for run in runs)
+    for cell in nb.cells:
+        if "parameters" in cell.metadata.get("tags", []):
+            cell.source = f"runs: str = {joined!r}  # set by coder-eval view"
+    path = folder / "explore.ipynb"
+    jupytext.write(nb, path)
+    return path
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on at 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve(
+    runs: Sequence[Path],
+    folder: Path,
+    port: int = 0,
+    open_browser: bool = True,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve the explorer on ``runs`` from ``folder`` (a scratch directory) until interrupted.
+
+    ``port`` 0 picks a free one; ``announce`` receives the URL once the server listens.
+    """
+    notebook = explore_notebook(runs, folder)
+    app = Viewer()
+    app.allowed = inside(runs)
+    app.announce = announce
+    app.page_dir = offline_page(folder)
+    app.initialize(
+        [
+            str(notebook),
+            f"--port={port or free_port()}",
+            "--Voila.ip=127.0.0.1",
+            "--Voila.port_retries=0",
+            f"--Voila.root_dir={folder}",
+            "--Voila.open_browser=" + str(open_browser),
+            "--show_tracebacks=True",
+        ]
+    )
+    app.start()
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "coder_eval.cli.viewer"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """The transcript page in JupyterLab / Jupyter Server; kernels started after this find its URL."""
+    base_url = serverapp.web_app.settings["base_url"]
+    route = url_path_join(base_url, TRANSCRIPT_ROUTE)
+    os.environ[TRANSCRIPT_URL_ENV] = route
+    serverapp.web_app.add_handlers(".*$", [(route, LabTranscriptHandler, {"allowed": lambda path: True})])

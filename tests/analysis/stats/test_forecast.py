@@ -1,0 +1,57 @@
+"""The forecast before a run: earlier episodes of the same tasks found per variant, the expected
+total with its interval, the effect's logit shift, and episodes to a decision by simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+from scipy.special import expit
+
+from coder_eval.analysis.stats.forecast import Seen, episodes_to_decision, history, shift_for, spend
+from coder_eval.run import Batch, RunInputs, RunSession
+from tests.helpers import REPO
+
+
+def test_spend_is_planned_episodes_times_the_mean_with_a_task_bootstrap() -> None:
+    seen = Seen()
+    for task, values in {"a": [1.0, 3.0], "b": [4.0], "c": [6.0]}.items():
+        for value in values:
+            seen.add(task, "cost_usd", value)
+
+    got = spend(seen, "cost_usd", planned_episodes=10)
+
+    assert got is not None and got.mean == pytest.approx(10 * (2 + 4 + 6) / 3) and got.episodes == 4
+    assert 20 <= got.low < got.mean < got.high <= 60
+    assert spend(seen, "total_tokens", 10) is None
+
+
+def test_the_shift_gives_the_effect_on_average() -> None:
+    shift = shift_for(0.2)
+    mean = integrate.quad(lambda t: (expit(t + shift) - expit(t)) * stats.norm.pdf(t), -12, 12)[0]
+
+    assert mean == pytest.approx(0.2, abs=1e-6) and shift_for(0.0) == 0.0
+
+
+def test_a_larger_effect_decides_sooner_and_none_rarely_calls() -> None:
+    small = episodes_to_decision(0.2, repeats=3, max_tasks=60, delta=0.2, sims=60)
+    large = episodes_to_decision(0.4, repeats=3, max_tasks=60, delta=0.2, sims=60)
+
+    assert large.median < small.median <= 360 and large.decided >= small.decided
+    assert np.all((large.episodes % 6 == 0) & (large.episodes <= 360))
+
+
+def test_history_reads_earlier_runs_of_the_same_tasks_per_variant(tmp_path: Path) -> None:
+    inputs = RunInputs(experiment=str(REPO / "experiments" / "coin_ab.yaml"), sample_tasks=4)
+    with RunSession.create(inputs, tmp_path / "runs" / "pilot") as session:
+        session.execute(Batch(jobs=2))
+        tasks = session.manifest.tasks
+    assert (tmp_path / "runs" / "latest").is_symlink()  # the run made it: read once, not twice
+
+    seen = history(tmp_path / "runs", set(tasks))
+
+    assert set(seen) == {"baseline", "with_skill"} and seen["baseline"].runs == {"pilot"}
+    assert sorted(seen["baseline"].values["duration_s"]) == sorted(tasks)
+    assert history(tmp_path / "runs", {"other"}) == {} and history(tmp_path / "none", set(tasks)) == {}

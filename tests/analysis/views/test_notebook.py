@@ -1,0 +1,111 @@
+"""The notebook helpers: readable tables, the comparison and flips tables, links, the token plot."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+import coder_eval.analysis as ca
+from coder_eval.analysis.answer.wording import verdict_rows
+from coder_eval.analysis.views.notebook import (
+    TRANSCRIPT_URL_ENV,
+    flips_table,
+    metric_value,
+    readable,
+    token_buckets_plot,
+    trajectory_links,
+)
+from tests.helpers import REPO
+
+RUNS = REPO / "tests" / "fixtures" / "runs"
+FAST = 199
+
+pytestmark = pytest.mark.filterwarnings("ignore:1 trajectories are incomplete")
+
+
+def test_readable_gives_reasons_instead_of_nan() -> None:
+    frame = pd.DataFrame(
+        {
+            "variant_id": ["a", "b", "c"],
+            "n_tasks": [0, 1, 5],
+            "mean": [math.nan, 0.5, 0.25],
+            "ci_low": [math.nan, math.nan, 0.125],
+            "ci_high": [math.nan, math.nan, math.inf],
+            "method": ["no valid episodes", "t over task means", "t over task means"],
+        }
+    )
+    shown = readable(frame)
+    assert shown["mean"].tolist() == ["n/a (no valid episodes)", "0.5", "0.25"]
+    assert shown["ci_low"].tolist() == ["n/a (no valid episodes)", "n/a (one task)", "0.125"]
+    assert shown["ci_high"].tolist()[2] == "∞"
+    assert readable(frame, why={"mean": "nothing ran"})["ci_low"][0] == "n/a (nothing ran)"
+
+
+def test_metric_values_read_as_people_write_them() -> None:
+    assert metric_value("passed", 2 / 3) == "66.7%"
+    assert metric_value("passed", 1 / 3, signed=True) == "+33.3 pts"
+    assert metric_value("cost_usd", 0.012345) == "0.0123"
+    assert metric_value("num_turns", -1.25, signed=True) == "-1.25"
+    assert metric_value("passed", math.nan) == "n/a"
+
+
+def test_the_comparison_and_flips_tables_name_baseline_and_candidate_alike() -> None:
+    episodes = ca.load_runs(RUNS / "three-way").episodes
+    rows = [
+        ca.compare(episodes, "with_hint", "baseline", m, n_resamples=FAST) for m in ("passed", "cost_usd")
+    ]
+    table = verdict_rows(rows)
+    assert list(table.columns[:4]) == [
+        "metric",
+        "baseline baseline",
+        "candidate with_hint",
+        "effect [verdict's interval]",
+    ]
+    assert table["baseline baseline"][0] == metric_value("passed", rows[0].mean_b)
+    assert table["candidate with_hint"][0] == metric_value("passed", rows[0].mean_a)
+    low, high = (
+        metric_value("passed", x, signed=True) for x in (rows[0].verdict_ci_low, rows[0].verdict_ci_high)
+    )
+    assert (
+        table["effect [verdict's interval]"][0]
+        == f"{metric_value('passed', rows[0].diff, True)} [{low}, {high}]"
+    )
+    assert table["effect [verdict's interval]"][1].startswith(f"×{rows[1].ratio:.3g} [×")  # cost: the ratio
+    flipped = flips_table(ca.flips(episodes, "baseline", "with_hint"), "baseline", "with_hint")
+    assert {"baseline baseline", "candidate with_hint", "baseline → candidate"} <= set(flipped.columns)
+    assert set(flipped["baseline → candidate"]) <= {"pass→fail", "fail→pass"}
+
+
+def test_links_go_to_the_transcript_page_when_a_viewer_serves_the_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = str(RUNS / "three-way" / "episodes" / "csv-report--baseline--r0.jsonl")
+    monkeypatch.delenv(TRANSCRIPT_URL_ENV, raising=False)
+    assert 'href="csv-report--baseline--r0.jsonl"' in trajectory_links(
+        [path], base=RUNS / "three-way" / "episodes"
+    )
+    monkeypatch.setenv(TRANSCRIPT_URL_ENV, "/coder-eval/transcript")
+    link = trajectory_links([path])
+    assert 'href="/coder-eval/transcript?path=%2F' in link and 'target="_blank"' in link
+
+
+def test_the_token_bucket_legend_covers_no_bar() -> None:
+    episodes = ca.load_runs(RUNS / "three-way").episodes
+    figure = Figure(figsize=(7.5, 3.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = token_buckets_plot(episodes, figure.subplots())
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    legend = ax.get_legend().get_window_extent(renderer)
+    bars = [patch.get_window_extent(renderer) for patch in ax.patches]
+    assert bars and not any(legend.overlaps(bar) for bar in bars)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "input",
+        "output",
+        "cache read",
+        "cache creation",
+    ]

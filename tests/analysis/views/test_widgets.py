@@ -1,0 +1,106 @@
+"""The Explorer's handlers, headless: set a widget's value, read the state the handler stored."""
+
+from __future__ import annotations
+
+import pytest
+
+import coder_eval.analysis as ca
+from coder_eval.analysis.answer.engine import REPORT_METRICS
+from coder_eval.analysis.views.widgets import ALL_METRICS, ALL_TAGS, Explorer, discover_runs, transcript_text
+from coder_eval.errors import AnalysisError
+from tests.helpers import REPO
+
+RUNS = REPO / "tests" / "fixtures" / "runs"
+FAST = 199  # resamples: the widget logic is under test here, not the intervals
+
+pytestmark = pytest.mark.filterwarnings("ignore:1 trajectories are incomplete")
+
+
+@pytest.fixture
+def explorer() -> Explorer:
+    return Explorer(RUNS, n_resamples=FAST)
+
+
+def test_a_runs_folder_offers_every_run_and_selects_the_newest(explorer: Explorer) -> None:
+    assert explorer.runs.options == (
+        ("skill-ab — skill-ab", "skill-ab"),
+        ("three-way — three-way", "three-way"),
+    )
+    assert explorer.runs.value == ("three-way",)
+    assert (explorer.baseline.value, explorer.candidate.value) == ("baseline", "with_hint")
+    assert explorer.comparison["metric"].tolist() == list(REPORT_METRICS)
+
+
+def test_changing_the_candidate_recomputes_the_comparison(explorer: Explorer) -> None:
+    explorer.candidate.value = "with_skill"
+    episodes = ca.load_runs(RUNS / "three-way").episodes
+    expected = ca.compare(episodes, "with_skill", "baseline", "passed", n_resamples=FAST)
+    row = explorer.comparison.iloc[0]
+    assert (row["a"], row["b"], row["diff"], row["verdict"]) == (
+        "with_skill",
+        "baseline",
+        expected.diff,
+        expected.verdict,
+    )
+
+
+def test_picking_runs_reloads_variants_tags_and_flips(explorer: Explorer) -> None:
+    explorer.runs.value = ("skill-ab",)
+    assert explorer.baseline.options == ("baseline", "with_skill")
+    assert explorer.candidate.value == "with_skill"
+    assert ALL_TAGS in explorer.tag.options and "office" in explorer.tag.options
+    assert any("incomplete" in note for note in explorer.notes)
+    episodes = ca.load_runs(RUNS / "skill-ab").episodes
+    assert explorer.flips.equals(ca.flips(episodes, "baseline", "with_skill"))
+
+
+def test_the_tag_filter_narrows_the_paired_tasks(explorer: Explorer) -> None:
+    explorer.runs.value = ("skill-ab",)
+    explorer.tag.value = "office"
+    assert set(explorer.comparison["n_tasks"]) == {4}
+
+
+def test_one_metric_gives_one_row(explorer: Explorer) -> None:
+    explorer.metric.value = "cost_usd"
+    assert explorer.comparison["metric"].tolist() == ["cost_usd"]
+    explorer.metric.value = ALL_METRICS
+    assert len(explorer.comparison) == len(REPORT_METRICS)
+
+
+def test_the_same_variant_twice_is_an_error_not_a_crash(explorer: Explorer) -> None:
+    explorer.candidate.value = "baseline"
+    assert explorer.error is not None and "two different variants" in explorer.error
+    assert explorer.comparison.empty
+
+
+def test_no_run_selected_is_an_error_not_a_crash(explorer: Explorer) -> None:
+    explorer.runs.value = ()
+    assert explorer.error is not None and "pick at least one run" in explorer.error
+    assert explorer.transcript == ""
+
+
+def test_choosing_an_episode_shows_its_transcript(explorer: Explorer) -> None:
+    label, path = explorer.episode.options[-1]
+    explorer.episode.value = path
+    assert explorer.transcript.startswith(f"# {label.split()[0]} ")
+    assert "[user] " in explorer.transcript and "  → " in explorer.transcript
+
+
+def test_flipped_tasks_are_offered_first(explorer: Explorer) -> None:
+    first_task = explorer.episode.options[0][0].split("--")[0]
+    assert first_task in set(explorer.flips["task_id"])
+
+
+def test_transcript_of_an_interrupted_trajectory_says_so() -> None:
+    text = transcript_text(RUNS / "skill-ab" / "episodes" / "merge-sheets--baseline--r2.jsonl")
+    assert text.endswith("! no episode_end (interrupted)")
+
+
+def test_explicit_run_directories_are_all_selected() -> None:
+    runs, selected = discover_runs([RUNS / "skill-ab", RUNS / "three-way"])
+    assert list(runs) == selected == ["skill-ab", "three-way"]
+
+
+def test_a_path_that_is_neither_a_run_nor_a_folder_of_runs_is_refused(tmp_path: object) -> None:
+    with pytest.raises(AnalysisError, match="not a run directory"):
+        discover_runs([RUNS / "missing"])
