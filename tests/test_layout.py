@@ -74,7 +74,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/gemini/spec.py": "fields validated in tests/agents/test_spec.py",
     "agents/node_cli.py": "one lookup; exercised by tests/agents/test_cli_agents.py",
     "agents/none.py": "does nothing; tests/run/test_validate.py runs it against every example task",
-    "agents/opencode/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
     "agents/opencode/skills.py": "tested through tests/episode/test_skill_record.py (skills opencode loaded)",
     "agents/opencode/spec.py": (
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"

@@ -4,6 +4,7 @@ Example::
 
     coder-eval view                        # every run under runs/, the newest selected
     coder-eval view runs/a runs/b --port 8866 --no-browser
+    # explorer: http://127.0.0.1:8866/?token=…   (a request without the token is refused)
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def view(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: a free one).")] = 0,
     browser: Annotated[bool, typer.Option(help="Open the explorer in a web browser.")] = True,
 ) -> None:
-    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL."""
+    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL, with
+    the token every request needs."""
     runs = checked_runs(run_dirs or [DEFAULT_RUNS])
     try:
         from coder_eval.cli.viewer import serve
@@ -39,7 +41,12 @@ def view(
         ) from exc
     console.print(f"starting the explorer on {len(runs)} path(s); Ctrl-C stops it", highlight=False)
     with tempfile.TemporaryDirectory(prefix="coder-eval-view-") as folder:
-        serve(runs, Path(folder), port, browser, announce=lambda url: out.print(f"explorer: {url}"))
+        serve(runs, Path(folder), port, browser, announce=announce)
+
+
+def announce(url: str) -> None:
+    """The URL on one line (with its token: whoever holds it reads every run shown)."""
+    out.print(f"explorer: {url}", markup=False, highlight=False, soft_wrap=True)
 
 
 def checked_runs(paths: list[Path]) -> list[Path]:

@@ -49,6 +49,7 @@ from coder_eval.regrade.before import before_agent
 from coder_eval.regrade.criteria_plan import CriteriaSplit, evaluation_cost, needs_workspace, split_criteria
 from coder_eval.regrade.tasks import GradingTask
 from coder_eval.run_dir import RunDir
+from coder_eval.sandbox.snapshot import WorkspaceTooLarge
 from coder_eval.task import TaskSpec
 from coder_eval.trajectory import (
     CriterionResult,
@@ -263,7 +264,10 @@ def _new_end(
     failure: Exception | None = None,
 ) -> EpisodeEnd:
     new = end_event(agent_result(end), results, task)
-    if failure is not None:
+    if isinstance(failure, WorkspaceTooLarge):  # the agent's workspace, as the live run would judge it
+        new.outcome, new.status, new.invalid_cause = "fail", "resource_limit", None
+        new.error = f"re-grading refused the workspace: {failure}"
+    elif failure is not None:
         why = str(failure) if isinstance(failure, CoderEvalError) else f"{type(failure).__name__}: {failure}"
         new.outcome, new.status, new.error = "invalid", "infra_error", f"re-grading failed: {why}"
     was = end.timings

@@ -17,6 +17,7 @@ Criteria use only these verbs, so they grade the same way on every driver.
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -160,9 +161,28 @@ SandboxPath = Annotated[str, AfterValidator(check_sandbox_path)]
 """A path (or glob) relative to the sandbox root that cannot escape it."""
 
 
+def resolved(path: Path) -> Path:
+    """``path.resolve()``; ``WorkspaceFileError`` when links chain too deep to follow (Python 3.11
+    follows them by recursion) or in a loop, as the agent can leave them.
+
+    Example: ``resolved(Path("w/l1499"))`` for ``l1499 -> l1498 -> … -> l0000 -> a.txt`` raises
+    ``WorkspaceFileError`` (the system itself follows no more than 40 links).
+    """
+    why = f"{path.name!r} leads through links chained too deep to follow, or in a loop"
+    try:
+        path.stat()  # the system follows at most 40 links, without recursion (ELOOP past them)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WorkspaceFileError(why) from exc
+    try:
+        return path.resolve()
+    except (RecursionError, RuntimeError) as exc:
+        raise WorkspaceFileError(why) from exc
+
+
 def inside(root: Path, relative: str) -> Path:
     """``root / relative``, refusing anything that resolves outside ``root`` (e.g. through a symlink)."""
-    target = (root / relative).resolve()
+    target = resolved(root / relative)
     if not target.is_relative_to(root.resolve()):
         raise WorkspaceFileError(f"{relative!r} resolves outside the sandbox ({target})")
     return target
@@ -176,6 +196,17 @@ def split_glob(pattern: str) -> tuple[str, str]:
     parts = PurePosixPath(pattern).parts
     literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
     return str(PurePosixPath(*parts[:literal])), "/".join(parts[literal:])
+
+
+def literal_prefix(pattern: str) -> tuple[str, str]:
+    """A relative glob as (its steps before the first wildcard, the rest).
+
+    Example: ``literal_prefix("src/**/*.py")`` -> ``("src", "**/*.py")``; ``literal_prefix("*.txt")``
+    -> ``("", "*.txt")``.
+    """
+    parts = pattern.split("/")
+    literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+    return "/".join(parts[:literal]), "/".join(parts[literal:])
 
 
 def file_glob(pattern: str) -> str:

@@ -30,16 +30,11 @@ verifier makes all but ``work`` at its first command (many graders only read fil
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import sys
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from coder_eval.errors import SandboxError
 
 SAFE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 """System directories on every sandbox's PATH, after the shims, mock dirs and the interpreter's bin."""
@@ -138,29 +133,3 @@ def base_env(home: Path, tmp: Path, path: Sequence[str], extra: Mapping[str, str
         SHELL="/bin/bash",
     )
     return {**env, **extra}
-
-
-def remove_tree(base: Path, attempts: int = 3) -> None:
-    """``rm -rf`` that also removes directories the agent made read-only.
-
-    A plain removal is tried first (most trees need nothing more, and no walk of their own). Then it
-    makes every directory writable and retries briefly: a process killed a moment ago may still be
-    writing into the tree. What still cannot be removed (an immutable file, a busy mount) raises
-    ``SandboxError``.
-    """
-    with contextlib.suppress(OSError):
-        shutil.rmtree(base)
-    for attempt in range(1, attempts + 1):
-        if not os.path.lexists(base):
-            return
-        try:
-            for parent, dirnames, _ in os.walk(base):
-                for name in dirnames:
-                    path = Path(parent) / name
-                    if not path.is_symlink():
-                        path.chmod(0o700)
-            shutil.rmtree(base)
-        except OSError as exc:
-            if attempt == attempts:
-                raise SandboxError(f"cannot remove the sandbox at {base}: {exc}") from exc
-            time.sleep(0.1)

@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import stat
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, ClassVar, Self
 
-from coder_eval.errors import SandboxError, WorkspaceFileError
-from coder_eval.sandbox.base import ExecResult, file_glob, split_glob
+from coder_eval.errors import SandboxError
+from coder_eval.sandbox.base import (
+    ExecResult,
+    WorkspaceFileError,
+    file_glob,
+    glob_regex,
+    literal_prefix,
+    resolved,
+    split_glob,
+)
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import SandboxLayout, remove_tree
+from coder_eval.sandbox.layout import SandboxLayout
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
@@ -34,6 +43,7 @@ from coder_eval.sandbox.seed import install_recorders, install_tools, make_execu
 from coder_eval.sandbox.snapshot import Bounds, Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
 from coder_eval.sandbox.staged_plugins import stage_plugins
+from coder_eval.sandbox.trees import remove_tree, walk
 
 
 class HostSandbox:
@@ -256,26 +266,46 @@ class HostSandbox:
         """The host path of ``path`` (workspace-relative, or absolute inside the sandbox), kept inside."""
         root = self.layout.base if Path(path).is_absolute() else self.layout.work
         candidate = root / path
-        target = candidate.resolve() if must_exist else candidate.parent.resolve() / candidate.name
+        target = resolved(candidate) if must_exist else resolved(candidate.parent) / candidate.name
         if not target.is_relative_to(root.resolve()):
             raise WorkspaceFileError(f"{path!r} resolves outside the sandbox ({target})")
         return target
 
 
 def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:
-    """Paths relative to ``root`` of the files (and, if asked, links) matching ``pattern``."""
-    found: set[str] = set()
-    if not (files := file_glob(pattern)):
+    """Paths relative to ``root`` of the files (and, if asked, links) matching ``pattern``: the folder
+    its literal steps name, walked without recursion (as deep as the pattern reaches), its entries
+    matched as the docker helper and the snapshot view match them (``base.glob_regex``)."""
+    files = file_glob(pattern)
+    if not files or ".." in files.split("/"):
         return []
-    for path in root.glob(files):
-        if not path.parent.resolve().is_relative_to(root):
-            continue
-        if path.is_symlink():
-            if include_links:
-                found.add(path.relative_to(root).as_posix())
-        elif path.is_file():
-            found.add(path.relative_to(root).as_posix())
+    folder, rest = literal_prefix(files)
+    try:
+        start = resolved(root / folder)
+    except WorkspaceFileError:
+        return []
+    if not start.is_relative_to(root) or not start.is_dir():
+        return []
+    regex, levels = glob_regex(rest), None if "**" in rest else rest.count("/") + 1
+    found = []
+    for parent, dirnames, filenames in walk(start):
+        relative = Path(parent).relative_to(start).as_posix()
+        prefix = "" if relative == "." else relative + "/"
+        for name in (*dirnames, *filenames):
+            if regex.fullmatch(prefix + name) and _listed(Path(parent) / name, include_links):
+                found.append(f"{folder}/{prefix}{name}" if folder else prefix + name)
+        if levels is not None and prefix.count("/") + 1 >= levels:
+            dirnames[:] = []  # the pattern reaches no deeper
     return sorted(found)
+
+
+def _listed(path: Path, include_links: bool) -> bool:
+    """A regular file, or a link when links are asked for."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or (include_links and stat.S_ISLNK(mode))
 
 
 def _remove(base: Path, cgroup: Cgroup | None) -> None:

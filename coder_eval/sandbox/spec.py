@@ -227,6 +227,7 @@ DEFAULT_PIDS = 1024
 DEFAULT_FILE_MB = 1024
 DEFAULT_WORKSPACE_MB = 1024
 DEFAULT_WORKSPACE_FILES = 50_000
+DEFAULT_WORKSPACE_DEPTH = 256
 
 
 class Limits(_Strict):
@@ -258,6 +259,11 @@ class Limits(_Strict):
         default=DEFAULT_WORKSPACE_FILES,
         ge=1,
         description="Files, folders and links in the workspace when it is snapshotted.",
+    )
+    max_workspace_depth: int | None = Field(
+        default=DEFAULT_WORKSPACE_DEPTH,
+        ge=1,
+        description="Levels of folders in the workspace when it is snapshotted (a/b/c.txt: 3).",
     )
 
     def set_by_task(self, name: str) -> bool:

@@ -177,3 +177,18 @@ def test_inline_schema_keeps_both_names(tmp_path: Path) -> None:
     for key in ("schema", "json_schema"):
         spec = {"type": "json_check", "path": "out.json", key: {"type": "object", "required": ["total"]}}
         assert grade(spec, ctx_with(tmp_path)).score == 1.0  # type: ignore[arg-type]
+
+
+def test_numbers_no_double_holds_are_never_ordered_and_say_why() -> None:
+    from coder_eval.criteria.json_check import Assertion, compare, out_of_range
+
+    at_least = Assertion.model_validate({"expression": "n", "at_least": 3})
+
+    assert at_least.judged({"n": 10**400}) == (
+        False,
+        "n: a 401-digit integer, past the range of a JSON number; not compared",
+    )
+    assert at_least.judged({"n": float("inf")}).problem == "n: inf is not a finite number; not compared"
+    assert at_least.judged({"n": 2**60 + 1}) == (True, None)
+    assert compare("gt", 2**60 + 1, float(2**60)) and not compare("lte", 10**400, 5)
+    assert out_of_range("10" * 400) is None

@@ -9,7 +9,6 @@ import pytest
 import coder_eval.sandbox.tempdir as tempdir
 from coder_eval.sandbox import Provision
 from coder_eval.sandbox.cgroups import v1_controllers
-from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.spec import CliRecorder, Limits
 
 from .builders import HOST_DRIVERS, run
@@ -82,15 +81,3 @@ def test_processes_are_searched_for_only_after_a_command_started(
     run(sandbox.stop())
 
     assert (idle, len(searches)) == (0, 1)
-
-
-def test_remove_tree_removes_read_only_folders_and_accepts_a_missing_one(tmp_path: Path) -> None:
-    locked = tmp_path / "tree" / "locked"
-    locked.mkdir(parents=True)
-    (locked / "f").write_text("x")
-    locked.chmod(0o500)
-
-    remove_tree(tmp_path / "tree")
-    remove_tree(tmp_path / "tree")
-
-    assert not (tmp_path / "tree").exists()

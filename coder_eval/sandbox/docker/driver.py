@@ -40,7 +40,7 @@ from coder_eval.sandbox.docker.images import image_for
 from coder_eval.sandbox.docker.spec import DockerSpec
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, remove_tree
+from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
@@ -48,6 +48,7 @@ from coder_eval.sandbox.provision import Provision
 from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
 from coder_eval.sandbox.snapshot import Bounds, Dropped, WorkspaceTooLarge, measured
 from coder_eval.sandbox.staged_plugins import stage_plugins
+from coder_eval.sandbox.trees import remove_tree
 
 INSIDE = Path("/coder_eval")
 """The sandbox's own folders in the container (HOME, TMPDIR, tools, sockets ...)."""
@@ -243,7 +244,8 @@ class DockerSandbox:
         """The workspace past its bounds, measured by the helper (apparent sizes, entries), or None
         (also when the helper cannot run: the stream is counted anyway)."""
         bounds = Bounds.of(self.provision.limits)
-        limits = [-1 if bound is None else bound for bound in (bounds.max_bytes, bounds.max_entries)]
+        given = (bounds.max_bytes, bounds.max_entries, bounds.max_depth, bounds.max_path_bytes)
+        limits = [-1 if bound is None else bound for bound in given]
         try:
             done = await self._helper("measure", self.workdir, *map(str, limits))
         except SandboxError:

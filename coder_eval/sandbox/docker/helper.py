@@ -72,7 +72,10 @@ def inside(workdir, path):
     """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
     workspace or the sandbox's own folders."""
     work = os.path.realpath(workdir)
-    real = os.path.realpath(os.path.join(work, path))
+    try:
+        real = os.path.realpath(os.path.join(work, path))
+    except RecursionError:  # a chain of links deeper than the interpreter follows
+        refuse(f"{path!r} leads through links chained too deep to follow")
     roots = (work, BASE) if path.startswith("/") else (work,)
     if not any(within(real, root) for root in roots):
         refuse(f"{path!r} resolves outside the sandbox ({real})")
@@ -221,32 +224,34 @@ def run(workdir, cwd, timeout, mode, end, argv):
     return 128 - code if code < 0 else code
 
 
-def measure(workdir, max_bytes, max_entries):
-    """Walk the workspace counting entries and apparent sizes; print the counts at the first entry
-    past a bound (a negative bound is none), or ``{}``."""
+def measure(workdir, max_bytes, max_entries, max_depth, max_path):
+    """Walk the workspace (a stack of folders, no recursion) counting entries and apparent sizes;
+    print the counts at the first entry past a bound, or too deep, or too long a path (a negative
+    bound is none), or ``{}``."""
     import json
 
-    root = inside(workdir, ".")
     entries = total = 0
-    pending = [root]
+    pending = [(inside(workdir, "."), "")]
     while pending:
+        folder, prefix = pending.pop()
         try:
-            items = list(os.scandir(pending.pop()))
+            items = list(os.scandir(folder))
         except OSError:
             continue
         for item in items:
+            name = prefix + item.name
+            misshapen = 0 <= max_depth < name.count("/") + 1 or 0 <= max_path < len(os.fsencode(name))
             try:
                 info = item.stat(follow_symlinks=False)
             except OSError:
-                continue
-            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
-            entries, total = entries + 1, total + size
-            if 0 <= max_entries < entries or 0 <= max_bytes < total:
-                name = os.path.relpath(item.path, root)
+                info = None
+            size = info.st_size if info is not None and stat.S_ISREG(info.st_mode) else 0
+            entries, total = entries + (info is not None), total + size
+            if misshapen or 0 <= max_entries < entries or 0 <= max_bytes < total:
                 print(json.dumps({"name": name, "size": size, "entries": entries, "bytes": total}))
                 return 0
-            if stat.S_ISDIR(info.st_mode):
-                pending.append(item.path)
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                pending.append((item.path, name + "/"))
     print("{}")
     return 0
 
@@ -278,21 +283,32 @@ def write(workdir, path, executable):
 
 
 def glob(workdir, root, pattern, links):
+    """The entries under ``root`` whose relative path ``pattern`` matches (a stack of folders, no
+    recursion; links listed when asked, never entered)."""
     import json, re
 
     root, regex, found = inside(workdir, root), re.compile(pattern), []
     if not os.path.isdir(root):
         print("[]")
         return 0
-    for parent, dirnames, filenames in os.walk(root):
-        relative = os.path.relpath(parent, root)
-        for name in dirnames + filenames:
-            path = os.path.join(parent, name)
-            rel = name if relative == "." else f"{relative}/{name}"
-            mode = os.lstat(path).st_mode
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            items = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in items:
+            rel = prefix + item.name
+            try:
+                mode = item.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
             wanted = stat.S_ISREG(mode) or (links and stat.S_ISLNK(mode))
             if wanted and regex.fullmatch(rel):
                 found.append(rel)
+            if stat.S_ISDIR(mode):
+                pending.append((item.path, rel + "/"))
     print(json.dumps(sorted(found)))
     return 0
 
@@ -324,7 +340,7 @@ def main(op, args):
     if op == "glob":
         return glob(args[0], args[1], args[2], args[3] == "1")
     if op == "measure":
-        return measure(args[0], int(args[1]), int(args[2]))
+        return measure(args[0], *(int(arg) for arg in args[1:5]))
     if op == "kill":
         kill(lambda: marked(args[0]))
         return 0

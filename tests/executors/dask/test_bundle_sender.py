@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from coder_eval.episode.plan import plan_episodes
+from coder_eval.executors.dask import bundle_sender
 from coder_eval.executors.dask.bundle_sender import METADATA
 from coder_eval.executors.dask.bundles import Bundle, pack
-from coder_eval.executors.dask.executor import bundle_sender, open_dask
+from coder_eval.executors.dask.executor import open_dask
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
 from tests.helpers import minimal_task
