@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 from coder_eval.episode.plan import EpisodePlan, FrozenFiles
 from coder_eval.errors import InputError
 from coder_eval.executors.dask.bundles import Member, members, open_regular, pack_file, unpack_file
-from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.leftovers import OWNER_FILE, owner
+from coder_eval.sandbox.trees import remove_tree
 from coder_eval.task import TaskSpec
 from coder_eval.task.files import named_paths, task_hash
 
