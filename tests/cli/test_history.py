@@ -249,3 +249,7 @@ def test_a_baseline_with_no_task_in_common_passes_saying_nothing_paired(suite: P
     )
     assert done.returncode == 0, done.stderr
     assert "No regression called: nothing paired with baseline" in done.stdout
+    unnamed = coder_eval(
+        "report", "runs/latest", "--format", "markdown", "--baseline", "latest-on-", cwd=suite
+    )
+    assert unnamed.returncode == 2 and "names no branch" in unnamed.stderr
