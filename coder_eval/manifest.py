@@ -172,7 +172,7 @@ class GateRecord(BaseModel):
 
 DECISION_METRICS = ("passed", "score", "cost_usd", "total_tokens", "duration_s", "num_turns")
 """The metrics ``--until-conclusive`` can decide on (pass rates and scores as they are; amounts by
-the sign of the per-task log ratio)."""
+the per-task log ratio, capped at ``ratio_cap`` either way)."""
 
 
 class UntilConclusiveRule(BaseModel):
@@ -191,6 +191,11 @@ class UntilConclusiveRule(BaseModel):
         default=0.2, gt=0, lt=1, description="The smallest difference that matters (20 points: 0.2)."
     )
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Error rate, at every look.")
+    ratio_cap: float = Field(
+        default=4.0,
+        gt=1,
+        description="Amounts: a task's candidate / baseline ratio counts at most this far either way.",
+    )
     max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks (default all).")
     max_episodes: int | None = Field(default=None, ge=1, description="At most this many episodes.")
     max_cost_usd: float | None = Field(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from coder_eval.trajectory import Status, Usage
 
 if TYPE_CHECKING:
+    from coder_eval.agents.raw_events import RawEventLog
     from coder_eval.agents.spec import AgentSpecBase
     from coder_eval.sandbox.base import Sandbox
     from coder_eval.task.limits import RunLimits
@@ -87,7 +88,8 @@ class AgentRequest:
     agents that keep their session across user turns read it (``Capabilities.keeps_session``).
     ``reference_script`` is the task's reference solution (the ``oracle`` agent runs it); ``task_dir``
     is the task file's folder; ``plugins`` what the agent is offered (an agent that supports skills
-    loads them from there, never from ``spec.plugins``).
+    loads them from there, never from ``spec.plugins``); ``raw_events``, when the run keeps them, where
+    an agent that runs a CLI writes every raw event it emitted (``coder_eval.agents.raw_events``).
     """
 
     prompt: str
@@ -101,6 +103,7 @@ class AgentRequest:
     reference_script: str | None = None
     task_dir: Path | None = None
     plugins: tuple[OfferedPlugin, ...] = ()
+    raw_events: RawEventLog | None = None
 
 
 @dataclass

@@ -116,6 +116,7 @@ async def run_cli(request: AgentRequest, launch: CliLaunch, recorder: Recorder, 
             env=launch.env,
             stdin=launch.stdin,
             on_stderr=recorder.stderr_line,
+            raw=request.raw_events,
         ) as cli:
             async for event in cli.events():
                 recorder.handle(event)

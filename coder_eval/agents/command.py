@@ -27,6 +27,7 @@ from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
 from coder_eval.agents.cli_spec import own_spec
 from coder_eval.agents.command_spec import CommandSpec
 from coder_eval.agents.event_streams import STREAMS
+from coder_eval.agents.raw_events import RawEventLog
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
 from coder_eval.pricing import cost_usd
@@ -51,6 +52,8 @@ class CommandAgent:
         result = await request.sandbox.exec(
             command, env=env, stdin=request.prompt if spec.prompt_on_stdin else None
         )
+        if request.raw_events is not None:
+            log_output(request.raw_events, result.stdout, result.stderr)
         if spec.events == "none":
             sink.write(Message(role="assistant", content=[{"type": "text", "text": result.stdout}]))
             outcome = AgentResult(num_turns=1, final_message=result.stdout)
@@ -62,6 +65,18 @@ class CommandAgent:
             outcome.invalid, outcome.status = True, "agent_error"
             outcome.error = f"agent command exited {result.exit_code}: {tail}"
         return outcome
+
+
+def log_output(raw: RawEventLog, stdout: str, stderr: str) -> None:
+    """The command's output, line by line, in the raw event log: a JSON line as its event, any other
+    line as text (the command's output is read once it exits)."""
+    for line in filter(None, (text.strip() for text in stdout.splitlines())):
+        try:
+            raw.event("stdout", json.loads(line))
+        except (ValueError, RecursionError):
+            raw.line("stdout", line)
+    for line in filter(None, (text.rstrip() for text in stderr.splitlines())):
+        raw.line("stderr", line)
 
 
 def read_stream(kind: str, stdout: str, sink: EventSink) -> AgentResult:

@@ -40,6 +40,8 @@ class Asked:
 
     flag: bool | None
     overrides: dict[str, Any]
+    gate_alone: bool = False
+    """``--fail-on worse`` without ``--baseline``: the run must stop at its answer to have a gate."""
 
     @classmethod
     def of(
@@ -108,11 +110,16 @@ class Asked:
 
     def check(self, resolution: Resolution) -> None:
         """Refuse, before the run directory is made, a rule the plan cannot follow."""
+        from coder_eval.errors import InputError
         from coder_eval.run.adaptive import arms
 
         rule = self.rule(resolution)
         if rule is not None:
             arms(rule, resolution.experiment.variant_ids)
+        elif self.gate_alone and resolution.experiment.baseline is None:
+            raise InputError(
+                "--fail-on worse: it needs --baseline (the run to compare with) or --until-conclusive"
+            )
 
     def rule_of(self, session: RunSession) -> UntilConclusiveRule | None:
         """A resumed run keeps the rule it recorded; a new one takes ``rule``."""
@@ -129,9 +136,8 @@ class SequenceBar(BarProgress):
 
         path = record.paths[0]
         said = f", {record.decision}" if record.decision else ""
-        self.suffix = (
-            f" | {record.decided_tasks}/{record.max_tasks} tasks, {path.metric} {interval_text(path)}{said}"
-        )
+        shown = interval_text(path, record)
+        self.suffix = f" | {record.decided_tasks}/{record.max_tasks} tasks, {path.metric} {shown}{said}"
         self.show()
 
 

@@ -18,21 +18,24 @@ import typer
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
 
-DEFAULT_RUNS = Path("runs")
-
 
 @app.command()
 def view(
     run_dirs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Run directories, or folders of runs (default: runs/, newest selected)."),
+        typer.Argument(
+            help="Run directories, or folders of runs (default: runs/ or $RUNS_DIR, newest selected)."
+        ),
     ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: a free one).")] = 0,
     browser: Annotated[bool, typer.Option(help="Open the explorer in a web browser.")] = True,
 ) -> None:
-    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL, with
-    the token every request needs."""
-    runs = checked_runs(run_dirs or [DEFAULT_RUNS])
+    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL.
+
+    The URL carries the token every request needs."""
+    from coder_eval.experiment.settings import runs_root
+
+    runs = checked_runs(run_dirs or [runs_root()])
     try:
         from coder_eval.cli.viewer import serve
     except ImportError as exc:
@@ -54,9 +57,10 @@ def checked_runs(paths: list[Path]) -> list[Path]:
 
     The same rule as the explorer's ``discover_runs``, without importing the analysis stack here.
     """
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run_dir import MANIFEST
 
-    hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
+    hint = " (run something first: coder-eval run ...)" if paths == [runs_root()] else ""
     for path in paths:
         is_run = (path / MANIFEST).is_file()
         if not is_run and not (path.is_dir() and any((p / MANIFEST).is_file() for p in path.iterdir())):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coder_eval.agents import AGENTS, AgentRequest, AgentResult, make_agent
+from coder_eval.agents.raw_events import RawEventLog
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.transcript import message_text
 from coder_eval.episode.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
@@ -41,6 +42,8 @@ class Turn:
     episode_id: str
     seed: int
     grade: Grade
+    raw_events: RawEventLog | None = None
+    """Where the agent writes its CLI's raw events, when the run keeps them."""
 
 
 async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: Turn) -> AgentResult:
@@ -61,6 +64,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             reference_script=task.reference_script,
             task_dir=task.source_dir,
             plugins=stage.plugins,
+            raw_events=turn.raw_events,
         )
         outcome = await watch.run(
             _named(task.agent.type, make_agent(task.agent.type).run(request, watch)),

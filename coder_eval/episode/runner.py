@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from coder_eval.agents import AgentResult
+from coder_eval.agents.raw_events import RawEventLog, raw_log
 from coder_eval.episode.agent_phase import Turn, at_limit, limits_hit, run_agent
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
@@ -60,12 +61,15 @@ async def run_episode(
     *,
     keep: SnapshotTarget | None = None,
     durable: bool = True,
+    raw_events: Path | None = None,
     renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
     The workspace is kept at ``keep`` when given (``snapshots.py``); the trajectory is synced to disk
     as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere);
-    ``renamed``: paths the trajectory names as the task does (the plan runs from frozen copies).
+    every raw event the agent's CLI emits is logged at ``raw_events`` when given
+    (``coder_eval.agents.raw_events``); ``renamed``: paths the trajectory names as the task does (the
+    plan runs from frozen copies).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -75,8 +79,11 @@ async def run_episode(
     delay = retry.initial_delay
     with ExitStack() as servers:
         provider = ScriptedProvider(plan.task, plan.seed, servers)
+        raw = servers.enter_context(raw_log(raw_events))
         for attempt in range(1, retry.max_retries + 2):
-            end = await _attempt(plan, provider, run_id, path, keep, durable, renamed)
+            if raw is not None and attempt > 1:
+                raw.note(f"attempt {attempt}")
+            end = await _attempt(plan, provider, run_id, path, keep, durable, raw, renamed)
             if attempt > retry.max_retries or not retryable(end):
                 break
             try:
@@ -106,6 +113,7 @@ async def _attempt(
     path: Path,
     keep: SnapshotTarget | None,
     durable: bool = True,
+    raw: RawEventLog | None = None,
     renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
@@ -121,7 +129,7 @@ async def _attempt(
         notes: list[str] = []
         async with AsyncExitStack() as stack:
             try:
-                end = await _phases(plan, provider, sink, stack, phases, notes, keep)
+                end = await _phases(plan, provider, sink, stack, phases, notes, keep, raw)
             except RunWriteError:  # not the episode's fault: it is left unfinished, --resume runs it
                 raise
             except Exception as exc:  # the harness failed, not the agent: record it and let the batch go on
@@ -144,12 +152,13 @@ async def _phases(
     phases: _Phases,
     notes: list[str],
     keep: SnapshotTarget | None = None,
+    raw: RawEventLog | None = None,
 ) -> EpisodeEnd:
     phases.enter("setup")
     stage = await open_stage(plan.task, provider, sink, stack)
     phases.leftovers = stage.leftovers
     phases.enter("agent", stage.paths)
-    turn = Turn(plan.episode_id, plan.seed, _grade_now(plan, stage, sink))
+    turn = Turn(plan.episode_id, plan.seed, _grade_now(plan, stage, sink), raw)
     result = await run_agent(plan.task, stage, sink, turn)
     notes.extend(stage.notes)
     phases.enter("stop")

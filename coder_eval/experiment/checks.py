@@ -12,7 +12,8 @@
 - a ``run_limits.turn_timeout`` that ends every turn the task can have before its larger
   ``task_timeout`` could (the task timeout then never applies);
 - FIFOs, sockets, devices and symlink loops the task search or a task's folders hold: left out
-  unopened (of the task search, and of every sandbox).
+  unopened (of the task search, and of every sandbox);
+- a relative plugin path found from the working directory, not next to the file that names it.
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 from coder_eval.criteria import CRITERIA
 from coder_eval.experiment.credentials import missing_keys
+from coder_eval.experiment.merge import SETTINGS
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.experiment.skill_arms import skill_warnings
 from coder_eval.sandbox import resolve_driver
@@ -54,6 +56,7 @@ def plan_warnings(resolution: Resolution) -> list[str]:
             for variant, find in resolution.unmatched
         ),
         *resolution.skipped,
+        *resolution.notes,
         *_special_files(resolution),
     ]
     return list(dict.fromkeys(found))
@@ -69,9 +72,10 @@ def _special_files(resolution: Resolution) -> Iterator[str]:
 
 
 def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:
+    """Not the ``settings`` layer's alone: a ``DEFAULT_*`` setting is for the kinds that have the field."""
     for plan in resolution.plans:
         for path, layer in plan.provenance.items():
-            if layer.startswith("dropped:"):
+            if layer.startswith("dropped:") and layer != f"dropped:{SETTINGS}":
                 yield (
                     f"{path} (set by {layer.removeprefix('dropped:')}) is not a field of the "
                     f"{plan.task.agent.type!r} agent of task {plan.task.task_id!r}: it is left out"

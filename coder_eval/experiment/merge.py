@@ -1,7 +1,8 @@
 """The one merge engine: five layers, each field merged the one way ``MERGE_RULES`` declares.
 
 Layers, lowest first: ``builtin`` (the task schema's defaults) → ``experiment`` (its ``defaults``)
-→ ``task`` (the task file) → ``variant:<id>`` → ``cli`` (``-D``, ``--model``, ``--agent``).
+→ ``task`` (the task file) → ``settings`` (``DEFAULT_*`` from the environment or ``.env``) →
+``variant:<id>`` → ``cli`` (``-D``, ``--model``, ``--agent``).
 
 Example::
 
@@ -63,6 +64,8 @@ DEFAULT_RULE: Rule = "replace"
 """Scalars, and any field not listed (``agent.env.<NAME>`` and ``suite_thresholds.<id>`` included)."""
 
 BUILTIN = "builtin"
+SETTINGS = "settings"
+"""The ``DEFAULT_*`` settings' layer (``settings.py``), over the task and under the variant."""
 _INDEX = re.compile(r"\[\d+\]$")
 
 

@@ -18,7 +18,7 @@ from coder_eval.experiment import Resolution
 from coder_eval.manifest import GateRecord
 from coder_eval.run.gates import GateResult, evaluate_gates, failed
 from coder_eval.run.junit import JunitCounts, write_junit
-from coder_eval.run.regression import NAN, FailOn, baseline_gates
+from coder_eval.run.regression import NAN, FailOn, Guard, baseline_gates, sequence_gate, skill_gates
 from coder_eval.run.reports import ReportOutcome, render_run_reports
 from coder_eval.run.summary import RunSummary
 from coder_eval.run_dir import RunDir, RunManifest
@@ -43,6 +43,8 @@ class AfterRun:
     baseline: str | None = None
     """Compare with this run (a folder, a run id in the store, ``latest-on-BRANCH``): gate rows."""
     fail_on: FailOn = "never"
+    max_drop: float | None = None
+    """With ``baseline``: a drop of the primary metric's point estimate past this fails the gate too."""
     reports_dir: Path | None = None
     """Where the reports go (None: ``reports/<run id>`` under the current folder, as ``coder-eval
     run`` writes them)."""
@@ -96,6 +98,8 @@ def finish_run(
         after = replace(after, baseline=gate.run, fail_on=gate.fail_on)
     if after.baseline is not None:
         record_baseline(run, manifest, after, finished)
+    if after.fail_on == "worse":
+        add_gates(run, manifest, finished, guard_gates(run, manifest, after.fail_on))
     finished.headline_line, finished.headline_error = record_headline(run, manifest)
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
@@ -115,7 +119,7 @@ def record_baseline(run: RunDir, manifest: RunManifest, after: AfterRun, finishe
     assert after.baseline is not None
     try:
         rows, finished.regression, finished.baseline_note = baseline_gates(
-            run, store_for(run.path, after.store), after.baseline, after.fail_on
+            run, store_for(run.path, after.store), after.baseline, Guard(after.fail_on, after.max_drop)
         )
     except StoreBusy as exc:
         finished.not_gated = str(exc) if after.fail_on == "worse" else None
@@ -124,6 +128,20 @@ def record_baseline(run: RunDir, manifest: RunManifest, after: AfterRun, finishe
     except CoderEvalError as exc:  # a baseline that names nothing, or is not a run
         verdict: Literal["fail", "not gated"] = "fail" if after.fail_on == "worse" else "not gated"
         rows = [GateResult("baseline", "(all)", "passed", NAN, verdict=verdict, note=str(exc))]
+    add_gates(run, manifest, finished, rows)
+
+
+def guard_gates(run: RunDir, manifest: RunManifest, fail_on: FailOn) -> list[GateResult]:
+    """Beside the test, with ``--fail-on worse``: a skill offered and never loaded, and a run that
+    stopped at its answer as its decision says (blocked and inconclusive said so)."""
+    rows = skill_gates(run, fail_on)
+    if manifest.adaptive is not None and manifest.adaptive.stop is not None:
+        rows.append(sequence_gate(manifest.adaptive, fail_on))
+    return rows
+
+
+def add_gates(run: RunDir, manifest: RunManifest, finished: Finished, rows: list[GateResult]) -> None:
+    """Rows added to the gate table and to run.json."""
     if rows:
         finished.gates = [*(finished.gates or []), *rows]
         manifest.gates = [GateRecord.model_validate(r.as_json()) for r in finished.gates]

@@ -32,6 +32,7 @@ from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
 from coder_eval.experiment.checks import plan_warnings
 from coder_eval.experiment.inputs import RunInputs
+from coder_eval.experiment.settings import runs_root
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
 from coder_eval.run.batch import BatchSummary
 from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Drive, Progress, Quiet, execute
@@ -75,13 +76,14 @@ class RunSession:
         command: Sequence[str] | None = None,
         check: Callable[[Resolution], None] | None = None,
     ) -> RunSession:
-        """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``); ``InputError``
+        """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``, ``$RUNS_DIR``
+        for ``runs``: ``coder_eval.experiment.settings``); ``InputError``
         (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
         plan too) or ``run_dir`` exists."""
         resolution = inputs.resolve()
         if check is not None:
             check(resolution)
-        root = run_dir.parent if run_dir else Path("runs")
+        root = run_dir.parent if run_dir else runs_root()
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():
             raise InputError(

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from coder_eval.agents import kinds_with_field, override_agent
+from coder_eval.agents.skill_sources import PluginOrigin
 from coder_eval.errors import TaskError
 from coder_eval.file_kinds import not_readable
 from coder_eval.interop.task_readers.harbor import CONFIG as HARBOR_CONFIG
@@ -159,23 +160,32 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
     return merged
 
 
-def build_tasks(doc: YamlDoc, overrides: Mapping[str, Any]) -> list[TaskSpec]:
-    """One task file (with ``overrides`` merged over it) -> validated tasks, one per dataset row."""
+def build_tasks(
+    doc: YamlDoc, overrides: Mapping[str, Any], plugin_origins: Mapping[int, PluginOrigin] | None = None
+) -> list[TaskSpec]:
+    """One task file (with ``overrides`` merged over it) -> validated tasks, one per dataset row.
+    ``plugin_origins``: the files other than the task file that wrote ``agent.plugins`` entries
+    (``coder_eval.task.sources.resolve_sources``)."""
     data = deep_merge(doc.data, {k: v for k, v in overrides.items() if k != "agent"})
     if isinstance(overrides.get("agent"), Mapping):
         data["agent"] = override_agent(dict(doc.data.get("agent") or {}), dict(overrides["agent"]))
     rows = dataset_rows(doc, data.get("dataset"))
     if rows is None:
-        return [_validate(doc, data, None)]
-    return [_validate(doc, substitute_row(doc, data, row), row) for row in rows]
+        return [_validate(doc, data, None, plugin_origins)]
+    return [_validate(doc, substitute_row(doc, data, row), row, plugin_origins) for row in rows]
 
 
-def _validate(doc: YamlDoc, data: dict[str, Any], row: dict[str, Any] | None) -> TaskSpec:
+def _validate(
+    doc: YamlDoc,
+    data: dict[str, Any],
+    row: dict[str, Any] | None,
+    plugin_origins: Mapping[int, PluginOrigin] | None,
+) -> TaskSpec:
     try:
         task = TaskSpec.model_validate({**data, "source_path": doc.path.resolve(), "dataset_row": row})
     except ValidationError as exc:
         raise TaskError(_with_kind_hints(explain(exc, doc, TaskSpec), exc)) from exc
-    return resolve_sources(doc, task)
+    return resolve_sources(doc, task, plugin_origins)
 
 
 def _with_kind_hints(message: str, exc: ValidationError) -> str:

@@ -8,10 +8,11 @@ with the line that names it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coder_eval.agents.skill_sources import with_resolved_plugins
+from coder_eval.agents.skill_sources import PluginOrigin, with_resolved_plugins
 from coder_eval.agents.spec import read_prompt_file
 from coder_eval.criteria.base import CriterionFileError
 from coder_eval.errors import AgentError, TaskError
@@ -22,8 +23,12 @@ from coder_eval.task.schema import ReferenceFile, TaskSpec
 from coder_eval.yaml_source import YamlDoc
 
 
-def resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
-    """Read prompt and reference files; make source paths absolute; check that each exists."""
+def resolve_sources(
+    doc: YamlDoc, task: TaskSpec, plugin_origins: Mapping[int, PluginOrigin] | None = None
+) -> TaskSpec:
+    """Read prompt and reference files; make source paths absolute; check that each exists.
+    ``plugin_origins``: the ``agent.plugins`` entries (by index) another file wrote (an experiment's
+    layers): each is looked for next to that file, and its problems name it."""
     base = doc.path.resolve().parent
     problems: list[str] = []
 
@@ -56,12 +61,17 @@ def resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     ]
     sandbox = task.sandbox.model_copy(update={"template_sources": sources})
     update["sandbox"] = sandbox.with_task_paths(existing)
+    origins = plugin_origins or {}
+
+    def origin_of(i: int) -> PluginOrigin:
+        return origins.get(i) or PluginOrigin(
+            doc.path, doc.where(("agent", "plugins", i)), f"agent.plugins[{i}]"
+        )
+
     update["agent"], plugin_problems = with_resolved_plugins(
-        update["agent"], base, sources, bool(task.pre_run)
+        update["agent"], origin_of, sources, bool(task.pre_run)
     )
-    problems += [
-        f"{doc.where(('agent', 'plugins', i))}: agent.plugins[{i}]: {why}" for i, why in plugin_problems
-    ]
+    problems += plugin_problems
     if task.reference is not None:
         folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
         update["reference"] = task.reference.model_copy(update={"directory": folder})

@@ -77,8 +77,21 @@ def test_an_undefined_kappa_is_said_undefined_and_why(tmp_path: Path) -> None:
     (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
     done = coder_eval("calibrate", "runs/r", "--labels", "labels.csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "nan" not in done.stdout and "│ undefined " in done.stdout
+    assert "nan" not in done.stdout and "│ undefined (one verdict) " in done.stdout
+    said = " ".join(done.stdout.split("\n"))
     assert (
-        f"  judge: kappa undefined: the judge and the people gave all {N} episodes a fail, so "
-        "agreement by chance is 1" in " ".join(done.stdout.split("\n"))
+        f"kappa undefined: the judge and the people gave all {N} episodes a fail, so agreement by "
+        "chance is 1 (label episodes of both verdicts)" in said
     ), done.stdout
+
+
+def test_nothing_undefined_prints_as_a_bare_nan(tmp_path: Path) -> None:
+    outcomes = {(f"t{i}", "v", 0): "pass" for i in range(6)}
+    write_run(tmp_path / "runs", "r", outcomes)
+    lines = [{"episode_id": f"t{i}--v--r0", "criterion_id": "tests", "verdict": "pass", "rater": rater}
+             for i in range(6) for rater in ("ana", "bo")]  # fmt: skip
+    (tmp_path / "labels.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    done = coder_eval("calibrate", "runs/r", "--labels", "labels.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "nan" not in done.stdout.lower().replace("n/a", "")
+    assert "every label identical" in " ".join(done.stdout.split()) and "n/a" in done.stdout

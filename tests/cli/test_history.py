@@ -42,6 +42,7 @@ def test_a_called_regression_fails_the_run_and_noise_does_not(suite: Path) -> No
     assert run(suite, "main")[0] == 0
     code, text = run(suite, "pr", "-D", FAILS, "--baseline", "latest-on-main", "--fail-on", "worse")
     assert code == 1, text
+    assert "--fail-on worse: at 8 tasks × 1 repeat a drop in pass rate is called with 80 % power from" in text
     assert (
         "baseline │ default" in text
         and "FAIL" in text
@@ -253,3 +254,9 @@ def test_a_baseline_with_no_task_in_common_passes_saying_nothing_paired(suite: P
         "report", "runs/latest", "--format", "markdown", "--baseline", "latest-on-", cwd=suite
     )
     assert unnamed.returncode == 2 and "names no branch" in unnamed.stderr
+
+    said = " ".join(done.stdout.split())
+    assert "also flaky at a 5 % false discovery rate (Benjamini-Hochberg; a few may be chance): none" in said
+    assert "a task is named only when 1 or more of its 4 runs fail every repeat" in said
+    assert "smaller suite (sized on run run3; tasks chosen on the 3 other runs)" in said
+    assert " nan" not in said and "no spread: every configuration had the same pass rate on it" in said

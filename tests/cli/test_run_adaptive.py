@@ -33,17 +33,25 @@ def test_fixed_design_runs_every_task_even_with_the_block(tmp_path: Path) -> Non
     assert not (tmp_path / "f").exists()
 
 
-def test_options_override_the_block(tmp_path: Path) -> None:
+def test_options_override_the_block_and_fail_on_worse_reports_an_inconclusive_stop(tmp_path: Path) -> None:
     run_dir = tmp_path / "capped"
     result = coder_eval(
         "run", "-e", str(AB), "--until-conclusive", "--max-tasks", "4", "--delta", "0.1",
-        "--run-dir", str(run_dir), "--no-report", cwd=REPO,
+        "--fail-on", "worse", "--run-dir", str(run_dir), "--no-report", cwd=REPO,
     )  # fmt: skip
 
-    record = json.loads((run_dir / "run.json").read_text())["adaptive"]
+    manifest = json.loads((run_dir / "run.json").read_text())
+    record = manifest["adaptive"]
     assert result.returncode == 0, result.stderr
     assert (record["rule"]["delta"], record["max_tasks"], record["stop"]) == (0.1, 4, "max_tasks")
-    assert "inconclusive after 4 of at most 4 tasks (the task cap)" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert "inconclusive after 4 of at most 4 tasks (the task cap)" in said
+    (gate,) = manifest["gates"]  # --fail-on worse reads the stop, and says it was inconclusive
+    assert (gate["gate"], gate["verdict"]) == ("until-conclusive", "pass")
+    assert (
+        gate["note"].startswith("inconclusive: inconclusive after 4")
+        and "until-conclusive with_skill" in said
+    )
 
 
 @pytest.mark.parametrize(

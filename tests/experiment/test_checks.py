@@ -52,7 +52,10 @@ def test_plugin_without_skill_md(tmp_path: Path) -> None:
 def test_plugin_pointing_elsewhere_than_the_template_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plugin" / "skills" / "deploy").mkdir(parents=True)
     (tmp_path / "plugin" / "skills" / "deploy" / "SKILL.md").write_text("x")
-    refused = r"agent.plugins\[0\]: '.plugins/q': no folder .*and no template source"
+    refused = (
+        r"experiment.yaml:7: variants\[1\].agent.plugins\[0\]: '.plugins/q' is neither next to .*"
+        r"experiment.yaml .* nor in the working directory .*and no template source"
+    )
     with pytest.raises(TaskError, match=refused):
         warnings_for(tmp_path, SKILL_AB.replace("plugins: [.plugins/p]", "plugins: [.plugins/q]"))
 

@@ -37,13 +37,15 @@ def test_walk_lists_what_os_walk_lists(tmp_path: Path) -> None:
 
 def test_walk_goes_past_the_recursion_limit_and_can_be_pruned(tmp_path: Path) -> None:
     nest(tmp_path / "w", 1500)
-
-    assert len(list(walk(tmp_path / "w"))) == 1501
-    pruned = []
-    for parent, dirnames, _ in walk(tmp_path / "w"):
-        pruned.append(parent)
-        dirnames.clear()
-    assert pruned == [str(tmp_path / "w")]
+    try:
+        assert len(list(walk(tmp_path / "w"))) == 1501
+        pruned = []
+        for parent, dirnames, _ in walk(tmp_path / "w"):
+            pruned.append(parent)
+            dirnames.clear()
+        assert pruned == [str(tmp_path / "w")]
+    finally:
+        remove_tree(tmp_path / "w")  # pytest's own clean-up of old temporary folders recurses
 
 
 def test_remove_tree_removes_read_only_folders_and_accepts_a_missing_one(tmp_path: Path) -> None:

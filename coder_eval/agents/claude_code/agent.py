@@ -98,6 +98,7 @@ class ClaudeCodeAgent:
             dialog.prompts(),
             lambda env, cli_path: make_options(request, env, cli_path),
             watch=watch,
+            raw=request.raw_events,
         )
         result = end.result
         if dialog.error is not None:

@@ -47,10 +47,16 @@ EPISODES = (
     Column("agent", "str", "Agent kind from the resolved agent block."),
     Column("tags", "object", "Task tags (a list)."),
     Column("error", "str", "Why the episode is invalid or ended early; None otherwise."),
+    Column(
+        "invalid_cause",
+        "str",
+        "Invalid episodes: harness, provider, agent or grader as recorded (None: valid, or not recorded).",
+    ),
     Column("scripted", "bool", "True when the model was the scripted server."),
     Column("prompt", "str", "The task's initial prompt, when recorded."),
     Column("path", "str", "Trajectory file."),
     Column("task_hash", "str", "sha256 of the resolved task and the files it reads; None when not recorded."),
+    Column("task_folder", "str", "Folder of the task file (its suite folder); None when not recorded."),
 )
 
 CRITERIA = (

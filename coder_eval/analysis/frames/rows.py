@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, NamedTuple
 
 from coder_eval.analysis.frames.columns import TEXT_LIMIT
@@ -155,6 +155,7 @@ def episode_row(
         path=str(path),
         n_tool_calls=n_tool_calls,
         task_hash=start.get("task_hash"),
+        task_folder=str(PurePath(task["source_path"]).parent) if task.get("source_path") else None,
     )
     row.update(end_fields(end, problems))
     return row
@@ -180,6 +181,7 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
             cost_usd=nan,
             num_turns=nan,
             error=error,
+            invalid_cause=None,
         )
     usage = end.get("usage") or {}
     timings = end.get("timings") or {}
@@ -196,6 +198,7 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
         cost_usd=end.get("cost_usd"),
         num_turns=end.get("num_turns", 0),
         error=end.get("error"),
+        invalid_cause=end.get("invalid_cause") if outcome == "invalid" else None,
         **tokens,
     )
 

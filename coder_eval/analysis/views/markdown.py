@@ -23,10 +23,11 @@ from coder_eval.analysis.answer.wording import (
     NAMES,
     effect_text,
     interval_text,
+    invalid_text,
     mde_text,
     metric_value,
     p_text,
-    verdict_text,
+    verdict_cell,
 )
 from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.analysis.stats.compare import Comparison
@@ -120,13 +121,16 @@ def verdict_table(comparisons: Sequence[Comparison]) -> str:
     for c in comparisons:
         if c.metric not in SHOWN:
             continue
-        verdict = verdict_text(c).replace("candidate", "this run")
+        verdict = verdict_cell(c).replace("candidate", "this run")
         bold = f"**{verdict}**" if c.verdict != "inconclusive" else f"{verdict} (MDE {mde_text(c)})"
         rows.append(
             f"| {NAMES.get(c.metric, c.metric)} | {metric_value(c.metric, c.mean_b)} | "
             f"{metric_value(c.metric, c.mean_a)} | {effect_text(c)} {interval_text(c)} | "
             f"{p_text(c).removeprefix('p = ')} | {bold} |"
         )
+    said = next((invalid_text(c) for c in comparisons if invalid_text(c)), "")
+    if said:
+        rows += ["", f"_{said}_"]
     return "\n".join(rows)
 
 

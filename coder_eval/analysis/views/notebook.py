@@ -23,7 +23,7 @@ import os
 import urllib.parse
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from coder_eval.analysis.answer.engine import (
 from coder_eval.analysis.answer.engine import pick_variants
 from coder_eval.analysis.answer.wording import metric_value
 from coder_eval.analysis.frames.load import Runs, load_runs
-from coder_eval.errors import ReportError
+from coder_eval.errors import ManifestError, ReportError
+from coder_eval.manifest import read_manifest
 
 
 def jsonable(value: Any) -> Any:
@@ -71,14 +72,53 @@ def write_summary(path: str, **sections: Any) -> None:
 
 
 def load_report_runs(run_dirs: str) -> tuple[Runs, list[str]]:
-    """``load_runs`` on comma-separated run directories; its warnings are returned as text, not printed.
+    """``load_runs`` on comma-separated run directories; its warnings are returned as text, not printed,
+    and so is a run's stop at its cost cap (:func:`budget_stops`: the figures cover a partial run).
 
     Example: ``runs, notes = load_report_runs("runs/a,runs/b")``
     """
+    paths = [p.strip() for p in run_dirs.split(",") if p.strip()]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        runs = load_runs([p.strip() for p in run_dirs.split(",") if p.strip()])
-    return runs, [str(w.message) for w in caught]
+        runs = load_runs(paths)
+    stops = [
+        f"run {s.run_id} was stopped by its cost cap (${s.spent_usd:.4g} spent of ${s.max_cost_usd:g}; "
+        f"{s.not_started} episodes not started): every figure covers the episodes that ran, and "
+        "`coder-eval run --resume` with a larger --max-cost-usd finishes it"
+        for s in budget_stops(paths)
+    ]
+    return runs, [str(w.message) for w in caught] + stops
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A run that ``--max-cost-usd`` stopped (exit code 3): what it spent of its cap, what never started
+    (a record in ``summary.json``: ``budget_stopped``)."""
+
+    run_id: str
+    max_cost_usd: float
+    spent_usd: float
+    not_started: int
+
+
+def budget_stops(run_dirs: Sequence[str | Path]) -> list[BudgetStop]:
+    """The runs among ``run_dirs`` that their cost cap stopped, from their manifests (a folder without
+    a readable ``run.json`` is skipped).
+
+    Example: ``budget_stops(["runs/latest"])`` -> ``[BudgetStop("r1", 1.5, 2.0, 2)]``
+    """
+    stops = []
+    for folder in (Path(str(d).strip()) for d in run_dirs):
+        try:
+            manifest = read_manifest(folder)
+        except ManifestError:
+            continue
+        budget = manifest.budget
+        if manifest.status == "budget_stopped" and budget is not None:
+            stops.append(
+                BudgetStop(manifest.run_id, budget.max_cost_usd, budget.spent_usd, budget.not_started)
+            )
+    return stops
 
 
 def variant_pair(episodes: pd.DataFrame, baseline: str = "", candidate: str = "") -> tuple[str, str]:

@@ -2,6 +2,7 @@ import json
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from coder_eval.analysis import load_runs
@@ -32,6 +33,18 @@ def test_episode_row_carries_outcome_tokens_and_prompt(run: Path) -> None:
     assert ep.loc["t1--a--r0", "prompt"] == "do t1"
     assert ep.loc["t1--a--r0", "model"] == "claude-x"
     assert ep.loc["t1--a--r0", "n_tool_calls"] == 1
+
+
+def test_the_task_folder_is_the_recorded_task_files_folder(tmp_path: Path) -> None:
+    path = write_episode(tmp_path, "t1", "a")
+    start, rest = path.read_text().split("\n", 1)
+    record = json.loads(start)
+    record["task"]["source_path"] = "/suite/tasks/core/t1.yaml"
+    path.write_text(json.dumps(record) + "\n" + rest)
+    write_episode(tmp_path, "t2", "a")  # recorded without its task file
+
+    folders = load_runs(tmp_path / "run1").episodes.set_index("task_id").task_folder
+    assert folders["t1"] == "/suite/tasks/core" and pd.isna(folders["t2"])
 
 
 def test_invalid_episode_has_missing_passed(run: Path) -> None:
