@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-
 @app.command()
 def calibrate(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories whose judges were labelled.")],
