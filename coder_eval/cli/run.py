@@ -126,19 +126,23 @@ def run(
 
 def print_gate_plan(session: RunSession, after: AfterRun) -> None:
     """Before the episodes, with ``--baseline --fail-on worse``: the smallest drop the gate sees."""
+    from coder_eval.errors import StoreBusy
     from coder_eval.run.regression import gate_plan_line
     from coder_eval.store.connection import store_for
 
     if after.baseline is None or after.fail_on != "worse":
         return
     resolution = session.resolution
-    line = gate_plan_line(
-        after.baseline,
-        store_for(session.run.path, after.store),
-        resolution.task_ids,
-        max(resolution.repeats.values()),
-        after.max_drop,
-    )
+    try:
+        line = gate_plan_line(
+            after.baseline,
+            store_for(session.run.path, after.store),
+            resolution.task_ids,
+            max(resolution.repeats.values()),
+            after.max_drop,
+        )
+    except StoreBusy as exc:  # the run's end looks again: a busy store is not gated, never a failure
+        line = f"--fail-on worse: the smallest drop the gate sees is not computed ({exc})"
     if line is not None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
