@@ -238,7 +238,9 @@ class SequencePath(BaseModel):
     decision: Literal["better", "worse", "no_effect"] | None = None
 
 
-Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked"]
+Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked", "regraded"]
+"""Why a run ``--until-conclusive`` stopped (``regraded``: it had stopped at a decision its regraded
+verdicts do not reach, with tasks left that never ran)."""
 
 
 class AdaptiveRecord(BaseModel):

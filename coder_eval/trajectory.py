@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -346,13 +346,16 @@ class TrajectoryWriter:
 
     ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
     Text the agent produced never makes an event unwritable: undecodable bytes and lone surrogates
-    are kept as JSON escapes (``coder_eval/untrusted_json.py``).
+    are kept as JSON escapes (``coder_eval/untrusted_json.py``). ``renamed`` (a path -> the path the
+    file names instead) writes each line as it would read had the episode run from the path named
+    (a task's files frozen for the run, ``coder_eval.run.frozen``).
     """
 
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
+    def __init__(self, path: Path, *, durable: bool = True, renamed: Sequence[tuple[str, str]] = ()) -> None:
         self.path = path
         self.durable = durable
         self.events: list[Event] = []
+        self.renamed = [(json.dumps(a)[1:-1], json.dumps(b, ensure_ascii=False)[1:-1]) for a, b in renamed]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = path.open("a", encoding="utf-8")
@@ -362,6 +365,8 @@ class TrajectoryWriter:
     def write(self, event: Event) -> None:
         """Append one event as one line and flush it (``RunWriteError`` when the file cannot take it)."""
         line = event_line(event) + "\n"
+        for copy, named in self.renamed:
+            line = line.replace(copy, named)
         try:
             self._file.write(line)
             self._file.flush()

@@ -12,6 +12,7 @@ import asyncio
 import platform
 import re
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,12 +62,14 @@ async def run_episode(
     keep: SnapshotTarget | None = None,
     durable: bool = True,
     raw_events: Path | None = None,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
     The workspace is kept at ``keep`` when given (``snapshots.py``); the trajectory is synced to disk
     as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere);
     every raw event the agent's CLI emits is logged at ``raw_events`` when given
-    (``coder_eval.agents.raw_events``).
+    (``coder_eval.agents.raw_events``); ``renamed``: paths the trajectory names as the task does (the
+    plan runs from frozen copies).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -80,7 +83,7 @@ async def run_episode(
         for attempt in range(1, retry.max_retries + 2):
             if raw is not None and attempt > 1:
                 raw.note(f"attempt {attempt}")
-            end = await _attempt(plan, provider, run_id, path, keep, durable, raw)
+            end = await _attempt(plan, provider, run_id, path, keep, durable, raw, renamed)
             if attempt > retry.max_retries or not retryable(end):
                 break
             try:
@@ -111,6 +114,7 @@ async def _attempt(
     keep: SnapshotTarget | None,
     durable: bool = True,
     raw: RawEventLog | None = None,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
 
@@ -119,7 +123,7 @@ async def _attempt(
     sandbox from the snapshot, graders) -> ``end`` (sandboxes removed). Each is marked in the
     trajectory and timed in ``episode_end``.
     """
-    with TrajectoryWriter(path, durable=durable) as sink:
+    with TrajectoryWriter(path, durable=durable, renamed=renamed) as sink:
         sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
@@ -264,7 +268,7 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
         task=recorded_task_data(task),
-        task_hash=task_hash(task),
+        task_hash=plan.frozen.task_hash if plan.frozen is not None else task_hash(task),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
+from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
@@ -36,6 +37,7 @@ from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, V
 from coder_eval.run.batch import BatchSummary
 from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Drive, Progress, Quiet, execute
 from coder_eval.run.finish import AfterRun, finish_run
+from coder_eval.run.frozen import freeze
 from coder_eval.run.provenance import source_of, task_content_hashes
 from coder_eval.run.result import RunResult, Totals
 from coder_eval.run.resume import ResumeDecision, decide_resume
@@ -63,6 +65,7 @@ class RunSession:
         self.decision: ResumeDecision | None = None
         self.batch: BatchSummary | None = None
         self.max_cost: float | None = None
+        self._frozen: list[EpisodePlan] | None = None
 
     @classmethod
     def create(
@@ -174,16 +177,29 @@ class RunSession:
             reaped, problems = reaped + more, problems + other
         return Reaped(reaped, problems)
 
+    @property
+    def plans(self) -> list[EpisodePlan]:
+        """The episodes, their task files frozen while ``execute`` runs them (``run/frozen.py``)."""
+        return self._frozen if self._frozen is not None else self.resolution.plans
+
     def execute(
         self, batch: Batch = Batch(), progress: Progress | None = None, drive: Drive | None = None
     ) -> BatchSummary:
         """Run the episodes still to run (all of them in a new run; ``drive``: what chooses them,
-        as ``coder_eval.run.adaptive`` does); ``KeyboardInterrupt`` (or SIGTERM) leaves the run
-        ``interrupted``, and ``reopen`` + ``resume`` finish it."""
-        plans = self.resolution.plans
+        as ``coder_eval.run.adaptive`` does), from their task files frozen first (``InputError``,
+        before any episode, for files that cannot be: a link out of a task's folder, a folder over
+        the cap); ``KeyboardInterrupt`` (or SIGTERM) leaves the run ``interrupted``, and ``reopen``
+        + ``resume`` finish it."""
         rerun = self.decision.rerun if self.decision is not None else frozenset()
         batch = replace(batch, resume=self.resuming, rerun=rerun)
-        self.batch = execute(self.run, self.manifest, plans, batch, progress or Quiet(), drive)
+        with freeze(self.resolution.plans, batch.placement.executor) as frozen:
+            self._frozen = frozen.plans
+            if not self.resuming:  # run.json's hashes: of the bytes the episodes run
+                self.manifest.task_hashes = frozen.content_hashes(self.resolution)
+            try:
+                self.batch = execute(self.run, self.manifest, frozen.plans, batch, progress or Quiet(), drive)
+            finally:
+                self._frozen = None
         self.max_cost = batch.max_cost
         return self.batch
 

@@ -82,6 +82,11 @@ def money(value: float) -> str:
 
 def baseline_section(found: Regression) -> list[str]:
     """The run against its baseline: the call, a verdict table per variant, the tasks that moved."""
+    if found.nothing_paired:
+        return [
+            f"### Against the baseline `{found.baseline_run}`",
+            f"No regression called: {found.nothing_paired}",
+        ]
     call = "**Regression: called worse than the baseline**" if found.regressed else "No regression called"
     parts = [
         f"### Against the baseline `{found.baseline_run}`",
