@@ -30,6 +30,7 @@ from coder_eval.sandbox.layout import SandboxLayout, remove_tree
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.relay import relayed
 from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
 from coder_eval.sandbox.snapshot import Bounds, Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
@@ -228,8 +229,9 @@ class HostSandbox:
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands."""
-        return self.command(argv, cwd=cwd or self.workdir)
+        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands, its
+        streams relayed so that its tools cannot write into them (``relay.py``)."""
+        return relayed(self.command(argv, cwd=cwd or self.workdir))
 
     async def stop(self) -> None:
         """Kill the process groups of every command started here and, with a control group, every
