@@ -24,7 +24,9 @@ def imported(code: str) -> list[str]:
 def test_an_old_name_is_the_new_module_itself_and_says_where_it_went() -> None:
     out = imported("import coder_eval.report as old, coder_eval.run.render as new; print(old is new)")
     assert out[0] == "True"
-    assert any("coder_eval.report moved to coder_eval.run.render; import it from there" in line for line in out)
+    assert any(
+        "coder_eval.report moved to coder_eval.run.render; import it from there" in line for line in out
+    )
 
 
 def test_an_old_name_never_hides_a_function_of_its_package() -> None:

@@ -222,9 +222,9 @@ class _Matcher:
         ident = served.get("id")
         if ident is not None:
             return [r for r in self.returns if r.id == ident]
-        name = served["name"]  # no ids on this wire: the n-th call of a tool gets its n-th result
+        name = served["name"]  # the model's calls carry no ids: the n-th call of a tool, its n-th result
         nth = sum(1 for b in self.served[:slot] if b.get("id") is None and b["name"] == name)
-        named = [r for r in self.returns if r.id is None and (r.name or name) == name]
+        named = [r for r in self.returns if r.id not in self.by_id and (r.name or name) == name]
         return named[nth : nth + 1]
 
     def _assistant(self, message: Message) -> str | None:

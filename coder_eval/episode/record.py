@@ -124,10 +124,9 @@ def _account(result: AgentResult, usage: Usage, cost: float | None, calls: Seque
     """Usage, cost and turns as served; a note when the CLI reported otherwise."""
     notes = []
     reported = result.usage
-    if reported != usage:
-        lower = any(getattr(reported, k) < getattr(usage, k) for k in Usage.model_fields)
-        how = "less than was served: refused" if lower else "otherwise than was served"
-        notes.append(f"the CLI reported {reported.total} tokens, {how}; {usage.total} served are counted")
+    if reported.total != usage.total:
+        how = "less than was served: refused" if reported.total < usage.total else "more than was served"
+        notes.append(f"the CLI reported {reported.total} tokens, {how}; the {usage.total} served are counted")
     result.usage, result.cost_usd = usage, cost
     result.num_turns = sum(1 for c in calls if c.kind == "main" and c.status == 200)
     return notes

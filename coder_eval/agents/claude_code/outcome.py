@@ -31,7 +31,7 @@ from claude_agent_sdk import CLIConnectionError, CLINotFoundError, ResultMessage
 from coder_eval.agents.base import AgentResult
 from coder_eval.agents.claude_code.accounting import model_usage_total
 from coder_eval.agents.claude_code.recorder import Recorder
-from coder_eval.pricing import cost_usd
+from coder_eval.pricing import cost_usd, rates_for
 from coder_eval.trajectory import Status, Usage
 
 API_FAILURE_TEXT = re.compile(
@@ -88,7 +88,11 @@ def total_cost(recorder: Recorder, usage: Usage) -> float | None:
     reported = [r.total_cost_usd for r in recorder.results if r.total_cost_usd is not None]
     if usage.total == 0 and not reported:
         return 0.0
-    priced = cost_usd(recorder.model, usage) if usage.total and recorder.model else None
+    priced = (
+        cost_usd(recorder.model, usage)
+        if usage.total and recorder.model and rates_for(recorder.model)
+        else None
+    )
     if reported:
         return max(float(reported[-1]), priced or 0.0)
     return priced
