@@ -13,7 +13,7 @@ import duckdb
 
 from coder_eval.analysis.frames.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column
 
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
 """Bumped when a table changes; a store of another version is rebuilt from the run folders."""
 JSON_COLUMNS = frozenset({"details"})
 """Object columns kept as JSON text (a dict each)."""
