@@ -28,8 +28,8 @@ import socketserver
 import ssl
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -148,7 +148,7 @@ class ApiProxy:
         return self._pending > 0
 
     def __enter__(self) -> ApiProxy:
-        return self.start()
+        return self if self._server is not None else self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -213,6 +213,17 @@ class _Upstream:
             self.response.close()
 
 
+@dataclass
+class _Passed:
+    """An answer passed on: its status (None: none came), a bounded copy, what broke, how to end it."""
+
+    status: int | None = None
+    content_type: str = ""
+    kept: bytearray = field(default_factory=bytearray)
+    error: str | None = None
+    finish: Callable[[], None] = lambda: None
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -244,44 +255,48 @@ class _Handler(BaseHTTPRequestHandler):
         self._relay("HEAD")
 
     def _relay(self, method: str) -> None:
+        """Pass the request on and the answer back; the exchange is recorded before the client gets
+        the answer's end, so a CLI that has its answer finds it in the record."""
         started = time.time()
         path = self.path.split("?", 1)[0]
         body = self._body()
         if body is None:
             return
         dialect = dialect_for(path)
-        name = dialect.name if dialect is not None else "other"
-        parsed = _json_body(body)
         self.proxy._owe(1)
-        status: int | None = None
-        kept = bytearray()
-        content_type = ""
         try:
-            upstream = self.proxy.forward(method, self.path, dict(self.headers.items()), body)
-            status = upstream.response.status_code
-            content_type = upstream.response.headers.get("content-type", "")
-            bodiless = method == "HEAD" or status in (204, 304)
-            self._send_head(upstream.response, chunked=not bodiless)
-            for chunk in upstream.chunks():
-                if len(kept) < KEPT_ANSWER_BYTES:
-                    kept += chunk[: KEPT_ANSWER_BYTES - len(kept)]
-                if not bodiless:
-                    self._chunk(chunk)
-            if not bodiless:
-                self._end()
-        except (httpx.HTTPError, OSError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            if status is None:
-                self._fail(502, f"the model endpoint could not be reached: {error}")
-            self._done(name, path, parsed, None, None, error, started)
-            return
+            passed = self._pass_on(method, body)
         finally:
             self.proxy._owe(-1)
-        message = (
-            read_answer(name, bytes(kept), content_type) if status == 200 and dialect is not None else None
-        )
-        failure = None if status == 200 else _error_text(bytes(kept))
-        self._done(name, path, parsed, status, message, failure, started)
+        name = dialect.name if dialect is not None else "other"
+        answered = passed.status == 200 and passed.error is None
+        message = read_answer(name, bytes(passed.kept), passed.content_type) if answered and dialect else None
+        error = passed.error or (None if passed.status == 200 else _error_text(bytes(passed.kept)))
+        status = passed.status if passed.error is None else None
+        self._done(name, path, _json_body(body), status, message, error, started)
+        passed.finish()
+
+    def _pass_on(self, method: str, body: bytes) -> _Passed:
+        """Send the upstream answer's head and body to the client as they come, all but its end."""
+        passed = _Passed()
+        try:
+            upstream = self.proxy.forward(method, self.path, dict(self.headers.items()), body)
+            passed.status = upstream.response.status_code
+            passed.content_type = upstream.response.headers.get("content-type", "")
+            bodiless = method == "HEAD" or passed.status in (204, 304)
+            self._send_head(upstream.response, chunked=not bodiless)
+            for chunk in upstream.chunks():
+                if len(passed.kept) < KEPT_ANSWER_BYTES:
+                    passed.kept += chunk[: KEPT_ANSWER_BYTES - len(passed.kept)]
+                if not bodiless:
+                    self._chunk(chunk)
+            passed.finish = (lambda: None) if bodiless else self._end
+        except (httpx.HTTPError, OSError) as exc:
+            passed.error = f"{type(exc).__name__}: {exc}"
+            if passed.status is None:
+                reason = f"the model endpoint could not be reached: {passed.error}"
+                passed.finish = lambda: self._fail(502, reason)
+        return passed
 
     def _done(
         self,
