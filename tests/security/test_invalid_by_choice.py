@@ -61,12 +61,11 @@ def run_arms(folder: Path) -> list[Path]:
 
 def test_an_agent_that_kills_itself_when_it_would_fail_is_not_called_better(tmp_path: Path) -> None:
     episodes = load_runs(run_arms(tmp_path)).episodes
-    killed = episodes[episodes.variant_id == "kills-itself"]
-    assert (killed.outcome == "invalid").sum() == 0
-    assert set(killed[killed.outcome == "fail"].status) == {"agent_error"}
 
     result = compare(episodes, "kills-itself", "baseline")
 
-    assert result.n_tasks == TASKS and result.n_invalid_excluded == 0
     assert result.verdict != "a_better", result
     assert result.ci_low <= 0 <= result.ci_high
+    assert result.n_tasks == TASKS and result.n_invalid_excluded == 0
+    killed = episodes[episodes.variant_id == "kills-itself"]
+    assert set(killed[killed.outcome != "pass"].status) == {"agent_error"}
