@@ -49,7 +49,8 @@ class Settled:
     """The agent's result as the record has it, the record check, and what graders read."""
 
     result: AgentResult
-    record: RecordCheck
+    record: RecordCheck | None
+    """None for an agent that talks to no model (``command``, ``oracle``, ``none``): nothing to check."""
     grading_events: list[Event]
 
 
@@ -75,7 +76,7 @@ def settle_on_record(
             )
             result.final_message = checked.final_text
     events = [e for i, e in enumerate(sink.events) if i not in checked.unverified]
-    return Settled(result, record, events)
+    return Settled(result, record if talks else None, events)
 
 
 FAULT_STATUS = frozenset({401, 403, 408, 429})

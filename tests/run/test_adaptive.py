@@ -143,8 +143,9 @@ task_id: {task_id}
 initial_prompt: write ok to ok.txt
 agent:
   kind: command
-  command: "{command}"
+  command: "echo ok > ok.txt"
 sandbox: {{driver: tempdir}}
+pre_run: [{{command: "{command}", fail_on_error: true}}]
 success_criteria:
   - {{type: file_contains, path: ok.txt, includes: [ok]}}
 """
@@ -157,7 +158,9 @@ variants:
 
 
 def flaky_suite(folder: Path, command: str) -> RunInputs:
-    """Three tasks whose agent runs ``command`` (``{mark}``: a host file unique to the episode's task)."""
+    """Three tasks whose set-up runs ``command`` before the agent writes the answer (``{mark}``: a host
+    file unique to the episode's task): a set-up that fails leaves the episode ``invalid`` (the
+    harness's), the only kind of invalid a command agent cannot choose."""
     (folder / "tasks").mkdir()
     for i in range(3):
         mark = folder / f"mark-t{i}"
@@ -168,8 +171,8 @@ def flaky_suite(folder: Path, command: str) -> RunInputs:
 
 
 def test_an_invalid_episode_is_run_again_and_its_task_counts(tmp_path: Path) -> None:
-    # the first episode of each task crashes (invalid); every later one passes
-    inputs = flaky_suite(tmp_path, "if [ -e {mark} ]; then echo ok > ok.txt; else touch {mark}; exit 3; fi")
+    # the first episode of each task is not set up (invalid); every later one passes
+    inputs = flaky_suite(tmp_path, "if [ -e {mark} ]; then true; else touch {mark}; exit 3; fi")
     with RunSession.create(inputs, tmp_path / "run") as session:
         start(session, RULE)
         record = execute_until_conclusive(session, Batch())
