@@ -194,7 +194,7 @@ PROBE_TEMPDIR = "env > seen.txt"
 REAL_KEY = "sk-ant-real-key-0123456789"
 
 
-@pytest.mark.parametrize("driver", ["tempdir", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize("driver", DRIVERS)
 def test_the_real_key_never_enters_the_sandbox(
     tmp_path: Path, driver: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
