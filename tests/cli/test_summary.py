@@ -63,7 +63,9 @@ def test_a_run_in_which_nothing_was_measured_exits_5_with_the_reasons(tmp_path: 
     result = coder_eval("run", "tasks", "--repeats", "2", "--run-dir", "run", cwd=tmp_path)
     assert result.returncode == 5, result.stdout + result.stderr
     assert "run: run  pass 0  fail 0  invalid 2" in result.stdout
-    reason = """infra_error: pre_run "echo 'no credentials found' >&2; exit 3" exited 3: no credentials found"""
+    reason = (
+        """infra_error: pre_run "echo 'no credentials found' >&2; exit 3" exited 3: no credentials found"""
+    )
     assert f"  invalid  broken--default--r0 (+1 like it): {reason}" in result.stdout
     assert "nothing was measured: all 2 finished episodes are invalid" in result.stderr
     assert "reports not rendered: nothing was measured" in result.stderr

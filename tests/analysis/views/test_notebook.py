@@ -109,3 +109,12 @@ def test_the_token_bucket_legend_covers_no_bar() -> None:
         "cache read",
         "cache creation",
     ]
+
+
+def test_the_record_note_says_how_many_episodes_are_the_agents_own_account() -> None:
+    from coder_eval.analysis.views.notebook import record_note
+
+    frame = pd.DataFrame({"record_verified": [True, False, None]}, dtype="boolean")
+    assert record_note(frame) is not None and "1 of 3 episodes" in (record_note(frame) or "")
+    assert record_note(pd.DataFrame({"record_verified": [True, None]}, dtype="boolean")) is None
+    assert record_note(pd.DataFrame({"outcome": ["pass"]})) is None  # older frames
