@@ -134,7 +134,7 @@ def test_the_record_check_reaches_the_frames(tmp_path: Path) -> None:
     assert (episode.record_source, episode.record_verified, episode.n_unverified) == ("scripted", True, 2)
     assert list(runs.tool_calls.verified) == [True, False]
     old = load_runs(run_dir_of_an_older_writer(tmp_path)).episodes.iloc[0]
-    assert old.record_source is None and old.n_unverified != old.n_unverified  # NaN: nothing recorded
+    assert old.record_source != old.record_source and old.n_unverified != old.n_unverified  # NaN: none
 
 
 def run_dir_of_an_older_writer(tmp_path: Path) -> Path:
