@@ -10,8 +10,10 @@ Example::
         stage.pytest_config  # the task's pytest configuration as it was before the agent ran
 
 Around the sandbox: the recorder that answers and records recorded-CLI calls (written to the
-trajectory as ``cli_call`` events), and, for ``network: model``, the proxy through which the agent
-reaches its model and nothing else. Everything is closed by ``stack``; a sandbox that cannot be
+trajectory as ``cli_call`` events); for a real model whose key the host holds, the harness's API
+proxy (``coder_eval.endpoint.proxy``: the CLI gets a dummy key, the harness sends the real one and
+records every exchange); otherwise, for ``network: model``, the proxy through which the agent reaches
+its model and nothing else. ``stage.vantage`` is the harness's record of the model endpoint. Everything is closed by ``stack``; a sandbox that cannot be
 removed is reported in ``stage.leftovers`` instead of failing the episode.
 """
 
@@ -54,12 +56,12 @@ class Stage:
     pytest_config: tuple[str, bytes] | None
     recorder: RecordingHost | None = None
     model_answered: Callable[[], bool | None] | None = None
-    """Whether the scripted model answered this attempt (None: it was never asked); None for a real
-    model: it cannot be seen."""
+    """Whether the model answered this attempt (None: it was never asked), as the scripted server or
+    the API proxy saw it; None where the harness has no vantage point on a real model."""
     model_stalled: Callable[[], bool] | None = None
     """Whether the model owes a reply right now: the scripted server holds a request unanswered, or
-    (a real model under ``network: model``) the model proxy passed a request on and nothing came back
-    since. None where it cannot be seen."""
+    the API proxy (or, with no key on the host, the model proxy's tunnel) passed a request on and
+    nothing came back since. None where it cannot be seen."""
     leftovers: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     plugins: tuple[OfferedPlugin, ...] = ()
