@@ -12,9 +12,10 @@ Example::
 Around the sandbox: the recorder that answers and records recorded-CLI calls (written to the
 trajectory as ``cli_call`` events); for a real model whose key the host holds, the harness's API
 proxy (``coder_eval.endpoint.proxy``: the CLI gets a dummy key, the harness sends the real one and
-records every exchange); otherwise, for ``network: model``, the proxy through which the agent reaches
-its model and nothing else. ``stage.vantage`` is the harness's record of the model endpoint. Everything is closed by ``stack``; a sandbox that cannot be
-removed is reported in ``stage.leftovers`` instead of failing the episode.
+records every exchange); otherwise, for ``network: model``, the proxy through which the agent
+reaches its model and nothing else. ``stage.vantage`` is the harness's record of the model endpoint.
+Everything is closed by ``stack``; a sandbox that cannot be removed is reported in
+``stage.leftovers`` instead of failing the episode.
 """
 
 from __future__ import annotations
