@@ -111,3 +111,21 @@ def test_same_call_reads_each_clis_form() -> None:
     assert same_call("apply_patch", patch, "apply_patch", {"changes": [{"path": "/w/calc.py"}]})
     assert not same_call("apply_patch", patch, "apply_patch", {"changes": [{"path": "/w/other.py"}]})
     assert not same_call("Bash", {"command": "ls"}, "Read", {"file_path": "ls"})
+
+
+def test_a_clis_own_summary_of_a_patch_is_checked_against_the_files_the_model_was_shown() -> None:
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n-a\n+b\n*** End Patch\n"
+    events = [
+        called("item_3", "apply_patch", changes=[{"path": "/w/calc.py", "kind": "update"}]),
+        returned("item_3", "update /w/calc.py"),
+        answer(0, use("call_p", "apply_patch", input=patch)),
+        answer(
+            1,
+            text("Done."),
+            results=(shown("call_p", "Exit code: 0\nOutput:\nSuccess. Updated:\nM calc.py\n", None),),
+        ),
+    ]
+    events[2].content[0]["input"] = patch  # a freeform input is the patch itself
+    assert check_record(events, "scripted", confined=True).record.unverified_count == 0
+    events[1] = returned("item_3", "update /w/other.py")
+    assert check_record(events, "scripted", confined=True).record.unverified_count == 1
