@@ -152,6 +152,7 @@ def test_a_scripted_edit_and_command_pass_with_tools_tokens_and_version(kind: st
     assert sum((m.usage.total for m in messages if m.usage), 0) == end.usage.total
     assert end.cost_usd is not None and end.cost_usd > 0
     assert end.agent_versions[VERSION_KEYS[kind]] not in ("", "unknown")
+    assert end.record is not None and (end.record.source, end.record.unverified) == ("scripted", [])
 
 
 @pytest.mark.parametrize("kind", AGENTS)
