@@ -30,6 +30,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "criteria/judges/__init__.py": "a docstring; the judges are tested in tests/criteria/judges/",
     "episode/__init__.py": "a docstring; the recipe runs in tests/episode/test_runner.py",
+    "endpoint/__init__.py": "a docstring; the record is tested in tests/endpoint/test_check.py",
     "executors/__init__.py": "the executor table; tested through tests/executors/dask/test_executor.py",
     "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
     "interop/__init__.py": "re-exports; tests/analysis/frames/test_inspect.py",

@@ -52,6 +52,13 @@ def print_totals(run: RunDir, resumed: int | None = None, summary: RunSummary | 
     out.print(line + kept, highlight=False, soft_wrap=True)
     if summary.finished:
         out.print(totals_table(summary.variants))
+    if summary.unverified:
+        out.print(
+            f"record: {summary.unverified} of {summary.finished} episodes are the agent's own account, "
+            "unverified (no harness vantage point on the model, or a tempdir sandbox; docs/trajectory.md)",
+            highlight=False,
+            soft_wrap=True,
+        )
     return summary
 
 

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from coder_eval.agents import AgentResult
 from coder_eval.agents.raw_events import RawEventLog, raw_log
-from coder_eval.episode.agent_phase import Turn, at_limit, limits_hit, run_agent
+from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
     Grade,
@@ -28,6 +28,7 @@ from coder_eval.episode.iterations import (
     armed_outcome,
 )
 from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.record import settle_on_record
 from coder_eval.episode.skill_record import skill_load
 from coder_eval.episode.snapshots import SnapshotTarget, keep_snapshot, take_snapshot
 from coder_eval.episode.stage import ScriptedProvider, Stage, close_quietly, open_stage
@@ -95,14 +96,20 @@ async def run_episode(
     return end
 
 
-RETRYABLE = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overload|provider unavailable|connection", re.IGNORECASE)
+RETRYABLE = re.compile(
+    r"\b(408|429|5\d\d)\b|rate.?limit|overload|provider unavailable|no answer|connection", re.IGNORECASE
+)
 """A provider error worth another attempt (a wrong key or a bad request is not)."""
 
 
 def retryable(end: EpisodeEnd) -> bool:
-    """The episode was not measured because the provider failed in a way that can pass."""
+    """The episode was not measured because the provider failed, as the harness saw it, in a way that
+    can pass (never on the agent's word: ``invalid_cause`` is ``provider`` only on the endpoint's record)."""
     return (
-        end.outcome == "invalid" and end.status == "infra_error" and bool(RETRYABLE.search(end.error or ""))
+        end.outcome == "invalid"
+        and end.invalid_cause == "provider"
+        and end.status == "infra_error"
+        and bool(RETRYABLE.search(end.error or ""))
     )
 
 
@@ -163,24 +170,28 @@ async def _phases(
     notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
+    settled = settle_on_record(plan.task, stage.vantage, stage.confined, sink, result)
+    result = apply_budgets(plan.task.run_limits, settled.result)
     hits = limits_hit(result, plan.task.sandbox.limits, stage.sandbox.limits_hit())
     if hits:
         result = at_limit(result, plan.task.sandbox.limits, hits)
     try:
         snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
     except WorkspaceTooLarge as exc:
-        return workspace_too_large(result, exc, plan.task)
+        end = workspace_too_large(result, exc, plan.task)
+        end.record = settled.record
+        return end
     kept = None
     if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded
         kept = await _keep_snapshot(snapshot, keep, plan.task, notes)
     phases.enter("verify")
     results: list[CriterionResult] = []
     if not result.invalid:
-        results = await verify(plan, stage, snapshot, list(sink.events), result.final_message, notes)
+        results = await verify(plan, stage, snapshot, settled.grading_events, result.final_message, notes)
         for event in results:
             sink.write(event)
     end = end_event(result, results, plan.task)
-    end.snapshot = kept
+    end.snapshot, end.record = kept, settled.record
     if plan.task.agent.CAPABILITIES.talks_to_model:  # they load skills: what was offered and loaded
         end.skills = skill_load(stage.plugins, sink.events)
     return end
@@ -317,7 +328,7 @@ def end_event(result: AgentResult, results: list[CriterionResult], task: TaskSpe
     return EpisodeEnd(
         outcome=outcome,
         status=status,
-        invalid_cause=invalid_cause(status, error) if outcome == "invalid" else None,
+        invalid_cause=invalid_cause(result, status) if outcome == "invalid" else None,
         score=episode_score(results),
         usage=result.usage,
         cost_usd=result.cost_usd,

@@ -130,6 +130,11 @@ class RunSession:
                     f"{path} was made by coder-eval regrade from {manifest.regraded_from.run_dir}; its "
                     "agents never run again: regrade that run again into a new --run-dir"
                 )
+            if manifest.replayed_from is not None:
+                raise InputError(
+                    f"{path} was made by coder-eval replay from {manifest.replayed_from.run_dir}: "
+                    "replay that run again into a new --run-dir"
+                )
         except BaseException:
             run.release()
             raise

@@ -43,6 +43,7 @@ from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import run_in_group
 from coder_eval.sandbox.provision import Provision, Shown, fixed_folders
+from coder_eval.sandbox.relay import relayed
 from coder_eval.sandbox.spec import SandboxSpecBase, overlap
 
 ETC_FILES = (
@@ -252,8 +253,9 @@ class BwrapSandbox(HostSandbox):
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """The agent's CLI in the sandbox (under the forwarder with ``network: model``, as every command)."""
-        return self.command(argv, cwd=cwd or self.workdir)
+        """The agent's CLI in the sandbox (under the forwarder with ``network: model``, as every command),
+        its streams relayed from the host (``relay.py``): nothing in the sandbox holds a pipe of them."""
+        return relayed(self.command(argv, cwd=cwd or self.workdir))
 
     async def stop(self) -> None:
         """Kill every bwrap started here; the kernel then kills everything in its PID namespace. With a

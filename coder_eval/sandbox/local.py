@@ -41,6 +41,7 @@ from coder_eval.sandbox.layout import PathMap, SandboxLayout
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision, fixed_folders, fixed_paths_problem
+from coder_eval.sandbox.relay import relayed
 from coder_eval.sandbox.seed import (
     install_recorders,
     install_tools,
@@ -265,8 +266,9 @@ class HostSandbox:
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands."""
-        return self.command(argv, cwd=cwd or self.workdir)
+        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands, its
+        streams relayed so that its tools cannot write into them (``relay.py``)."""
+        return relayed(self.command(argv, cwd=cwd or self.workdir))
 
     async def stop(self) -> None:
         """Kill the process groups of every command started here and, with a control group, every

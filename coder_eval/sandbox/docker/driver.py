@@ -278,7 +278,9 @@ class DockerSandbox:
     ) -> list[str]:
         """The host argv that runs an agent's CLI in the container (``docker exec -i``), with the
         variables ``env_names`` taken from the starting process; with ``network: model`` under the
-        in-container forwarder. When the CLI ends, everything it started is killed."""
+        in-container forwarder; its streams relayed by the non-dumpable helper through sockets (its
+        tools cannot write into them: ``coder_eval/sandbox/relay.py``). When the CLI ends, everything
+        it started is killed."""
         if not self._running and not self._closed:
             subprocess.run([*cli(), "start", self.name], capture_output=True, env=client_env(), check=False)
             self._running = True
@@ -288,7 +290,7 @@ class DockerSandbox:
             argv = forwarder_argv(self.python, script, port, socket, argv)
         names = [name for name in dict.fromkeys(env_names) if name not in ("PWD", MARKER)]
         flags = ["exec", "-i", "-e", f"{MARKER}={uuid.uuid4().hex}", *(a for n in names for a in ("-e", n))]
-        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "stream", "own", "--", *argv)
+        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "relay", "own", "--", *argv)
         config = [f"{name}={value}" for name, value in client_env().items() if name != "PATH"]
         return ["/usr/bin/env", *config, *cli(), *flags, self.name, *helper]
 

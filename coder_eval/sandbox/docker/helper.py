@@ -197,6 +197,58 @@ def pump(proc, outputs, seconds):
             os.close(pidfd)
 
 
+class Relay:
+    """``relay`` mode: the command's streams are Unix sockets this process copies to and from its own
+    (a tool of the command cannot open them again through /proc), and this process is not dumpable
+    (its own /proc/<pid>/fd is closed to processes without CAP_SYS_PTRACE)."""
+
+    def __init__(self):
+        import ctypes, socket
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        except Exception:
+            pass
+        self.pairs = [socket.socketpair() for _ in range(3)]
+        self.threads = []
+
+    def start(self, argv):
+        import socket, subprocess, threading
+
+        ours = [pair[0] for pair in self.pairs]
+        theirs = [pair[1] for pair in self.pairs]
+        try:
+            proc = subprocess.Popen(argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2])
+        finally:
+            for sock in theirs:
+                sock.close()
+        feed = threading.Thread(
+            target=copy, args=(0, ours[0].fileno(), lambda: ours[0].shutdown(socket.SHUT_WR)), daemon=True
+        )
+        feed.start()
+        for n in (1, 2):
+            thread = threading.Thread(target=copy, args=(ours[n].fileno(), n, lambda: None), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return proc
+
+    def finish(self):
+        for thread in self.threads:
+            thread.join(5)
+
+
+def copy(src, dst, done):
+    try:
+        while chunk := os.read(src, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+    except OSError:
+        pass
+    finally:
+        done()
+
+
 def run(workdir, cwd, timeout, mode, end, argv):
     import subprocess
 
@@ -207,8 +259,12 @@ def run(workdir, cwd, timeout, mode, end, argv):
     value = os.environ.get(MARKER, "")
     outputs = [Output(), Output()] if mode == "capture" else []
     sinks = [o.sink for o in outputs] or [None, None]
+    relay = Relay() if mode == "relay" else None
     try:
-        proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
+        if relay is not None:
+            proc = relay.start(argv)
+        else:
+            proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127 if isinstance(exc, FileNotFoundError) else 126
@@ -225,6 +281,8 @@ def run(workdir, cwd, timeout, mode, end, argv):
     elif value:
         kill(lambda: marked(value))
     code = proc.wait()
+    if relay is not None:
+        relay.finish()
     for output, stream in zip(outputs, (sys.stdout.buffer, sys.stderr.buffer)):
         stream.write(output.result())
     if timed_out:
