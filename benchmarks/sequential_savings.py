@@ -8,13 +8,17 @@ every task, in a random order, and stops at its first decision or at the cap.
 - ``null``: the sharp null (both arms the same on every task).
 - ``mixed``: heterogeneous task effects that average to zero (each task's logit shifted by ±1 at
   random: real differences on every task, none on average).
-- ``effect 20`` / ``effect 40``: the candidate's logit shifted so its pass rate is 20 (40) points
-  higher on average.
+- ``effect 10`` / ``effect 20`` / ``effect 40``: the candidate's logit shifted so its pass rate is
+  10 (20, 40) points higher on average; 10 points is below delta, what a user who declared delta did
+  not plan for.
 
 For each it prints how often a difference was called (type-I on the first two: the share of suites
 that called one at *any* look, which bounds the error at every look), the power, the mean episodes
 spent, and the episodes of a fixed design with the same power (the smallest task count whose paired
 t test on the task differences, at the same alpha, has at least that power; its power simulated too).
+It also divides the sequence's episodes by those of fixed designs of 80 % and 90 % power for the
+row's effect (``stats.forecast.fixed_design``, what ``plan`` compares with): below 1 the
+sequence is cheaper than a fixed design that settles for that power.
 
 Run: ``python benchmarks/sequential_savings.py [--sims 1000] [--max-tasks 80] [--delta 0.2]``.
 Goals: type-I <= 5 % at every look; a 20-point effect at the fixed design's power with at most two
@@ -33,13 +37,15 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from coder_eval.analysis.stats.forecast import paired_differences, shift_for
+from coder_eval.analysis.stats.forecast import FIXED_SIMS, fixed_design, paired_differences, shift_for
 from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
 
 REPEATS = 3
-FIXED_SIMS = 2000
-"""Suites per task count when the fixed design is sized (it is cheap; its noise would blur the match)."""
-SCENARIOS = {"null": 0.0, "mixed": 0.0, "effect 20": 0.2, "effect 40": 0.4}
+SCENARIOS = {"null": 0.0, "mixed": 0.0, "effect 20": 0.2, "effect 40": 0.4, "effect 10": 0.1}
+"""Each scenario draws from its own stream (seeded by its place here), so a row added last changes no
+other row; the table shows them by effect."""
+POWERS = (0.8, 0.9)
+"""Fixed designs of these powers, for the row's effect, the sequence is also compared with."""
 DOC = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 BEGIN = "<!-- sequential figures: begin (benchmarks/sequential_savings.py --write-docs) -->"
 END = "<!-- sequential figures: end -->"
@@ -64,6 +70,8 @@ class Row(NamedTuple):
     ever: float
     fixed_tasks: int
     fixed_power: float
+    at_powers: tuple[int, ...] = ()
+    """Tasks of the fixed designs of ``POWERS`` for the row's effect (none on the null rows)."""
 
     @property
     def fixed_episodes(self) -> int:
@@ -123,8 +131,10 @@ def measure(design: Design) -> list[Row]:
     for i, scenario in enumerate(SCENARIOS):
         rng = np.random.default_rng([design.seed, i])
         called, no_effect, episodes, ever = sequential(scenario, design, rng)
-        tasks, power = fixed_match(scenario, called, design, rng) if SCENARIOS[scenario] else (0, 0.0)
-        rows.append(Row(scenario, called, no_effect, episodes, ever, tasks, power))
+        effect = SCENARIOS[scenario]
+        tasks, power = fixed_match(scenario, called, design, rng) if effect else (0, 0.0)
+        at = tuple(fixed_design(effect, p, REPEATS, design.seed).tasks for p in POWERS) if effect else ()
+        rows.append(Row(scenario, called, no_effect, episodes, ever, tasks, power, at))
     return rows
 
 
@@ -137,19 +147,22 @@ def table(rows: list[Row], design: Design) -> str:
         f"delta = {design.delta}, alpha = {ALPHA} (seed {design.seed}).",
         "",
         '| suite | called a difference | 0 excluded at any look | ended "no effect" | mean episodes '
-        "| fixed design of the same power | episodes / fixed design sized for delta |",
-        "|---|---|---|---|---|---|---|",
+        "| fixed design of the same power | episodes / fixed design sized for delta "
+        "| episodes / fixed design of 80 % power | episodes / fixed design of 90 % power |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for r in sorted(rows, key=lambda row: (SCENARIOS[row.scenario], row.scenario != "null")):
         fixed = (
-            f"{r.fixed_episodes} episodes ({r.fixed_tasks} tasks, power {r.fixed_power:.3f})"
+            f"{r.fixed_episodes} episodes ({r.fixed_tasks} tasks, power {r.fixed_power:.3f}): "
+            f"×{r.episodes / r.fixed_episodes:.2f}"
             if r.fixed_tasks
             else "-"
         )
         ratio = f"{r.episodes / sized.fixed_episodes:.2f}" if sized and sized.fixed_tasks else "-"
+        at = [f"{r.episodes / (t * 2 * REPEATS):.2f} ({t} tasks)" for t in r.at_powers] or ["-"] * len(POWERS)
         lines.append(
             f"| {r.scenario} | {r.called:.3f} | {r.ever:.3f} | {r.no_effect:.3f} | {r.episodes:.0f} "
-            f"| {fixed} | {ratio} |"
+            f"| {fixed} | {ratio} | {' | '.join(at)} |"
         )
     return "\n".join(lines)
 

@@ -74,6 +74,23 @@ class RegradeRecord(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
 
 
+class ReplayRecord(BaseModel):
+    """How a run made by ``coder-eval replay`` came about: each episode's endpoint record run again
+    through the real CLI on the scripted server, and what came out differently."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The run whose endpoint records were replayed.")
+    run_dir: str = Field(description="Its directory.")
+    episodes: int = Field(default=0, description="Episodes replayed.")
+    same: int = Field(default=0, description="Replayed with the same tool calls, grades and outcome.")
+    differing: dict[str, list[str]] = Field(
+        default_factory=dict, description="Episode id -> what differed (the first differences)."
+    )
+    skipped: dict[str, str] = Field(
+        default_factory=dict, description="Episode id -> why it was not replayed."
+    )
+
+
 class ResumeRecord(BaseModel):
     """One ``--resume`` of the run: what it kept, and what it ran again, and why."""
 
@@ -172,7 +189,7 @@ class GateRecord(BaseModel):
 
 DECISION_METRICS = ("passed", "score", "cost_usd", "total_tokens", "duration_s", "num_turns")
 """The metrics ``--until-conclusive`` can decide on (pass rates and scores as they are; amounts by
-the sign of the per-task log ratio)."""
+the per-task log ratio, capped at ``ratio_cap`` either way)."""
 
 
 class UntilConclusiveRule(BaseModel):
@@ -191,6 +208,11 @@ class UntilConclusiveRule(BaseModel):
         default=0.2, gt=0, lt=1, description="The smallest difference that matters (20 points: 0.2)."
     )
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Error rate, at every look.")
+    ratio_cap: float = Field(
+        default=4.0,
+        gt=1,
+        description="Amounts: a task's candidate / baseline ratio counts at most this far either way.",
+    )
     max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks (default all).")
     max_episodes: int | None = Field(default=None, ge=1, description="At most this many episodes.")
     max_cost_usd: float | None = Field(
@@ -233,7 +255,9 @@ class SequencePath(BaseModel):
     decision: Literal["better", "worse", "no_effect"] | None = None
 
 
-Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked"]
+Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked", "regraded"]
+"""Why a run ``--until-conclusive`` stopped (``regraded``: it had stopped at a decision its regraded
+verdicts do not reach, with tasks left that never ran)."""
 
 
 class AdaptiveRecord(BaseModel):
@@ -293,6 +317,9 @@ class RunManifest(BaseModel):
     snapshots: SnapshotTotals | None = Field(default=None, description="Kept workspace snapshots.")
     regraded_from: RegradeRecord | None = Field(
         default=None, description="Set on a run made by coder-eval regrade."
+    )
+    replayed_from: ReplayRecord | None = Field(
+        default=None, description="Set on a run made by coder-eval replay."
     )
     resumes: list[ResumeRecord] = Field(default_factory=list, description="Each --resume, in order.")
     inputs: InputsRecord | None = Field(default=None, description="The selection options it started with.")

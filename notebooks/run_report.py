@@ -23,10 +23,13 @@
 #   every task.
 # - **Invalid episodes** (the harness, sandbox or provider failed, so the agent was not measured) are
 #   excluded from every rate and mean, and counted in the `n_invalid_excluded` column.
+# - **Suites** are the folders the task files are in and the task tags, each rolled up on its own.
 # - **Every interval is 95 %** and the `method` column names how it was computed: *Wilson* (pass rate,
 #   one run per task), *Wilson, design effect* (pass rate with repeats), *t over task means* (scores),
 #   *cluster bootstrap BCa* (tokens, cost, time, turns: heavy-tailed, so flagged approximate below 50 tasks).
 # - A number that cannot be computed reads **n/a** with the reason beside it.
+# - A run its cost cap stopped (`--max-cost-usd`, exit code 3) is reported as far as it ran, and a note
+#   under *What ran* says so.
 
 # %% tags=["parameters"]
 run_dir: str = "../runs/latest"  # run directory: runs/<run_id> or runs/latest
@@ -39,10 +42,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis import plots
+from coder_eval.analysis.views import plots
 from coder_eval.analysis import criterion_changes, outcome_changes, regraded_source
-from coder_eval.analysis import load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
+from coder_eval.analysis import budget_stops, load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
 from coder_eval.analysis import REPORT_METRICS, verdicts
+from coder_eval.analysis import counts_text, invalid_causes
 
 pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", 120)
@@ -104,16 +108,19 @@ if source is not None:
 #
 # `pass` and `fail` are the graders' verdict on the agent's work. `invalid` means the agent was not
 # measured (infrastructure or provider error, or a trajectory cut off by a crash); those episodes are
-# left out of every number below, and listed here with the reason.
+# left out of every number below, counted per variant by their recorded cause, and listed here with
+# the reason. A comparison is not called when they could explain it (docs/statistics.md).
 
 # %%
 outcomes = pd.crosstab(episodes.variant_id, episodes.outcome, margins=True, margins_name="total")
 display(outcomes)
 display(pd.crosstab(episodes.variant_id, episodes.status))
-invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "status", "error"]].reset_index(
-    drop=True
+invalid = episodes.loc[episodes.outcome == "invalid", ["episode_id", "variant_id", "status", "error"]]
+invalid = invalid.assign(cause=invalid_causes(episodes)).reset_index(drop=True)
+by_cause = "; ".join(
+    f"{variant} {counts_text(ca.invalid_counts(episodes, variant))}" for variant in episodes.variant_id.unique()
 )
-display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below."))
+display(Markdown(f"**{len(invalid)} invalid episodes**, excluded from the rates and means below: {md_text(by_cause)}."))
 invalid if len(invalid) else None
 
 # %% [markdown]
@@ -173,6 +180,26 @@ fig, ax = plt.subplots(figsize=(7, 0.45 * episodes.task_id.nunique() + 1.5))
 plots.flips_heatmap(episodes, ax, only_changed=False)
 ax.set_title("Pass rate per task and variant")
 plt.show()
+
+# %% [markdown]
+# ## Per suite
+#
+# Each suite folder (the folder of its task files) and each task tag, per variant: the episodes and
+# their outcomes, the pass rate over the valid ones with its 95 % interval (the method of *Per variant*:
+# a suite holding every headline task reads the same), and what the suite cost, its total over every
+# episode (invalid ones cost too) and the mean per episode with its interval. Every task counts here,
+# classification rows included; an episode counts in the suite of each of its tags.
+
+# %%
+suites = {by: ca.suite_rollups(episodes, by=by) for by in ("folder", "tag")}
+shown_columns = ["suite", "variant_id", "n_tasks", "n_episodes", "n_pass", "n_fail", "n_invalid",
+                 "pass_rate", "pass_rate_low", "pass_rate_high", "pass_rate_method", "cost_usd",
+                 "cost_usd_mean", "total_tokens", "total_tokens_mean"]
+suite_why = {"cost_usd": "no episode with a known price", "cost_usd_mean": "no valid episode with a known price",
+             "pass_rate": "no valid episode", "total_tokens_mean": "no valid episode"}
+for by, title in (("folder", "By suite folder"), ("tag", "By tag")):
+    display(Markdown(f"**{title}:**"))
+    display(readable(suites[by][shown_columns].set_index(["suite", "variant_id"]), why=suite_why))
 
 # %% [markdown]
 # ## Criteria
@@ -306,6 +333,8 @@ write_summary(
     per_variant=per_variant,
     pass_at_k=passk,
     cost_per_resolved=cost,
+    suites=suites,
+    budget_stopped=budget_stops(run_dir.split(",")),
     judge_agreement=agreement,
     evaluation_cost=judge_cost,
 )

@@ -1,12 +1,15 @@
-"""Shared builders for the tests: task files, runs, and the CLI as a subprocess."""
+"""Shared builders for the tests: task files, runs, and the CLI as a subprocess (``view`` too)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,3 +78,58 @@ def scripted_list_price(notes: list[str]) -> float | None:
 
     found = [re.search(r"agent priced its tokens at \$(\d+\.\d+)", note) for note in notes]
     return next((float(m.group(1)) for m in found if m), None)
+
+
+VIEW_START_S = 90
+
+
+@dataclass
+class Served:
+    """A running ``coder-eval view``: the URL it printed, split into its base and its token."""
+
+    process: subprocess.Popen[str]
+    url: str
+
+    @property
+    def base(self) -> str:
+        return self.url.partition("?")[0]
+
+    @property
+    def token(self) -> str:
+        return self.url.partition("?token=")[2]
+
+
+@contextlib.contextmanager
+def served_view(args: list[str], cwd: Path) -> Iterator[Served]:
+    """``coder-eval view ARGS --no-browser`` in a subprocess until the block ends; yields it once it
+    printed its URL (its log in ``cwd/view.log``)."""
+    env = {**os.environ, "JUPYTER_DATA_DIR": str(cwd / "data"), "JUPYTER_RUNTIME_DIR": str(cwd / "rt")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "coder_eval", "view", *args, "--no-browser"],
+        cwd=cwd,
+        env={**env, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=(cwd / "view.log").open("w"),
+        text=True,
+    )
+    try:
+        yield Served(server, _printed_url(server, cwd))
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+
+
+def _printed_url(server: subprocess.Popen[str], cwd: Path) -> str:
+    assert server.stdout is not None
+    deadline = time.monotonic() + VIEW_START_S
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        if line.startswith("explorer: "):
+            return line.removeprefix("explorer: ").strip()
+        if not line and server.poll() is not None:
+            break
+    raise RuntimeError(f"coder-eval view printed no URL: {(cwd / 'view.log').read_text()[-2000:]}")

@@ -177,6 +177,55 @@ def test_budget_stops_launching_and_keeps_a_readable_partial_run(tmp_path: Path)
     assert len(load_runs(run).episodes) == 2
 
 
+COSTLY_AB = """
+experiment_id: costly-ab
+variants:
+  - {variant_id: costly, agent: {kind: costly}}
+  - {variant_id: oracle, agent: {kind: oracle}}
+"""
+
+
+def test_an_until_conclusive_run_its_budget_stops_counts_every_episode_it_left(tmp_path: Path) -> None:
+    install_costly_agent(tmp_path)
+    for i in range(6):
+        minimal_task(tmp_path / "tasks", f"t{i}")
+    write_experiment(tmp_path, COSTLY_AB)
+
+    result = coder_eval(
+        "run", "tasks", "-e", "experiment.yaml", "--until-conclusive", "--max-cost-usd", "2.5", "--no-report",
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 3, result.stderr
+    data = manifest((tmp_path / "runs" / "latest").resolve())
+    ran = len(list((tmp_path / "runs" / "latest" / "episodes").glob("*.jsonl")))
+    assert data["status"] == "budget_stopped" and data["adaptive"]["stop"] == "max_cost_usd"
+    assert data["budget"]["spent_usd"] == 3.0 and data["budget"]["not_started"] == 12 - ran > 0
+    assert f"{12 - ran} episodes not started" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_run_its_budget_stops_is_reported_as_far_as_it_ran_and_exits_3(tmp_path: Path) -> None:
+    install_costly_agent(tmp_path)
+    for i in range(4):
+        minimal_task(tmp_path / "tasks", f"t{i}")
+
+    result = coder_eval(
+        "run", "tasks", "--agent", "costly", "--max-cost-usd", "1.5", cwd=tmp_path, timeout=600
+    )
+
+    assert result.returncode == 3, result.stdout + result.stderr
+    (report,) = (tmp_path / "reports").iterdir()
+    summary = json.loads((report / "summary.json").read_text())["reports"]["run_report"]["headline"]
+    run_id = (tmp_path / "runs" / "latest").resolve().name
+    assert summary["budget_stopped"] == [
+        {"run_id": run_id, "max_cost_usd": 1.5, "spent_usd": 2.0, "not_started": 2}
+    ]
+    assert summary["n_episodes"] == 2 and summary["outcomes"] == {"pass": 2}
+    page = (report / "run_report.html").read_text()
+    assert f"run {run_id} was stopped by its cost cap ($2 spent of $1.5; 2 episodes not started)" in page
+
+
 def test_min_pass_rate_gate_fails_with_exit_1_and_is_recorded(tmp_path: Path) -> None:
     two_tasks(tmp_path)
     write_experiment(tmp_path, AB)

@@ -1,29 +1,24 @@
 """``coder-eval view`` served for real and driven in Chromium through Playwright: the explorer's tables,
-a changed candidate, trajectory links that open a readable transcript page (never a raw .jsonl), and
-no request to any host but the viewer's (Voila's page fetches Font Awesome from a CDN unless told not
-to)."""
+a changed candidate, trajectory links that open a readable transcript page (never a raw .jsonl), no
+request to any host but the viewer's (Voila's page fetches Font Awesome from a CDN unless told not
+to), and nothing but the login page for a browser without the URL's token."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from coder_eval.cli.viewer import free_port
-from tests.helpers import REPO
+from tests.helpers import REPO, Served, served_view
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURE_RUNS = REPO / "tests" / "fixtures" / "runs"
-START_TIMEOUT_S = 90
 WAIT_MS = 90_000
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -40,47 +35,17 @@ pytestmark = [
 ]
 
 
-def start_view(args: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
-    """``coder-eval view ARGS --no-browser`` in a subprocess; returns it and the URL it printed."""
-    env = {**os.environ, "JUPYTER_DATA_DIR": str(cwd / "data"), "JUPYTER_RUNTIME_DIR": str(cwd / "rt")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "coder_eval", "view", *args, "--no-browser"],
-        cwd=cwd,
-        env={**env, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
-        stdout=subprocess.PIPE,
-        stderr=(cwd / "view.log").open("w"),
-        text=True,
-    )
-    assert server.stdout is not None
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        if line.startswith("explorer: "):
-            return server, line.removeprefix("explorer: ").strip()
-        if not line and server.poll() is not None:
-            break
-    server.kill()
-    raise RuntimeError(f"coder-eval view printed no URL: {(cwd / 'view.log').read_text()[-2000:]}")
-
-
 @pytest.fixture
-def view_url(tmp_path: Path) -> Iterator[str]:
-    server, url = start_view([str(FIXTURE_RUNS), "--port", str(free_port())], tmp_path)
-    try:
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
+def served(tmp_path: Path) -> Iterator[Served]:
+    with served_view([str(FIXTURE_RUNS), "--port", str(free_port())], tmp_path) as view:
+        yield view
 
 
-def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: str) -> None:
+def test_the_explorer_names_both_arms_and_links_readable_transcripts(served: Served) -> None:
     from playwright.sync_api import sync_playwright
 
-    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", view_url)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{48}", served.url)
+    view_url = served.base
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
@@ -88,7 +53,7 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: s
             requested: list[str] = []
             page.on("request", lambda request: requested.append(request.url))
             page.set_default_timeout(WAIT_MS)
-            page.goto(view_url, timeout=WAIT_MS)
+            page.goto(served.url, timeout=WAIT_MS)
             table = page.locator("table.explorer-comparison")
             table.wait_for()
             header = table.locator("thead").inner_text()
@@ -116,6 +81,12 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(view_url: s
             assert "with_hint" not in table.inner_text()
             elsewhere = [url for url in requested if not url.startswith((view_url, "data:", "blob:"))]
             assert not elsewhere, f"requests to other hosts: {elsewhere}"
+
+            stranger = browser.new_context().new_page()  # no token, no cookie: the login page only
+            for url in (view_url, hrefs[0]):
+                stranger.goto(url, timeout=WAIT_MS)
+                assert stranger.url.startswith(f"{view_url}login?next=")
+                assert stranger.locator("table.explorer-comparison, .line").count() == 0
         finally:
             browser.close()
 
@@ -128,12 +99,8 @@ def newer_first_url(tmp_path: Path) -> Iterator[str]:
     manifest = runs / "skill-ab" / "run.json"
     data = json.loads(manifest.read_text(encoding="utf-8"))
     manifest.write_text(json.dumps({**data, "created_at": "2025-03-02T12:00:00Z"}), encoding="utf-8")
-    server, url = start_view([str(runs), "--port", str(free_port())], tmp_path)
-    try:
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with served_view([str(runs), "--port", str(free_port())], tmp_path) as view:
+        yield view.url
 
 
 def test_the_explorer_opens_on_the_newest_run_and_compares_it_with_a_baseline_run(

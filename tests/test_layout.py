@@ -30,6 +30,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "criteria/judges/__init__.py": "a docstring; the judges are tested in tests/criteria/judges/",
     "episode/__init__.py": "a docstring; the recipe runs in tests/episode/test_runner.py",
+    "endpoint/__init__.py": "a docstring; the record is tested in tests/endpoint/test_check.py",
     "executors/__init__.py": "the executor table; tested through tests/executors/dask/test_executor.py",
     "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
     "interop/__init__.py": "re-exports; tests/analysis/frames/test_inspect.py",
@@ -74,13 +75,12 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/gemini/spec.py": "fields validated in tests/agents/test_spec.py",
     "agents/node_cli.py": "one lookup; exercised by tests/agents/test_cli_agents.py",
     "agents/none.py": "does nothing; tests/run/test_validate.py runs it against every example task",
-    "agents/opencode/agent.py": "no test of its own; the real CLI runs it in tests/agents/test_cli_agents.py",
     "agents/opencode/skills.py": "tested through tests/episode/test_skill_record.py (skills opencode loaded)",
     "agents/opencode/spec.py": (
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
     ),
     "agents/oracle.py": (
-        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
+        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor.py"
     ),
     "agents/skill_sources.py": "tested through tests/episode/test_skill_offer.py",
     # analysis: frames and methods tested through the public functions that use them
@@ -186,7 +186,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "sandbox/local.py": (
         "no test of its own; every driver's tests build on it (tests/sandbox/test_drivers.py)"
     ),
-    "sandbox/provision.py": "tested through tests/sandbox/test_seed.py",
     "sandbox/docker/rootfs.py": "tested through tests/sandbox/docker/test_base_image.py",
     "sandbox/spec.py": "fields validated in tests/sandbox/test_drivers.py",
     "sandbox/toolchain.py": (

@@ -19,6 +19,9 @@ import pytest
 
 import coder_eval.analysis as ca
 from coder_eval.analysis.answer.engine import REPORT_METRICS
+from coder_eval.analysis.answer.wording import invalid_text
+from coder_eval.analysis.stats.missingness import counts_text
+from coder_eval.analysis.views.markdown import run_markdown
 from coder_eval.analysis.views.notebook import jsonable
 from coder_eval.analysis.views.widgets import Explorer
 from coder_eval.cli.summary import print_finished
@@ -75,7 +78,21 @@ def one_task(root: Path) -> Path:
     )
 
 
-RUNS = {"demo-like": demo_like, "identical arms": identical, "broken candidate": broken, "one task": one_task}
+def invalid_when_failing(root: Path) -> Path:
+    """The candidate's provider failures fall exactly where the baseline passes: left out, they make it
+    look better (7 tasks to 0); counted as failures, they explain the difference."""
+    base = {f"task{i}": ["pass" if i < 6 else "fail"] for i in range(14)}
+    cand = {f"task{i}": ["invalid:provider" if i < 4 else "fail" if i == 13 else "pass"] for i in range(14)}
+    return write_ab_run(root, "informative", {"baseline": base, "with_skill": cand})
+
+
+RUNS = {
+    "demo-like": demo_like,
+    "identical arms": identical,
+    "broken candidate": broken,
+    "one task": one_task,
+    "invalid when failing": invalid_when_failing,
+}
 
 
 def assert_one_answer(run: Path, reports: Path, printed: str, junit: Path | None = None) -> None:
@@ -89,7 +106,12 @@ def assert_one_answer(run: Path, reports: Path, printed: str, junit: Path | None
     )
     null = 1.0 if record["basis"] == "ratio" else 0.0
     excluded = record["verdict_ci_low"] > null or record["verdict_ci_high"] < null
-    assert (record["verdict"] != "inconclusive") == excluded == (record["p_value"] < 0.05)
+    p_verdict = max(record["p_value"], record["p_worst"] or 0.0)  # the bounds of invalid episodes too
+    assert (record["verdict"] != "inconclusive") == excluded == (p_verdict < 0.05)
+    invalid = ca.invalid_counts(v.selection.episodes, v.candidate)
+    assert record["invalid_candidate"] == invalid and (f"{v.candidate} {counts_text(invalid)}" in line) == (
+        sum(invalid.values()) > 0
+    )
     summaries = sorted(reports.glob("*.summary.json"))
     assert {p.name for p in summaries} >= {"compare_report.summary.json", "run_report.summary.json"}
     for path in summaries:  # the reports: the same record in each summary.json, the same line in each page
@@ -118,6 +140,13 @@ def assert_one_answer(run: Path, reports: Path, printed: str, junit: Path | None
     expected = ca.summarize(v.selection.episodes).set_index("variant_id")["mean"]
     assert {g.variant_id: g.value for g in gates} == pytest.approx(expected.to_dict())
     assert all(v.selection.description in g.note for g in gates)
+    for g in gates:  # each gate row counts its variant's invalid episodes, by cause
+        causes = ca.invalid_counts(v.selection.episodes, g.variant_id)
+        assert f"{sum(causes.values())} invalid excluded" in g.note
+        assert all(f"{cause} {n}" in g.note for cause, n in causes.items())
+    summary = run_markdown(run, reports=reports)  # the Markdown summary
+    assert v.primary is not None
+    assert invalid_text(v.primary) in summary
 
 
 @pytest.mark.parametrize("make", RUNS.values(), ids=RUNS.keys())
@@ -139,6 +168,13 @@ def test_every_surface_states_the_same_answer(
     )  # and `coder-eval run` prints
     write_junit(directory, tmp_path / "junit.xml")
     assert_one_answer(run, reports, capsys.readouterr().out, tmp_path / "junit.xml")
+
+
+def test_invalid_episodes_that_could_explain_the_difference_leave_it_uncalled(tmp_path: Path) -> None:
+    v = ca.verdicts(ca.load_runs(invalid_when_failing(tmp_path)))
+    assert v.primary is not None and v.primary.p_value < 0.05  # the test alone calls it
+    assert v.primary.verdict == "inconclusive" and v.primary.verdict_ci_low < 0 < v.primary.verdict_ci_high
+    assert "with_skill 4 (provider 4), baseline 0" in v.line() and "could explain it" in v.line()
 
 
 def test_the_demo_like_run_leaves_its_trigger_rows_out_of_the_headline(tmp_path: Path) -> None:

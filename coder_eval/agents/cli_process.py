@@ -9,7 +9,8 @@ Example::
     cli.stderr_tail                             # the last lines it wrote to stderr
 
 ``on_stderr`` sees each stderr line as it comes; when it returns True the CLI is killed (a CLI
-that reports a hopeless retry loop only on stderr).
+that reports a hopeless retry loop only on stderr). With ``raw`` (a ``RawEventLog``), every stdout
+and stderr line is also logged there as it comes (``coder_eval.agents.raw_events``).
 
 The CLI is started through ``sandbox.wrap`` (bwrap confines it like any sandbox command; docker runs
 it in the container, taking the variables by name) with exactly ``env`` (nothing inherited from the
@@ -39,6 +40,7 @@ from coder_eval.errors import AgentError
 from coder_eval.sandbox import process
 
 if TYPE_CHECKING:
+    from coder_eval.agents.raw_events import RawEventLog
     from coder_eval.sandbox.base import Sandbox
 
 TOKEN_VARIABLE = "CODER_EVAL_PROCESS_TOKEN"
@@ -61,6 +63,7 @@ class CliProcess:
         cwd: str | None = None,
         stdin: str | None = None,
         on_stderr: Callable[[str], bool] | None = None,
+        raw: RawEventLog | None = None,
     ) -> None:
         self.argv = list(argv)
         self.sandbox = sandbox
@@ -69,6 +72,7 @@ class CliProcess:
         self.env = {**env, TOKEN_VARIABLE: self.token}
         self.stdin = stdin
         self.on_stderr = on_stderr
+        self.raw = raw
         self.stderr_tail: deque[str] = deque(maxlen=40)
         self.stdout_tail: deque[str] = deque(maxlen=5)
         self._proc: asyncio.subprocess.Process | None = None
@@ -110,7 +114,11 @@ class CliProcess:
                 event = json.loads(line)
             except (ValueError, RecursionError):  # not JSON, or past the parser's limits
                 self.stdout_tail.append(_visible(raw))
+                if self.raw is not None:
+                    self.raw.line("stdout", line)
                 continue
+            if self.raw is not None:
+                self.raw.event("stdout", event)
             if isinstance(event, dict):
                 yield event
 
@@ -133,6 +141,8 @@ class CliProcess:
             line = raw.decode("utf-8", errors="backslashreplace").rstrip()
             if line:
                 self.stderr_tail.append(line[:500])
+            if line and self.raw is not None:
+                self.raw.line("stderr", line)
             if line and self.on_stderr is not None and self.on_stderr(line):
                 self.kill()  # the CLI is retrying what no retry can fix
 

@@ -11,9 +11,11 @@ Example::
 A plugin path is, in order: absolute (after ``$VAR`` / ``${VAR}`` expansion); a folder relative to
 the file that names it (the task file, or the experiment file for an experiment's layers); a folder
 a ``template_dir`` source copies into the workspace (coder_eval's earlier spelling, where the
-plugin went through the workspace: the template's own folder is used); else a workspace path that
-starter files, a repository or ``pre_run`` make. Anything else is an error naming what was looked
-for. Host folders are staged into every sandbox read-only (``coder_eval.sandbox.staged_plugins``).
+plugin went through the workspace: the template's own folder is used); a folder relative to the
+working directory (the original coder_eval's reading, for a suite run from its root: said once, as a
+:class:`PluginPathWarning`); else a workspace path that starter files, a repository or ``pre_run``
+make. Anything else is an error naming the file the path came from and every place looked in.
+Host folders are staged into every sandbox read-only (``coder_eval.sandbox.staged_plugins``).
 
 A folder is a *plugin* when it has ``.claude-plugin/plugin.json`` or a ``skills/`` folder; its
 skills are ``skills/<name>/SKILL.md`` (or the folders its manifest's ``skills`` field names). A
@@ -26,7 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -69,12 +72,39 @@ class PluginContents:
         return frozenset((s.name, s.digest) for s in self.skills.values())
 
 
+class PluginPathWarning(UserWarning):
+    """A relative plugin path found from the working directory, not next to the file that names it.
+
+    Example: ``experiments/ab.yaml:17: variants[1].agent.plugins[0]: 'skill-data' is not next to
+    experiments/ab.yaml (no folder /suite/experiments/skill-data); using /suite/skill-data, found from
+    the working directory``.
+    """
+
+
+@dataclass(frozen=True)
+class PluginOrigin:
+    """The file a plugin path was written in, the line and the field (an error or a note names them).
+
+    Example: ``PluginOrigin(Path("experiments/ab.yaml"), "experiments/ab.yaml:17",
+    "variants[1].agent.plugins[0]")``: a relative path in it is looked for next to that file first.
+    """
+
+    file: Path
+    where: str
+    field: str
+
+
 def resolve_plugin_path(
-    path: str, base: Path, sources: Sequence[TemplateSource], workspace_made: bool = False
+    path: str,
+    base: Path,
+    sources: Sequence[TemplateSource],
+    workspace_made: bool = False,
+    origin: PluginOrigin | None = None,
 ) -> str:
     """``path`` as the folder it names: an absolute host path, else a workspace path (see the module
-    docstring). ``workspace_made``: starter files, a repository or ``pre_run`` may make folders the
-    template sources do not show. ``ValueError`` saying what was looked for."""
+    docstring). ``base``: the folder of ``origin``, the file that names it. ``workspace_made``:
+    starter files, a repository or ``pre_run`` may make folders the template sources do not show.
+    ``ValueError`` saying what was looked for, and where."""
     unset = VARIABLE.search(path)
     if unset is not None:
         name = unset.group(1) or unset.group(2)
@@ -90,12 +120,23 @@ def resolve_plugin_path(
     copied = template_folder(path, sources)
     if copied is not None:
         return str(copied)
+    here = (Path.cwd() / given).resolve()
+    named = str(origin.file) if origin is not None else "the file that names it"
+    if here.is_dir():
+        where = f"{origin.where}: {origin.field}: " if origin is not None else ""
+        warnings.warn(
+            f"{where}{path!r} is not next to {named} (no folder {host}); using {here}, found from the "
+            "working directory",
+            PluginPathWarning,
+            stacklevel=2,
+        )
+        return str(here)
     if workspace_made:
         check_sandbox_path(path)
         return path
     raise ValueError(
-        f"{path!r}: no folder {host} (a plugin path is relative to the file that names it), and no "
-        "template source puts one there in the workspace"
+        f"{path!r} is neither next to {named} (no folder {host}) nor in the working directory (no "
+        f"folder {here}), and no template source puts it in the workspace"
     )
 
 
@@ -163,20 +204,24 @@ def _skill(folder: Path, root: Path) -> SkillFolder:
 
 
 def with_resolved_plugins(
-    spec: AgentSpecBase, base: Path, sources: Sequence[TemplateSource], pre_run: bool
-) -> tuple[AgentSpecBase, list[tuple[int, str]]]:
-    """``spec`` with every plugin path resolved (:func:`resolve_plugin_path`), and the problems as
-    (index, message) pairs."""
+    spec: AgentSpecBase,
+    origin_of: Callable[[int], PluginOrigin],
+    sources: Sequence[TemplateSource],
+    pre_run: bool,
+) -> tuple[AgentSpecBase, list[str]]:
+    """``spec`` with every plugin path resolved (:func:`resolve_plugin_path`) from the file
+    ``origin_of(index)`` says it was written in, and the problems, each naming that file and line."""
     plugins: list[LocalPlugin] = list(getattr(spec, "plugins", None) or [])
     if not plugins:
         return spec, []
     made = workspace_made(sources, pre_run)
     resolved, problems = [], []
     for i, plugin in enumerate(plugins):
+        origin = origin_of(i)
         try:
-            path = resolve_plugin_path(plugin.path, base, sources, made)
+            path = resolve_plugin_path(plugin.path, origin.file.resolve().parent, sources, made, origin)
         except ValueError as exc:
-            problems.append((i, str(exc)))
+            problems.append(f"{origin.where}: {origin.field}: {exc}")
             path = plugin.path
         resolved.append(plugin.model_copy(update={"path": path}))
     return spec.model_copy(update={"plugins": resolved}), problems

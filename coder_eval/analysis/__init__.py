@@ -36,10 +36,11 @@ if TYPE_CHECKING:
     from coder_eval.analysis.stats.headline_tasks import TaskSelection, headline_tasks
     from coder_eval.analysis.stats.intervals import Interval, wilson_interval
     from coder_eval.analysis.stats.metrics import higher_is_better
+    from coder_eval.analysis.stats.missingness import invalid_counts
     from coder_eval.analysis.stats.multiplicity import compare_all, compare_metrics
     from coder_eval.analysis.stats.passk import pass_at_k, pass_at_k_table, pass_hat_k
     from coder_eval.analysis.stats.power import mde, power_at, required_tasks, variance_parts
-    from coder_eval.analysis.stats.summary import summarize
+    from coder_eval.analysis.stats.summary import suite_rollups, summarize
     from coder_eval.analysis.stats.tool_usage import frequent_calls, frequent_errors, tool_usage
 
 LAZY: dict[str, str] = {
@@ -65,6 +66,7 @@ LAZY: dict[str, str] = {
     "Interval": "coder_eval.analysis.stats.intervals",
     "wilson_interval": "coder_eval.analysis.stats.intervals",
     "higher_is_better": "coder_eval.analysis.stats.metrics",
+    "invalid_counts": "coder_eval.analysis.stats.missingness",
     "compare_all": "coder_eval.analysis.stats.multiplicity",
     "compare_metrics": "coder_eval.analysis.stats.multiplicity",
     "pass_at_k": "coder_eval.analysis.stats.passk",
@@ -75,6 +77,7 @@ LAZY: dict[str, str] = {
     "required_tasks": "coder_eval.analysis.stats.power",
     "variance_parts": "coder_eval.analysis.stats.power",
     "summarize": "coder_eval.analysis.stats.summary",
+    "suite_rollups": "coder_eval.analysis.stats.summary",
     "frequent_calls": "coder_eval.analysis.stats.tool_usage",
     "frequent_errors": "coder_eval.analysis.stats.tool_usage",
     "tool_usage": "coder_eval.analysis.stats.tool_usage",
@@ -86,6 +89,7 @@ VIEWS: dict[str, str] = {
     "Explorer": "coder_eval.analysis.views.widgets",
     "html_table": "coder_eval.analysis.views.notebook",
     "load_report_runs": "coder_eval.analysis.views.notebook",
+    "budget_stops": "coder_eval.analysis.views.notebook",
     "md_text": "coder_eval.analysis.views.notebook",
     "readable": "coder_eval.analysis.views.notebook",
     "show_scripted_banner": "coder_eval.analysis.views.notebook",
@@ -105,6 +109,8 @@ VIEWS: dict[str, str] = {
     "criterion_changes": "coder_eval.analysis.answer.changes",
     "outcome_changes": "coder_eval.analysis.answer.changes",
     "regraded_source": "coder_eval.analysis.answer.changes",
+    "counts_text": "coder_eval.analysis.stats.missingness",
+    "invalid_causes": "coder_eval.analysis.stats.missingness",
 }
 """What the report notebooks and the explorer use besides the public names (``plots`` is a module)."""
 
@@ -146,6 +152,7 @@ __all__ = [
     "headline",
     "headline_tasks",
     "higher_is_better",
+    "invalid_counts",
     "judge_agreement",
     "judge_votes",
     "load_runs",
@@ -155,6 +162,7 @@ __all__ = [
     "pass_hat_k",
     "power_at",
     "required_tasks",
+    "suite_rollups",
     "summarize",
     "tool_usage",
     "variance_parts",

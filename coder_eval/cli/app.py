@@ -182,12 +182,21 @@ def root(
     """Evaluate AI coding agents on task suites."""
 
 
+def _load_settings() -> None:
+    """``./.env`` into the environment where it has no value yet (``coder_eval.experiment.settings``)."""
+    if Path(".env").is_file():  # python-dotenv is imported only for a folder that has one
+        from coder_eval.experiment.settings import load_env_file
+
+        load_env_file()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the app, mapping errors to exit codes once, here. Bare ``coder-eval`` prints help."""
     args = list(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):
         ascii_fallback(stream)
     try:
+        _load_settings()
         code = app(args=args or ["--help"], prog_name=PROG, standalone_mode=False)
     except CoderEvalError as exc:
         console.print(

@@ -30,8 +30,9 @@ from coder_eval.cli.inputs import (
 )
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
+from coder_eval.experiment.settings import runs_root
 from coder_eval.experiment.skill_arms import skill_names
 from coder_eval.run_dir import check_episode_names
 from coder_eval.task import load_tasks
@@ -53,7 +54,7 @@ def plan(
     exclude_tags: ExcludeTagsOpt = None,
     include_skipped: IncludeSkippedOpt = False,
     driver: DriverOpt = None,
-    history: forecast.HistoryOpt = Path("runs"),
+    history: forecast.HistoryOpt = None,
     until_conclusive: own.UntilConclusiveOpt = None,
     effect: forecast.EffectOpt = None,
     delta: own.DeltaOpt = None,
@@ -81,11 +82,13 @@ def plan(
     )
     asked = Asked.of(until_conclusive, delta, None, max_tasks, None)
     resolution = inputs.resolve()
-    check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], Path("runs"))
+    check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], runs_root())
     asked.check(resolution)
+    check_environments(p.task for p in resolution.plans)
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))
+    history = history or runs_root()
     table, per_episode = forecast.forecast_table(resolution, history)
     out.print(table if table is not None else f"forecast: no earlier run of these tasks in {history}")
     rule = asked.rule(resolution)
@@ -162,7 +165,9 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or fol
     """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
     from coder_eval.run.validate import validate_tasks
 
-    report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
+    tasks = [t for t in load_tasks(paths) if not t.skip]
+    check_environments(tasks)
+    report = asyncio.run(validate_tasks(tasks))
     table = Table(
         whole("task", [r.task_id for r in report]), "oracle", "none", "verdict", title="grader self-test"
     )

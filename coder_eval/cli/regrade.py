@@ -39,10 +39,11 @@ def regrade(
     report: Annotated[bool, typer.Option(help="Render the reports of the re-graded run.")] = True,
 ) -> None:
     """Grade a run's recorded episodes again, as the task files now define them or as recorded."""
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.regrade import regrade_run
     from coder_eval.run_dir import RunDir, new_run_id
 
-    target = new_run_dir or Path("runs") / new_run_id()
+    target = new_run_dir or runs_root() / new_run_id()
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

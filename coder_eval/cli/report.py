@@ -85,7 +85,7 @@ def _markdown(
 ) -> None:
     """The Markdown summary of one run, printed or written to ``out_file``."""
     from coder_eval.analysis.views.markdown import run_markdown
-    from coder_eval.store.baseline_ref import compare_with_baseline
+    from coder_eval.store.baseline_ref import check_reference, compare_with_baseline
     from coder_eval.store.connection import store_for
 
     if len(run_dirs) != 1:
@@ -93,7 +93,9 @@ def _markdown(
     run = run_dirs[0]
     regression, note = None, None
     if baseline is not None:
-        regression, _, note = compare_with_baseline(run, baseline, store_for(run.resolve(), store))
+        history = store_for(run.resolve(), store)
+        check_reference(baseline, history)
+        regression, _, note = compare_with_baseline(run, baseline, history)
     text = run_markdown(run, regression, link_base, baseline_note=note)
     if out_file is None:
         sys.stdout.write(text)

@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from coder_eval.run import Batch, RunSession
 
 
+OPTIONS = {"delta": "delta", "metrics": "decide-on", "max_tasks": "max-tasks", "max_episodes": "max-episodes"}
+"""A rule's field -> the option of ``coder-eval run`` that sets it."""
+
+
+def rule_text(rule: UntilConclusiveRule) -> str:
+    """``delta 0.2, decide-on passed, max-tasks none, max-episodes none``"""
+    shown = {f: getattr(rule, f) for f in OPTIONS}
+    return ", ".join(
+        f"{OPTIONS[f]} {', '.join(v) if isinstance(v, list) else 'none' if v is None else v}"
+        for f, v in shown.items()
+    )
+
+
 @dataclass(frozen=True)
 class Asked:
     """What the command line asked: ``flag`` None follows the experiment's block; the rest
@@ -27,6 +40,8 @@ class Asked:
 
     flag: bool | None
     overrides: dict[str, Any]
+    gate_alone: bool = False
+    """``--fail-on worse`` without ``--baseline``: the run must stop at its answer to have a gate."""
 
     @classmethod
     def of(
@@ -51,12 +66,39 @@ class Asked:
             UntilConclusiveRule.model_validate(overrides)
         except ValidationError as exc:
             first = exc.errors()[0]
-            name = {"metrics": "decide-on", "max_tasks": "max-tasks", "max_episodes": "max-episodes"}
-            option = name.get(str(first["loc"][0]), str(first["loc"][0]))
+            option = OPTIONS.get(str(first["loc"][0]), str(first["loc"][0]))
             raise typer.BadParameter(
                 first["msg"].removeprefix("Value error, "), param_hint=f"'--{option}'"
             ) from exc
         return cls(flag, overrides)
+
+    def check_resumed(self, record: AdaptiveRecord | None) -> None:
+        """``--resume`` keeps the design and the rule the run recorded before its first result: a
+        different one asked for is refused (exit 2) naming the recorded value; the same one given
+        again is accepted."""
+        if record is None:
+            if self.flag or self.overrides:
+                raise typer.BadParameter(
+                    "this run was started with a fixed design (no until_conclusive rule in its run.json); "
+                    "a resume keeps it: start a new run to stop at the answer",
+                    param_hint="'--until-conclusive'",
+                )
+            return
+        if self.flag is False:
+            raise typer.BadParameter(
+                f"this run was started --until-conclusive ({rule_text(record.rule)}); a resume keeps it",
+                param_hint="'--fixed-design'",
+            )
+        for field, value in self.overrides.items():
+            recorded = getattr(record.rule, field)
+            if value != recorded:
+                shown = ", ".join(recorded) if isinstance(recorded, list) else recorded
+                raise typer.BadParameter(
+                    f"this run recorded {field} {shown if shown is not None else 'none (no cap)'} "
+                    "in its run.json before its first result; a resume keeps its rule: resume without "
+                    "the option, or start a new run",
+                    param_hint=f"'--{OPTIONS.get(field, field)}'",
+                )
 
     def rule(self, resolution: Resolution) -> UntilConclusiveRule | None:
         """The rule of a new run (None: the fixed design)."""
@@ -68,11 +110,16 @@ class Asked:
 
     def check(self, resolution: Resolution) -> None:
         """Refuse, before the run directory is made, a rule the plan cannot follow."""
+        from coder_eval.errors import InputError
         from coder_eval.run.adaptive import arms
 
         rule = self.rule(resolution)
         if rule is not None:
             arms(rule, resolution.experiment.variant_ids)
+        elif self.gate_alone and resolution.experiment.baseline is None:
+            raise InputError(
+                "--fail-on worse: it needs --baseline (the run to compare with) or --until-conclusive"
+            )
 
     def rule_of(self, session: RunSession) -> UntilConclusiveRule | None:
         """A resumed run keeps the rule it recorded; a new one takes ``rule``."""
@@ -89,9 +136,8 @@ class SequenceBar(BarProgress):
 
         path = record.paths[0]
         said = f", {record.decision}" if record.decision else ""
-        self.suffix = (
-            f" | {record.decided_tasks}/{record.max_tasks} tasks, {path.metric} {interval_text(path)}{said}"
-        )
+        shown = interval_text(path, record)
+        self.suffix = f" | {record.decided_tasks}/{record.max_tasks} tasks, {path.metric} {shown}{said}"
         self.show()
 
 
@@ -120,6 +166,12 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
 
     rule = asked.rule_of(session)
     kept = kept_episodes(session.run, session.decision.rerun) if session.decision is not None else {}
+    stopped = session.manifest.adaptive.stop if session.manifest.adaptive is not None else None
+    if stopped is not None:
+        console.print(
+            f"until conclusive: this run had stopped ({stopped}); a stop is final, so nothing more runs",
+            highlight=False,
+        )
     with progress_bar() as bar:
         plans = session.resolution.plans
         shown = SequenceBar(bar, plans, kept) if rule is not None else BarProgress(bar, plans, kept)

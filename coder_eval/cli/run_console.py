@@ -119,7 +119,7 @@ def print_decision(decision: ResumeDecision) -> None:
     lines = [
         (record.replanned, "ran a task that has changed since: run again with the tasks as they are now"),
         (record.harness_invalid, "were left invalid by the harness (a lost worker, a sandbox): run again"),
-        (record.retried_invalid, "were invalid (provider, agent or grader): run again (--retry-invalid)"),
+        (record.retried_invalid, "were invalid (provider or grader): run again (--retry-invalid)"),
     ]
     for episodes, why in lines:
         if episodes:

@@ -70,6 +70,14 @@ MaxEpisodesOpt = Annotated[
     int | None, typer.Option(min=1, help="With --until-conclusive: at most this many episodes.")
 ]
 # the run store and regression gating (docs/ci.md)
+RawEventsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--raw-events",
+        help="Log every raw event each agent CLI emits to raw/<episode>.jsonl in the run directory, for "
+        "debugging an agent integration (the same as CODER_EVAL_RAW_SDK_LOG=1).",
+    ),
+]
 IndexOpt = Annotated[
     bool, typer.Option(help="Index the finished run into the run store (coder-eval history lists it).")
 ]
@@ -86,5 +94,15 @@ BaselineOpt = Annotated[
 ]
 FailOnOpt = Annotated[
     str,
-    typer.Option(help="With --baseline: worse (exit 1 when the run is called worse) or never."),
+    typer.Option(
+        help="With --baseline or --until-conclusive: worse (exit 1 when the run is called worse) or never."
+    ),
+]
+MaxDropOpt = Annotated[
+    float | None,
+    typer.Option(
+        metavar="SHARE",
+        help="With --baseline --fail-on worse: also fail when the pass rate's point estimate drops by "
+        "more than this (0.1: ten points), called or not.",
+    ),
 ]

@@ -4,6 +4,7 @@ Example::
 
     coder-eval view                        # every run under runs/, the newest selected
     coder-eval view runs/a runs/b --port 8866 --no-browser
+    # explorer: http://127.0.0.1:8866/?token=…   (a request without the token is refused)
 """
 
 from __future__ import annotations
@@ -18,20 +19,24 @@ from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
 from coder_eval.version import pip_install
 
-DEFAULT_RUNS = Path("runs")
-
 
 @app.command()
 def view(
     run_dirs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Run directories, or folders of runs (default: runs/, newest selected)."),
+        typer.Argument(
+            help="Run directories, or folders of runs (default: runs/ or $RUNS_DIR, newest selected)."
+        ),
     ] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: a free one).")] = 0,
     browser: Annotated[bool, typer.Option(help="Open the explorer in a web browser.")] = True,
 ) -> None:
-    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL."""
-    runs = checked_runs(run_dirs or [DEFAULT_RUNS])
+    """Serve the explorer (paired comparison, flips, transcripts) on 127.0.0.1 and print its URL.
+
+    The URL carries the token every request needs."""
+    from coder_eval.experiment.settings import runs_root
+
+    runs = checked_runs(run_dirs or [runs_root()])
     try:
         from coder_eval.cli.viewer import serve
     except ImportError as exc:
@@ -40,7 +45,12 @@ def view(
         ) from exc
     console.print(f"starting the explorer on {len(runs)} path(s); Ctrl-C stops it", highlight=False)
     with tempfile.TemporaryDirectory(prefix="coder-eval-view-") as folder:
-        serve(runs, Path(folder), port, browser, announce=lambda url: out.print(f"explorer: {url}"))
+        serve(runs, Path(folder), port, browser, announce=announce)
+
+
+def announce(url: str) -> None:
+    """The URL on one line (with its token: whoever holds it reads every run shown)."""
+    out.print(f"explorer: {url}", markup=False, highlight=False, soft_wrap=True)
 
 
 def checked_runs(paths: list[Path]) -> list[Path]:
@@ -48,9 +58,10 @@ def checked_runs(paths: list[Path]) -> list[Path]:
 
     The same rule as the explorer's ``discover_runs``, without importing the analysis stack here.
     """
+    from coder_eval.experiment.settings import runs_root
     from coder_eval.run_dir import MANIFEST
 
-    hint = " (run something first: coder-eval run ...)" if paths == [DEFAULT_RUNS] else ""
+    hint = " (run something first: coder-eval run ...)" if paths == [runs_root()] else ""
     for path in paths:
         is_run = (path / MANIFEST).is_file()
         if not is_run and not (path.is_dir() and any((p / MANIFEST).is_file() for p in path.iterdir())):

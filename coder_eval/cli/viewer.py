@@ -3,7 +3,13 @@ preloaded, on 127.0.0.1, plus a page that shows any of their trajectories as a r
 
 Example::
 
-    serve([Path("runs")], port=0, open_browser=False)     # prints "explorer: http://127.0.0.1:PORT/"
+    serve([Path("runs")], port=0, open_browser=False)
+    # prints "explorer: http://127.0.0.1:PORT/?token=3f9c…": the URL with the server's token
+
+Every page, kernel and transcript asks for a token made at start (as Jupyter's own servers do): a
+request without it is sent to the login page (an API or websocket request is refused, 403), so
+another local user or process cannot read the runs through the port. The browser is opened through
+a page only this user can read, so the token is never on a command line.
 
 The transcript page (``/coder-eval/transcript?path=<trajectory>``) is what the explorer's links open:
 the server puts its URL in ``CODER_EVAL_TRANSCRIPT_URL`` for the kernels it starts. In JupyterLab the
@@ -18,6 +24,9 @@ import html
 import importlib.resources
 import os
 import socket
+import tempfile
+import threading
+import webbrowser
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,37 +104,24 @@ def served_trajectory(path_text: str, allowed: Callable[[Path], bool]) -> Path:
     return path
 
 
-class _Transcripts:
-    """The GET of the transcript page, shared by the Voila and the Jupyter server handlers."""
+class TranscriptHandler(JupyterHandler):
+    """The transcript page, for logged-in users only: in ``coder-eval view`` (who holds its token;
+    only trajectories of the runs it was given) and in a Jupyter server (any trajectory file)."""
 
     allowed: Callable[[Path], bool]
 
     def initialize(self, allowed: Callable[[Path], bool]) -> None:
         self.allowed = allowed
 
-    def page(self, handler: tornado.web.RequestHandler) -> None:
-        path = served_trajectory(handler.get_argument("path"), self.allowed)
+    @tornado.web.authenticated
+    def get(self) -> None:
+        path = served_trajectory(self.get_argument("path"), self.allowed)
         try:
             text = transcript_page(path)
         except TrajectoryError as exc:
             raise tornado.web.HTTPError(422, reason=str(exc)[:200]) from exc
-        handler.set_header("Content-Type", "text/html; charset=utf-8")
-        handler.finish(text)
-
-
-class VoilaTranscriptHandler(_Transcripts, tornado.web.RequestHandler):
-    """The transcript page in ``coder-eval view`` (only trajectories of the runs it was given)."""
-
-    def get(self) -> None:
-        self.page(self)
-
-
-class LabTranscriptHandler(_Transcripts, JupyterHandler):
-    """The transcript page in a Jupyter server (logged-in users only, any trajectory file)."""
-
-    @tornado.web.authenticated
-    def get(self) -> None:
-        self.page(self)
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish(text)
 
 
 def inside(folders: Sequence[Path]) -> Callable[[Path], bool]:
@@ -167,6 +163,7 @@ class Viewer(Voila):  # type: ignore[misc]
     allowed: Callable[[Path], bool] = staticmethod(lambda path: False)
     announce: Callable[[str], None] = staticmethod(print)
     page_dir: Path | None = None
+    opened: list[Path]
 
     def setup_template_dirs(self) -> None:
         super().setup_template_dirs()
@@ -177,13 +174,23 @@ class Viewer(Voila):  # type: ignore[misc]
         route = url_path_join(self.server_url, TRANSCRIPT_ROUTE)
         os.environ[TRANSCRIPT_URL_ENV] = url_path_join(self.base_url, TRANSCRIPT_ROUTE)
         handlers: list[Any] = super().init_handlers()
-        return [(route, VoilaTranscriptHandler, {"allowed": self.allowed}), *handlers]
+        return [(route, TranscriptHandler, {"allowed": self.allowed}), *handlers]
 
     def listen(self) -> None:
         import tornado.ioloop
 
         tornado.ioloop.IOLoop.current().add_callback(lambda: self.announce(self.display_url))
         super().listen()
+
+    def launch_browser(self) -> None:
+        """Open the URL with its token through a page only this user can read (as Jupyter does): a
+        token on the browser's command line would be in every local user's ``ps``."""
+        fd, page = tempfile.mkstemp(suffix=".html", prefix="coder-eval-view-")
+        target = html.escape(self.display_url, quote=True)
+        self.opened.append(Path(page))  # removed when the server stops
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f'<!DOCTYPE html><meta http-equiv="refresh" content="0;url={target}">')
+        threading.Thread(target=webbrowser.open, args=(Path(page).as_uri(),), daemon=True).start()
 
 
 def explore_notebook(runs: Sequence[Path], folder: Path) -> Path:
@@ -224,6 +231,7 @@ def serve(
     app.allowed = inside(runs)
     app.announce = announce
     app.page_dir = offline_page(folder)
+    app.opened = []
     app.initialize(
         [
             str(notebook),
@@ -232,10 +240,15 @@ def serve(
             "--Voila.port_retries=0",
             f"--Voila.root_dir={folder}",
             "--Voila.open_browser=" + str(open_browser),
+            "--Voila.auto_token=True",  # every request needs it: the runs are no other local user's
             "--show_tracebacks=True",
         ]
     )
-    app.start()
+    try:
+        app.start()
+    finally:
+        for page in app.opened:
+            page.unlink(missing_ok=True)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
@@ -247,4 +260,4 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     base_url = serverapp.web_app.settings["base_url"]
     route = url_path_join(base_url, TRANSCRIPT_ROUTE)
     os.environ[TRANSCRIPT_URL_ENV] = route
-    serverapp.web_app.add_handlers(".*$", [(route, LabTranscriptHandler, {"allowed": lambda path: True})])
+    serverapp.web_app.add_handlers(".*$", [(route, TranscriptHandler, {"allowed": lambda path: True})])

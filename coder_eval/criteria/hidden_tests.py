@@ -36,7 +36,8 @@ from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.errors import GraderError, WorkspaceFileError
 from coder_eval.sandbox.base import ExecResult
 
-COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
+COUNT = re.compile(r"(?<!\d)(\d{1,18}) (passed|failed|errors?)\b")
+"""A count in a summary line; a longer run of digits is no count (``int()`` refuses past 4,300)."""
 PYTEST_WORD = re.compile(r"\bpytest\b|\bpy\.test\b")
 MISSING_TOOL = 127
 """Exit code of a shell whose program was not found."""

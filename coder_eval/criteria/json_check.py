@@ -20,10 +20,12 @@ loads to the same assertion. The score is the share of checks (schema, each asse
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import jmespath
 from jmespath.exceptions import JMESPathError
@@ -117,18 +119,37 @@ class Assertion(BaseModel):
         return self
 
     def holds(self, document: Any) -> bool:
-        return self.mismatch(document) is None
+        return self.judged(document).holds
+
+    def judged(self, document: Any) -> Judged:
+        """Whether the assertion holds on ``document``, and why not when no comparison was made."""
+        value, error = self._search(document)
+        if error is not None:
+            return Judged(False)
+        problem = out_of_range(value) if self.operator in ORDERING else None
+        if problem is not None:
+            return Judged(False, f"{self.expression}: {problem}; not compared")
+        return Judged(compare(self.operator, value, self.expected))
 
     def mismatch(self, document: Any) -> str | None:
         """None when the assertion holds of ``document``; else what was found there, bounded and
-        escaped: ``"found 25"``, ``"found nothing"``, ``"cannot be evaluated here: ..."``."""
-        try:
-            value = jmespath.search(self.expression, document)
-        except JMESPathError as exc:  # a function applied to the wrong type in this document: not as expected
-            return f"cannot be evaluated here: {seen_text(str(exc), 80)}"
-        if compare(self.operator, value, self.expected):
+        escaped: ``"found 25"``, ``"found nothing"``, ``"cannot be evaluated here: ..."``; ``""``
+        when a number found cannot be compared (``judged`` says why)."""
+        value, error = self._search(document)
+        if error is not None:
+            return f"cannot be evaluated here: {seen_text(error, 80)}"
+        judged = self.judged(document)
+        if judged.holds:
             return None
+        if judged.problem is not None:
+            return ""
         return "found nothing" if value is None else f"found {seen_value(value)}"
+
+    def _search(self, document: Any) -> tuple[Any, str | None]:
+        try:
+            return jmespath.search(self.expression, document), None
+        except JMESPathError as exc:  # a function applied to the wrong type in this document: not as expected
+            return None, str(exc)
 
     @property
     def name(self) -> str:
@@ -136,8 +157,34 @@ class Assertion(BaseModel):
         return f"{self.expression} {self.operator} {self.expected!r}"
 
 
+class Judged(NamedTuple):
+    """An assertion's result on one document."""
+
+    holds: bool
+    problem: str | None = None
+
+
+ORDERING = frozenset({"gt", "gte", "lt", "lte"})
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def out_of_range(value: Any) -> str | None:
+    """Why a number found in a document cannot be ordered against a bound: past what a double holds
+    (a JSON number, as most readers take it), or not finite; None for any other value.
+
+    Example: ``out_of_range(10**400)`` -> ``"a 401-digit integer, past the range of a JSON number"``;
+    ``out_of_range(3)`` -> None.
+    """
+    if not _is_number(value):
+        return None
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an integer no double holds
+        return f"a {len(str(abs(value)))}-digit integer, past the range of a JSON number"
+    return None if finite else f"{value!r} is not a finite number"
 
 
 def compare(operator: Operator, value: Any, expected: Any) -> bool:
@@ -156,10 +203,10 @@ def compare(operator: Operator, value: Any, expected: Any) -> bool:
         return value is not None and search(str(expected), _as_text(value)) is not None
     if operator == "exists":
         return (value is not None) == (True if expected is None else bool(expected))
-    if not _is_number(value):
+    if not _is_number(value) or out_of_range(value) is not None:
         return False
-    number, bound = float(value), float(expected)
-    return {"gt": number > bound, "gte": number >= bound, "lt": number < bound}.get(operator, number <= bound)
+    ordered = {"gt": value > expected, "gte": value >= expected, "lt": value < expected}  # exact
+    return bool(ordered.get(operator, value <= expected))
 
 
 def _contains(value: list[Any] | str | dict[str, Any], expected: Any) -> bool:
@@ -271,15 +318,34 @@ class JsonCheck(OriginalCriterion):
     def _verdict_on(self, document: Any, schema: dict[str, Any] | None) -> Verdict:
         checks: dict[str, bool] = {}
         errors: list[str] = []
+        problems: dict[str, str] = {}
         if schema is not None:
-            errors = sorted(e.message for e in _validator(schema).iter_errors(document))
+            errors = schema_errors(schema, document)
             checks["schema"] = not errors
         failed = ["schema"] if errors else []
         for assertion in self.assertions:
             found = assertion.mismatch(document)
             checks[assertion.name] = found is None
-            failed += [] if found is None else [f"{assertion.name}, {found}"]
+            failed += [] if found is None else [f"{assertion.name}, {found}" if found else assertion.name]
+            problem = assertion.judged(document).problem if found == "" else None
+            if problem is not None:
+                problems[assertion.name] = problem
         details: dict[str, Any] = {"failed": failed, "schema_errors": errors[:10]}
+        if problems:
+            details["problems"] = problems
         if failed:
-            details |= seen_of(self.path, json.dumps(document, ensure_ascii=False))
+            with contextlib.suppress(ValueError):  # an integer past the int-string limit: no excerpt
+                details |= seen_of(self.path, json.dumps(document, ensure_ascii=False))
         return Verdict(score=fraction(checks), details=details)
+
+
+def schema_errors(schema: dict[str, Any], document: Any) -> list[str]:
+    """What ``document`` breaks of ``schema``, sorted; a number the validator cannot take (an integer
+    past a double's range against ``multipleOf: 0.5``) is an error of the document, not the grader's.
+
+    Example: ``schema_errors({"maximum": 3}, 5)`` -> ``["5 is greater than the maximum of 3"]``.
+    """
+    try:
+        return sorted(e.message for e in _validator(schema).iter_errors(document))
+    except OverflowError as exc:
+        return [f"a number in the document is past the range of a JSON number ({exc})"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coder_eval.agents import AGENTS, AgentRequest, AgentResult, make_agent
+from coder_eval.agents.raw_events import RawEventLog
 from coder_eval.criteria import GradingContext
 from coder_eval.criteria.transcript import message_text
 from coder_eval.episode.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
@@ -41,6 +42,8 @@ class Turn:
     episode_id: str
     seed: int
     grade: Grade
+    raw_events: RawEventLog | None = None
+    """Where the agent writes its CLI's raw events, when the run keeps them."""
 
 
 async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: Turn) -> AgentResult:
@@ -61,6 +64,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             reference_script=task.reference_script,
             task_dir=task.source_dir,
             plugins=stage.plugins,
+            raw_events=turn.raw_events,
         )
         outcome = await watch.run(
             _named(task.agent.type, make_agent(task.agent.type).run(request, watch)),
@@ -68,7 +72,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
         )
     stage.notes += outcome.notes + _single_iteration(task)
     result = _ended(task, sink, stage, outcome)
-    return _apply_budgets(task.run_limits, unpriced(task, stage, result))
+    return apply_budgets(task.run_limits, result)
 
 
 def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchOutcome) -> AgentResult:
@@ -87,17 +91,18 @@ def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchO
     return outcome.result
 
 
-def unpriced(task: TaskSpec, stage: Stage, result: AgentResult) -> AgentResult:
+def unpriced(task: TaskSpec, notes: list[str], result: AgentResult) -> AgentResult:
     """A scripted model has no price: its episode costs $0, whatever the agent priced its tokens at
     (Claude Code prices them at the list price of the model name the script answers as). The note
-    keeps that figure, so the tokens can still be priced as if a real model had spent them.
+    keeps that figure, so the tokens can still be priced as if a real model had spent them. Applied
+    to the settled result (the endpoint's record prices what the scripted server answered as).
 
     Example: a scripted episode the CLI priced at $0.1312 -> ``cost_usd == 0.0`` and the note
     ``"scripted model: no price, so the episode costs $0 (the agent priced its tokens at $0.1312)"``.
     """
     if task.agent.model != "scripted" or result.cost_usd is None or result.cost_usd == 0:
         return result
-    stage.notes.append(
+    notes.append(
         f"scripted model: no price, so the episode costs $0 (the agent priced its tokens at "
         f"${result.cost_usd:.4f})"
     )
@@ -132,7 +137,7 @@ def limits_hit(result: AgentResult, limits: Limits, counted: Sequence[str]) -> l
     task set: ``cpu time`` for ``max_cpu_seconds``, ``file size`` for ``max_disk_mb``,
     ``processes`` for ``max_pids``)."""
     hits = list(counted)
-    if result.invalid and result.status == "agent_error":
+    if not result.invalid and result.status == "agent_error":
         configured = {
             "cpu time": limits.max_cpu_seconds,
             "file size": limits.max_disk_mb,
@@ -154,7 +159,7 @@ def at_limit(result: AgentResult, limits: Limits, hits: Sequence[str]) -> AgentR
         "cpu time": f"a process was killed at the CPU-time limit ({limits.max_cpu_seconds} s)",
         "file size": f"a process was stopped writing past the file-size limit ({limits.max_disk_mb} MB)",
     }
-    result.status, result.invalid = "resource_limit", False
+    result.status, result.invalid, result.cause = "resource_limit", False, None
     result.error = "; ".join([*(said[h] for h in hits), *([result.error] if result.error else [])])
     return result
 
@@ -164,28 +169,24 @@ def _provider_check(
 ) -> AgentResult:
     """A model agent cut off by a time limit while its model owed it a reply was not measured: the
     provider was unavailable. Never answered at all: ``infra_error``. Answered, then stopped
-    answering: ``model_stalled``. Both ``invalid``; anything else stays the agent's ``timeout``.
+    answering: ``model_stalled``. Both ``invalid`` (``provider``); anything else stays the agent's
+    ``timeout``.
 
-    The scripted server says whether it was asked, whether it answered and whether it holds a request
-    (a CLI that never asked spent the time itself: its ``timeout``); for a real model,
-    the trajectory's assistant messages say whether it answered (a CLI that reports a step only when
-    its tool finishes may hide an answer until then), and under ``network: model`` the model proxy
-    says whether a request went unanswered. Elsewhere a stall cannot be told from a slow agent, and
-    the timeout stays the agent's."""
-    if not task.agent.CAPABILITIES.talks_to_model:
+    Only the harness's own vantage point counts: the scripted server says whether it was asked,
+    whether it answered and whether it holds a request (a CLI that never asked spent the time itself:
+    its ``timeout``); the API proxy in front of a real model says the same. Where the harness has no
+    vantage point a stall cannot be told from a slow agent (the CLI's own stream is the agent's
+    account), and the timeout stays the agent's."""
+    if not task.agent.CAPABILITIES.talks_to_model or stage.model_answered is None:
         return result
-    replies = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant" and e.content]
-    if stage.model_answered is not None:
-        answered = stage.model_answered()
-        if answered is None:  # the CLI never asked (still starting): the time was its own
-            return result
-    else:
-        answered = any(m.model != "<synthetic>" for m in replies)
+    answered = stage.model_answered()
+    if answered is None:  # the CLI never asked (still starting): the time was its own
+        return result
     if not answered:
-        result.status, result.invalid = "infra_error", True
+        result.status, result.invalid, result.cause = "infra_error", True, "provider"
         result.error = f"provider unavailable: the model did not answer once before the {limit} was reached"
     elif stage.model_stalled is not None and stage.model_stalled():
-        result.status, result.invalid = "model_stalled", True
+        result.status, result.invalid, result.cause = "model_stalled", True, "provider"
         result.error = (
             f"the model stopped answering mid-episode: a request was unanswered when the {limit} was reached"
         )
@@ -253,7 +254,8 @@ def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:
     return early_stop_check(armed_criteria(task), context)
 
 
-def _apply_budgets(limits: RunLimits, result: AgentResult) -> AgentResult:
+def apply_budgets(limits: RunLimits, result: AgentResult) -> AgentResult:
+    """A completed run over a token or dollar budget is ``budget_exceeded`` (the agent's fail)."""
     if result.status != "completed" or result.invalid:
         return result
     over = token_overrun(limits, result.usage)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from coder_eval.agents.base import OfferedPlugin
 from coder_eval.agents.tools import canonical_name
@@ -145,3 +146,33 @@ def _counted(records: list[SkillLoad], field: str, n: int) -> str:
     if not counts:
         return "none"
     return ", ".join(f"{name} in {count}/{n}" for name, count in sorted(counts.items()))
+
+
+class NeverLoaded(NamedTuple):
+    """A skill an arm was offered that its CLI reported loading in none of the episodes that report."""
+
+    arm: str
+    skill: str
+    offered_in: int
+    reported_in: int
+    evidence: str
+
+
+def never_loaded(ends: Mapping[str, Sequence[EpisodeEnd]]) -> list[NeverLoaded]:
+    """Per arm, every offered skill the CLI never listed as loaded (only where the CLI reports loading:
+    an agent that lists nothing says nothing either way). A renamed or broken skill looks like this:
+    offered in every episode, loaded in none, so the arm measured the agent without it.
+
+    Example: ``never_loaded({"with_skill": ends})`` -> ``[NeverLoaded("with_skill", "pdf", 24, 24, ...)]``
+    """
+    found = []
+    for arm, episodes in ends.items():
+        records = [e.skills for e in episodes if e.skills is not None]
+        reported = [r for r in records if r.loaded is not None]
+        evidence = ", ".join(sorted({r.evidence for r in reported if r.evidence}))
+        for skill in sorted({s for r in records for s in r.offered}):
+            offered = [r for r in reported if skill in r.offered]
+            if offered and not any(skill in (r.loaded or []) for r in offered):
+                count = sum(skill in r.offered for r in records)
+                found.append(NeverLoaded(arm, skill, count, len(offered), evidence))
+    return found

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from coder_eval.errors import InputError
 from coder_eval.experiment.resolve import CommandLine, Resolution, resolve
+from coder_eval.experiment.settings import settings_layer
 from coder_eval.experiment.spec import experiment_path, load_experiment
 from coder_eval.experiment.task_selection import Selection
 from coder_eval.manifest import InputsRecord
@@ -80,12 +81,15 @@ class RunInputs(InputsRecord):
         return stored
 
     def resolve(self) -> Resolution:
-        """Load the experiment and resolve the episodes."""
+        """Load the experiment and resolve the episodes (with the ``settings`` layer of the
+        environment's ``DEFAULT_*``: ``coder_eval.experiment.settings``)."""
         experiment = load_experiment(experiment_path(Path(self.experiment)) if self.experiment else None)
         return resolve(
             experiment,
             [Path(p) for p in self.paths],
-            CommandLine(tuple(self.defines), self.model, self.agent, self.repeats, self.driver),
+            CommandLine(
+                tuple(self.defines), self.model, self.agent, self.repeats, self.driver, settings_layer()
+            ),
             Selection(
                 tags=tuple(self.tags),
                 split=self.split,

@@ -1,7 +1,8 @@
 """The one merge engine: five layers, each field merged the one way ``MERGE_RULES`` declares.
 
 Layers, lowest first: ``builtin`` (the task schema's defaults) → ``experiment`` (its ``defaults``)
-→ ``task`` (the task file) → ``variant:<id>`` → ``cli`` (``-D``, ``--model``, ``--agent``).
+→ ``task`` (the task file) → ``settings`` (``DEFAULT_*`` from the environment or ``.env``) →
+``variant:<id>`` → ``cli`` (``-D``, ``--model``, ``--agent``).
 
 Example::
 
@@ -38,6 +39,7 @@ MERGE_RULES: dict[str, Rule] = {
     "sandbox.shims": "append",
     "sandbox.record_cli": "append",
     "sandbox.ignore_patterns": "append",
+    "sandbox.scratch_dirs": "replace",
     "sandbox.limits": "deep-merge",
     "sandbox.env": "deep-merge",
     "run_limits": "deep-merge",
@@ -63,6 +65,8 @@ DEFAULT_RULE: Rule = "replace"
 """Scalars, and any field not listed (``agent.env.<NAME>`` and ``suite_thresholds.<id>`` included)."""
 
 BUILTIN = "builtin"
+SETTINGS = "settings"
+"""The ``DEFAULT_*`` settings' layer (``settings.py``), over the task and under the variant."""
 _INDEX = re.compile(r"\[\d+\]$")
 
 

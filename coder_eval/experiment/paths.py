@@ -9,10 +9,13 @@ Example::
 
 from __future__ import annotations
 
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from coder_eval.agents.skill_sources import relative_to_file
+from coder_eval.agents.skill_sources import PluginOrigin, PluginPathWarning, relative_to_file
 from coder_eval.errors import ExperimentError
 from coder_eval.experiment.mutations import Mutations, RephraseStep
 from coder_eval.sandbox.spec import source_kind
@@ -26,6 +29,8 @@ class ExperimentPaths:
         self.doc = doc
         self.base = doc.path.resolve().parent if doc else Path.cwd()
         self.problems: list[str] = []
+        self.plugin_origins: dict[str, tuple[PluginOrigin, ...]] = {}
+        """Per merge layer (``experiment``, ``variant:<id>``), where each of its plugin paths was written."""
 
     def existing(self, relative: str, loc: Loc, want_dir: bool | None) -> str:
         target = (self.base / relative).resolve()
@@ -54,20 +59,27 @@ class ExperimentPaths:
             if isinstance(starter, dict) and "source" in starter:
                 starter["source"] = self.file(starter["source"], (*loc, key, j, "source"))
 
-    def plugins(self, agent: dict[str, Any]) -> None:
-        """``agent.plugins`` entries that name folders relative to the experiment file, made absolute
-        (the rest are left for the task loader: ``coder_eval.agents.skill_sources``)."""
+    def plugins(self, agent: dict[str, Any], layer: str, loc: Loc) -> None:
+        """``agent.plugins`` entries that name folders relative to the experiment file, made absolute;
+        the rest are left for the task loader (``coder_eval.agents.skill_sources``), which looks for
+        them next to this file too, and names it and the entry's line (``plugin_origins``)."""
         entries = agent.get("plugins")
         if not isinstance(entries, list):
             return
         resolved: list[Any] = []
-        for entry in entries:
+        origins = []
+        for i, entry in enumerate(entries):
+            where = (*loc, "plugins", i)
+            file = self.doc.path if self.doc else Path("experiment")
+            field = ".".join(f"[{p}]" if isinstance(p, int) else p for p in where).replace(".[", "[")
+            origins.append(PluginOrigin(file, self.doc.where(where) if self.doc else str(file), field))
             if isinstance(entry, str):
                 entry = relative_to_file(entry, self.base)
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 entry = {**entry, "path": relative_to_file(entry["path"], self.base)}
             resolved.append(entry)
         agent["plugins"] = resolved
+        self.plugin_origins[layer] = tuple(origins)
 
     def mutations(self, mutations: Mutations, loc: Loc) -> Mutations:
         """The mutations with each rephrase step's script file made absolute (and checked)."""
@@ -83,3 +95,37 @@ class ExperimentPaths:
     def raise_problems(self) -> None:
         if self.problems:
             raise ExperimentError("\n".join(self.problems))
+
+
+def plugin_origins(
+    set_by: Mapping[str, str], written: Mapping[str, tuple[PluginOrigin, ...]]
+) -> dict[int, PluginOrigin]:
+    """Which merged ``agent.plugins`` entries an experiment layer wrote, and where: the appended
+    list's provenance (``set_by``) names each index's layer, and that layer's entries come in order.
+
+    Example: ``plugin_origins({"agent.plugins[0]": "task", "agent.plugins[1]": "variant:b"},
+    {"variant:b": (origin,)})`` -> ``{1: origin}``.
+    """
+    origins: dict[int, PluginOrigin] = {}
+    taken: Counter[str] = Counter()
+    i = 0
+    while (layer := set_by.get(f"agent.plugins[{i}]")) is not None:
+        mine = written.get(layer, ())
+        if taken[layer] < len(mine):
+            origins[i] = mine[taken[layer]]
+        taken[layer] += 1
+        i += 1
+    return origins
+
+
+def loader_notes(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    """The loaders' ``PluginPathWarning`` messages (a plugin path found from the working directory),
+    each once; any other warning caught with them is warned again.
+
+    Example: ``with warnings.catch_warnings(record=True) as caught: ...; notes = loader_notes(caught)``.
+    """
+    for other in (w for w in caught if not issubclass(w.category, PluginPathWarning)):
+        warnings.warn_explicit(
+            other.message, other.category, other.filename, other.lineno, source=other.source
+        )
+    return list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, PluginPathWarning)))

@@ -13,17 +13,20 @@ Example::
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from coder_eval.agents.skill_sources import PluginPathWarning
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.errors import ExperimentError, InputError, TaskError
-from coder_eval.experiment.merge import BUILTIN, Layer, merge_layers, provenance, settle_agent
+from coder_eval.experiment.merge import BUILTIN, SETTINGS, Layer, merge_layers, provenance, settle_agent
 from coder_eval.experiment.mutations import mutate_prompt
 from coder_eval.experiment.overrides import command_line_layer
+from coder_eval.experiment.paths import loader_notes, plugin_origins
 from coder_eval.experiment.rephrase import Rephraser, seed_for
 from coder_eval.experiment.spec import Experiment, Variant
 from coder_eval.experiment.task_selection import Selection, select
@@ -44,6 +47,9 @@ class CommandLine:
     agent: str | None = None
     repeats: int | None = None
     driver: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """The ``settings`` layer, under the variant and over the task: the ``DEFAULT_*`` settings of
+    the environment and ``.env`` (``coder_eval.experiment.settings``)."""
 
     def layer(self) -> dict[str, Any]:
         shortcuts = {"--agent": self.agent, "--model": self.model, "--driver": self.driver}
@@ -81,6 +87,9 @@ class Resolution:
     """(variant id, find) of prompt replacements that matched no selected task."""
     skipped: list[str] = field(default_factory=list)
     """Paths the task search left unopened (FIFOs, sockets, devices, symlink loops), with why."""
+    notes: list[str] = field(default_factory=list)
+    """What loading decided that ``plan`` and ``run`` say once (a plugin path found from the working
+    directory, ``PluginPathWarning``)."""
 
     @property
     def task_ids(self) -> list[str]:
@@ -91,6 +100,13 @@ class _Built(NamedTuple):
     task: TaskSpec
     provenance: dict[str, str]
     unmatched: list[str]
+
+
+class _Upper(NamedTuple):
+    """The layers over the task file: the settings (``settings.py``) and the command line."""
+
+    settings: dict[str, Any]
+    cli: dict[str, Any]
 
 
 class _File(NamedTuple):
@@ -116,7 +132,10 @@ def resolve(
     }
     skipped: list[str] = []
     found = discover(paths or experiment.tasks, skipped)
-    files = _build_files(found, experiment, cli, selection, origins)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginPathWarning)
+        files = _build_files(found, experiment, _Upper(dict(command_line.settings), cli), selection, origins)
+    notes = loader_notes(caught)
     first = experiment.variants[0].variant_id
     keep = select([b.task for f in files for b in f.by_variant[first]], selection)
     plans = []
@@ -133,6 +152,7 @@ def resolve(
         [SourceFile(f.path, f.data, _kept(f, first, keep)) for f in files],
         _unmatched(files, keep),
         skipped,
+        notes,
     )
     _check_skill_arms(resolution)
     return resolution
@@ -187,28 +207,29 @@ def _plans(f: _File, index: int, experiment: Experiment, repeats: dict[str, int]
 def _build_files(
     files: list[Path],
     experiment: Experiment,
-    cli: dict[str, Any],
+    upper: _Upper,
     selection: Selection,
     origins: dict[str, str],
 ) -> list[_File]:
+    """Every task file merged per variant, under the ``upper`` layers."""
     built: list[_File] = []
     errors: list[str] = []
     for path in files:
         try:
             doc = task_doc(path)
-            cli_here = _cli_for(doc, cli, selection)
+            here = upper._replace(cli=_cli_for(doc, upper.cli, selection))
             by_variant = {
-                v.variant_id: _build_variant(doc, experiment, v, cli_here, origins[v.variant_id])
+                v.variant_id: _build_variant(doc, experiment, v, here, origins[v.variant_id])
                 for v in experiment.variants
             }
-            merged = _merged(doc, experiment, experiment.variants[0], cli_here).data
+            merged = _merged(doc, experiment, experiment.variants[0], here).data
             built.append(_File(path, merged, by_variant))
         except InputError as exc:
             errors.append(str(exc))
     first = experiment.variants[0].variant_id
     errors += _duplicates([(b.task.task_id, f.path) for f in built for b in f.by_variant[first]])
     if errors:
-        raise TaskError("\n".join(errors))
+        raise TaskError("\n".join(dict.fromkeys(errors)))  # an experiment's bad path, once
     return built
 
 
@@ -226,12 +247,13 @@ def _cli_for(doc: YamlDoc, cli: dict[str, Any], selection: Selection) -> dict[st
 PROMPT_FIELDS = ("initial_prompt", "initial_prompt_file")
 
 
-def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any]) -> Any:
+def _merged(doc: YamlDoc, experiment: Experiment, variant: Variant, upper: _Upper) -> Any:
     layers = [
         Layer("experiment", experiment.defaults),
         Layer("task", doc.data),
+        Layer(SETTINGS, upper.settings),
         Layer(f"variant:{variant.variant_id}", variant.layer),
-        Layer("cli", cli),
+        Layer("cli", upper.cli),
     ]
     merged = merge_layers([_without_lower_prompt(layer, layers[i + 1 :]) for i, layer in enumerate(layers)])
     return settle_agent(merged, [layer.name for layer in layers])
@@ -246,12 +268,17 @@ def _without_lower_prompt(layer: Layer, higher: list[Layer]) -> Layer:
 
 
 def _build_variant(
-    doc: YamlDoc, experiment: Experiment, variant: Variant, cli: dict[str, Any], repeats_origin: str
+    doc: YamlDoc,
+    experiment: Experiment,
+    variant: Variant,
+    upper: _Upper,
+    repeats_origin: str,
 ) -> list[_Built]:
-    merged = _merged(doc, experiment, variant, cli)
+    merged = _merged(doc, experiment, variant, upper)
     layer = f"variant:{variant.variant_id}"
     out = []
-    for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}):
+    origins = plugin_origins(merged.set_by, experiment.plugin_origins)
+    for task in build_tasks(YamlDoc(doc.path, merged.data, doc.lines), {}, origins):
         where = f"{doc.path}: task {task.task_id!r}, variant {variant.variant_id!r}: "
         seed = seed_for(variant.variant_id, task.task_id)
         rewrite = REPHRASER.bind(seed)

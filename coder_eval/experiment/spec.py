@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from coder_eval.agents import PartialAgent
+from coder_eval.agents.skill_sources import PluginOrigin
 from coder_eval.errors import ExperimentError, did_you_mean
 from coder_eval.experiment.mutations import Mutations, PromptMutations
 from coder_eval.experiment.paths import ExperimentPaths
@@ -217,6 +218,8 @@ class Experiment:
     until_conclusive: UntilConclusiveRule | None = None
     """The experiment's ``until_conclusive:`` block: the run stops at its answer."""
     baseline: BaselineSpec | None = None
+    plugin_origins: dict[str, tuple[PluginOrigin, ...]] = field(default_factory=dict)
+    """Per merge layer (``experiment``, ``variant:<id>``), where each of its ``agent.plugins`` was written."""
 
     @property
     def variant_ids(self) -> list[str]:
@@ -263,7 +266,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
     paths = ExperimentPaths(doc)
     defaults = _dump(spec.defaults, exclude={"repeats", "prompt_mutations"})
     if isinstance(defaults.get("agent"), dict):
-        paths.plugins(defaults["agent"])
+        paths.plugins(defaults["agent"], "experiment", ("defaults", "agent"))
     for i, _ in enumerate(defaults.get("sandbox", {}).get("template_sources", [])):
         paths.template(
             defaults["sandbox"]["template_sources"][i], ("defaults", "sandbox", "template_sources", i)
@@ -289,6 +292,7 @@ def _build(spec: ExperimentSpec, doc: YamlDoc | None) -> Experiment:
         mutations,
         spec.until_conclusive,
         spec.baseline,
+        paths.plugin_origins,
     )
 
 
@@ -296,7 +300,7 @@ def _variant(spec: VariantSpec, index: int, paths: ExperimentPaths) -> Variant:
     layer: dict[str, Any] = {}
     if spec.agent is not None:
         layer["agent"] = dict(spec.agent)
-        paths.plugins(layer["agent"])
+        paths.plugins(layer["agent"], f"variant:{spec.variant_id}", ("variants", index, "agent"))
     if spec.run_limits is not None:
         layer["run_limits"] = _dump(spec.run_limits)
     if spec.template_sources:

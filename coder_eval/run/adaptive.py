@@ -6,9 +6,11 @@ arm and repeat of a task together, a few tasks at a time (enough to fill ``-j`` 
 each wave replays the completed tasks, in the recorded order, through the confidence sequence
 (``adaptive_replay``): episodes finishing out of order on any executor decide nothing early. It
 stops at the first look where every decision metric is decided, or at the budget (tasks, episodes,
-dollars); tasks of the last wave after the stopping task are kept and do not count. An invalid
-episode is run again (at most ``ATTEMPTS`` times); a task is never dropped, so one that stays
-invalid stops the run (``blocked``).
+dollars); tasks of the last wave after the stopping task are kept and do not count. An episode the
+harness lost (``invalid_cause: harness``) is run again (at most ``ATTEMPTS`` times); a task is never
+dropped, so one the harness keeps losing stops the run (``blocked``). Any other invalid episode (the
+provider's, a grader's, the agent's own) is never run again: it counts against its arm, so an arm
+can neither re-roll its failures nor block the run with them.
 
 Example::
 
@@ -27,12 +29,11 @@ from collections import Counter
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from coder_eval.episode.runner import harness_invalid
 from coder_eval.episode.snapshots import MB
 from coder_eval.errors import InputError
 from coder_eval.executors.base import Executor
 from coder_eval.manifest import AdaptiveRecord, Stop, UntilConclusiveRule
-from coder_eval.run.adaptive_replay import Replayed, by_task, replay, task_done
+from coder_eval.run.adaptive_replay import Replayed, by_task, lost_by_harness, replay, task_done
 from coder_eval.run.adaptive_words import ATTEMPT_RUNS, reason_text
 from coder_eval.run.batch import BatchSummary, kept_episodes, run_batch
 from coder_eval.run.execute import Batch, Progress, Quiet
@@ -40,7 +41,7 @@ from coder_eval.run.session import RunSession
 from coder_eval.trajectory import EpisodeEnd
 
 ATTEMPTS = ATTEMPT_RUNS
-"""Runs of an invalid episode before its task stops the run (``blocked``)."""
+"""Runs of an episode the harness lost before its task stops the run (``blocked``)."""
 
 
 @runtime_checkable
@@ -93,10 +94,16 @@ def execute_until_conclusive(
     session: RunSession, batch: Batch = Batch(), progress: Progress | None = None
 ) -> AdaptiveRecord:
     """Run the recorded order until the decision (``start`` first; a reopened run resumes where
-    it was, with the same order and the same decision from the same episodes)."""
+    it was, with the same order and the same decision from the same episodes). A run that has
+    stopped (decided, blocked, at a cap or budget) stays stopped: a resume runs nothing more."""
     record = session.manifest.adaptive
     if record is None:
         raise InputError(f"{session.run.path}: not a run --until-conclusive started (no rule in run.json)")
+    if record.stop is not None:
+        planned = {e.episode_id for e in session.manifest.episodes}
+        kept = len(session.run.finished_episodes().keys() & planned)
+        session.batch = BatchSummary(skipped_done=kept, budget_stopped=record.stop == "max_cost_usd")
+        return record
     if batch.max_cost is None and record.rule.max_cost_usd is not None:
         batch = replace(batch, max_cost=record.rule.max_cost_usd)
     scheduler = _Scheduler(session, batch, progress or Quiet())
@@ -114,6 +121,7 @@ class _Scheduler:
             batch, resume=session.resuming, rerun=session.decision.rerun if session.decision else frozenset()
         )
         self.plans = {p.episode_id: p for p in session.resolution.plans}
+        """The plans, until ``drive`` takes them as the session froze them."""
         self.groups = by_task(session.manifest.episodes)
         self.attempts: Counter[str] = Counter()  # re-runs of a task's invalid episodes
         self.summary = BatchSummary()
@@ -125,6 +133,7 @@ class _Scheduler:
 
     async def drive(self, executor: Executor) -> BatchSummary:
         run = self.session.run
+        self.plans = {p.episode_id: p for p in self.session.plans}
         if self.batch.resume:
             self.summary.skipped_done = len(kept_episodes(run, self.batch.rerun).keys() & self.plans.keys())
         rerun = set(self.batch.rerun)
@@ -217,21 +226,26 @@ class _Scheduler:
         """The final record: the decision, why it stopped, the tasks that ran and did not count."""
         record = state.record
         counted = set(record.order[: state.next_index])
-        ran = [
-            t for t in record.order if t not in counted and any(p.episode_id in ends for p in self.groups[t])
-        ]
         blocked = record.order[state.next_index] if stop == "blocked" else None
+        ran = [
+            t
+            for t in record.order
+            if t not in counted and t != blocked and any(p.episode_id in ends for p in self.groups[t])
+        ]
         final = record.model_copy(
             update={
                 "stop": stop,
-                "decision": record.decision or "inconclusive",
+                "decision": record.decision or record.paths[0].decision or "inconclusive",
                 "in_flight": ran,
                 "blocked": blocked,
             }
         )
         final = final.model_copy(update={"reason": reason_text(final, state.unmeasured)})
         self.summary.cost_usd = self._spent(ends)
-        self.summary.budget_stopped |= stop == "max_cost_usd"
+        if stop == "max_cost_usd":  # what the cap left unstarted: every episode of the tasks still open
+            self.summary.budget_stopped = True
+            tasks = record.order[: record.max_tasks]
+            self.summary.not_started = sum(p.episode_id not in ends for t in tasks for p in self.groups[t])
         self._write(final)
 
     def _write(self, record: AdaptiveRecord) -> None:
@@ -242,5 +256,6 @@ class _Scheduler:
 
 
 def _again(end: EpisodeEnd | None, asked: bool) -> bool:
-    """An episode runs (again) when it has not finished, finished invalid, or a resume asks."""
-    return end is None or asked or harness_invalid(end) or end.outcome == "invalid"
+    """An episode runs (again) when it has not finished, the harness lost it, or a resume asks; an
+    invalid episode of any other cause is its arm's own and counts against it (``adaptive_replay``)."""
+    return end is None or asked or lost_by_harness(end)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coder_eval.analysis.stats.sequential import confidence_sequence, decisions, sign_of_log_ratio
+from coder_eval.analysis.stats.sequential import capped_log_ratio, confidence_sequence, decisions
 from coder_eval.manifest import AdaptiveRecord, PlannedEpisode, SequenceLook, SequencePath
 from coder_eval.trajectory import EpisodeEnd
 
@@ -57,29 +57,46 @@ def by_task(episodes: Sequence[PlannedEpisode]) -> dict[str, list[PlannedEpisode
     return groups
 
 
+def lost_by_harness(end: EpisodeEnd) -> bool:
+    """The harness lost the episode (``invalid_cause: harness``: a lost worker, a sandbox not made): it
+    is run again. Every other invalid episode (the provider's, a grader's, the agent's own, or one
+    whose cause was not recorded) is its arm's to carry and counts against it."""
+    return end.outcome == "invalid" and end.invalid_cause == "harness"
+
+
 def task_done(planned: Sequence[PlannedEpisode], ends: Mapping[str, EpisodeEnd]) -> bool | None:
-    """True when every episode of the task finished valid, False when one finished invalid, None
-    while one has not finished."""
+    """True when every episode of the task finished and none was lost by the harness, False when
+    one was, None while one has not finished."""
     found = [ends.get(p.episode_id) for p in planned]
     if any(end is None for end in found):
         return None
-    return all(end is not None and end.outcome != "invalid" for end in found)
+    return not any(end is not None and lost_by_harness(end) for end in found)
 
 
 def observation(
     metric: str, planned: Sequence[PlannedEpisode], ends: Mapping[str, EpisodeEnd], record: AdaptiveRecord
 ) -> float | None:
     """The task's observation in [-1, 1]: the candidate's mean minus the baseline's (pass rates,
-    scores), or the sign of the log ratio of their means, +1 when the candidate's is lower (amounts)."""
-    arms = []
-    for arm in (record.candidate, record.baseline):
-        values = [EPISODE_VALUE[metric](ends[p.episode_id]) for p in planned if p.variant_id == arm]
+    scores), or their capped log ratio, +1 when the candidate's is lower (amounts). An invalid episode
+    counts against its arm: a failure (0) on pass rates and scores, and on amounts the task at the
+    cap against the arm that has one (a tie when both have)."""
+    mine = [
+        [ends[p.episode_id] for p in planned if p.variant_id == arm]
+        for arm in (record.candidate, record.baseline)
+    ]
+    failed = [any(end.outcome == "invalid" for end in arm) for arm in mine]
+    if metric not in BOUNDED and any(failed):
+        return float(failed[1]) - float(failed[0])
+    means = []
+    for arm in mine:
+        values = [0.0 if end.outcome == "invalid" else EPISODE_VALUE[metric](end) for end in arm]
         if not values or any(v is None for v in values):
             return None
-        arms.append(float(np.mean([v for v in values if v is not None])))
+        means.append(float(np.mean([v for v in values if v is not None])))
     if metric in BOUNDED:
-        return arms[0] - arms[1]
-    return float(sign_of_log_ratio(np.array([arms[0]]), np.array([arms[1]]))[0])
+        return means[0] - means[1]
+    cap = record.rule.ratio_cap
+    return float(capped_log_ratio(np.array([means[0]]), np.array([means[1]]), cap)[0])
 
 
 def replay(
@@ -150,7 +167,9 @@ def redecide(
     record: AdaptiveRecord, episodes: Sequence[PlannedEpisode], ends: Mapping[str, EpisodeEnd]
 ) -> AdaptiveRecord:
     """The decision from other verdicts of the same episodes (a regrade): the same order and cap;
-    the tasks that ran count while each is complete, the first look that decides stops it."""
+    the tasks that ran count while each is complete, the first look that decides stops it. A run
+    that had stopped at a decision the new verdicts do not reach says so (``regraded``), never that
+    a cap stopped it."""
     from coder_eval.run.adaptive_words import reason_text
 
     state = replay(record, episodes, ends)
@@ -160,10 +179,17 @@ def redecide(
         for t in record.order
         if t not in counted and t in {e.task_id for e in episodes if e.episode_id in ends}
     ]
-    stop = "decided" if state.decided else record.stop if record.stop != "decided" else "all_tasks"
-    if not state.decided and stop == "all_tasks" and state.next_index < record.max_tasks:
-        stop = "max_tasks"
+    stop = "decided" if state.decided else record.stop
+    if not state.decided and record.stop == "decided":  # the tasks after the old decision never ran
+        every = state.next_index >= record.max_tasks
+        stop = (
+            "regraded" if not every else "all_tasks" if record.max_tasks == len(record.order) else "max_tasks"
+        )
     final = state.record.model_copy(
-        update={"stop": stop, "decision": state.record.decision or "inconclusive", "in_flight": ran}
+        update={
+            "stop": stop,
+            "decision": state.record.decision or state.record.paths[0].decision or "inconclusive",
+            "in_flight": ran,
+        }
     )
     return final.model_copy(update={"reason": "regraded: " + reason_text(final, state.unmeasured)})

@@ -99,6 +99,7 @@ def pass_rate_gates(
 ) -> list[GateResult]:
     """``--min-pass-rate``: one row per variant (``episodes`` may carry a note on which tasks they are)."""
     from coder_eval.analysis import summarize
+    from coder_eval.analysis.stats.missingness import invalid_counts
 
     episodes, tasks = episodes if isinstance(episodes, tuple) else (episodes, "")
     table = summarize(episodes) if len(episodes) else None
@@ -109,7 +110,7 @@ def pass_rate_gates(
         if row is None or row.empty:
             results.append(replace(base, note="no episodes"))
             continue
-        judged = _judged(base, *_estimate(row.iloc[0]))
+        judged = _judged(base, *_estimate(row.iloc[0], invalid_counts(episodes, variant)))
         results.append(replace(judged, note=f"{judged.note}; {tasks}") if tasks else judged)
     return results
 
@@ -208,8 +209,13 @@ def _label_gate(base: GateResult, row: pd.Series) -> GateResult:
     return replace(judged, label=str(row["label"]))
 
 
-def _estimate(row: pd.Series) -> tuple[float, float, float, str]:
-    note = f"{row['method']}; {int(row['n_tasks'])} tasks; {int(row['n_invalid_excluded'])} invalid excluded"
+def _estimate(row: pd.Series, causes: dict[str, int] | None = None) -> tuple[float, float, float, str]:
+    from coder_eval.analysis.stats.missingness import causes_text
+
+    invalid = f"{int(row['n_invalid_excluded'])} invalid excluded"
+    if causes and sum(causes.values()):
+        invalid += f" ({causes_text(causes)})"
+    note = f"{row['method']}; {int(row['n_tasks'])} tasks; {invalid}"
     return float(row["mean"]), float(row["ci_low"]), float(row["ci_high"]), note
 
 

@@ -17,6 +17,7 @@ Criteria use only these verbs, so they grade the same way on every driver.
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -159,10 +160,60 @@ def check_sandbox_path(value: str) -> str:
 SandboxPath = Annotated[str, AfterValidator(check_sandbox_path)]
 """A path (or glob) relative to the sandbox root that cannot escape it."""
 
+HARNESS_FOLDERS = ("/coder_eval", "/proc", "/dev", "/sys")
+"""Absolute folders no task may claim: the harness's own in a container, and the kernel's."""
+
+
+def check_container_path(value: str) -> str:
+    """An absolute folder a task's scripts name (``/app``, ``/tests``, ``/logs/verifier``), normalised:
+    never ``/``, never with ``..``, never in the harness's or the kernel's folders.
+
+    Example: ``check_container_path("/app/")`` -> ``"/app"``; ``check_container_path("app")`` raises.
+    """
+    path = PurePosixPath(value)
+    if not path.is_absolute() or ".." in path.parts or str(path) == "/":
+        raise ValueError(f"{value!r} must be an absolute folder (not '/', no '..'), such as /app")
+    claimed = next((f for f in HARNESS_FOLDERS if path.parts[1] == f.lstrip("/")), None)
+    if claimed is not None:
+        raise ValueError(f"{value!r}: {claimed} is not the task's to use (the harness's or the kernel's)")
+    return str(path)
+
+
+def check_mount_point(value: str) -> str:
+    """A mount point: relative to the workspace (``hidden_tests``), or an absolute folder outside it
+    (``/tests``, shown there by ``bwrap`` and ``docker`` only).
+
+    Example: ``check_mount_point("/tests")`` -> ``"/tests"``; ``check_mount_point("../x")`` raises.
+    """
+    return check_container_path(value) if value.startswith("/") else check_sandbox_path(value)
+
+
+MountPoint = Annotated[str, AfterValidator(check_mount_point)]
+"""A workspace-relative path, or an absolute folder outside the workspace (see ``check_mount_point``)."""
+
+
+def resolved(path: Path) -> Path:
+    """``path.resolve()``; ``WorkspaceFileError`` when links chain too deep to follow (Python 3.11
+    follows them by recursion) or in a loop, as the agent can leave them.
+
+    Example: ``resolved(Path("w/l1499"))`` for ``l1499 -> l1498 -> … -> l0000 -> a.txt`` raises
+    ``WorkspaceFileError`` (the system itself follows no more than 40 links).
+    """
+    why = f"{path.name!r} leads through links chained too deep to follow, or in a loop"
+    try:
+        path.stat()  # the system follows at most 40 links, without recursion (ELOOP past them)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WorkspaceFileError(why) from exc
+    try:
+        return path.resolve()
+    except (RecursionError, RuntimeError) as exc:
+        raise WorkspaceFileError(why) from exc
+
 
 def inside(root: Path, relative: str) -> Path:
     """``root / relative``, refusing anything that resolves outside ``root`` (e.g. through a symlink)."""
-    target = (root / relative).resolve()
+    target = resolved(root / relative)
     if not target.is_relative_to(root.resolve()):
         raise WorkspaceFileError(f"{relative!r} resolves outside the sandbox ({target})")
     return target
@@ -176,6 +227,17 @@ def split_glob(pattern: str) -> tuple[str, str]:
     parts = PurePosixPath(pattern).parts
     literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
     return str(PurePosixPath(*parts[:literal])), "/".join(parts[literal:])
+
+
+def literal_prefix(pattern: str) -> tuple[str, str]:
+    """A relative glob as (its steps before the first wildcard, the rest).
+
+    Example: ``literal_prefix("src/**/*.py")`` -> ``("src", "**/*.py")``; ``literal_prefix("*.txt")``
+    -> ``("", "*.txt")``.
+    """
+    parts = pattern.split("/")
+    literal = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+    return "/".join(parts[:literal]), "/".join(parts[literal:])
 
 
 def file_glob(pattern: str) -> str:

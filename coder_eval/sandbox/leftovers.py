@@ -10,7 +10,8 @@ Example::
 Each sandbox folder holds ``owner.json`` (the harness's pid, its start time, the sandbox's token). A
 sandbox whose owner is no longer running (``kill -9`` of coder-eval, a crash, a power cut) is reaped:
 every process whose environment carries its token or whose working directory is inside it is killed,
-its control group too, and the folder is removed (clearing ``chattr +i`` flags where it can). What
+its control group too, and the folder is removed (clearing ``chattr +i`` and ``+a`` flags where
+it can: ``trees.py``). What
 still cannot be removed is reported, never fatal.
 """
 
@@ -31,8 +32,8 @@ from typing import Any
 from coder_eval.errors import RunWriteError, SandboxError
 from coder_eval.pids import start_time
 from coder_eval.sandbox.cgroups import Cgroup
-from coder_eval.sandbox.layout import remove_tree
 from coder_eval.sandbox.process import kill_tree
+from coder_eval.sandbox.trees import remove_tree
 
 OWNER_FILE = "owner.json"
 MARKER_VARIABLE = "CODER_EVAL_SANDBOX"
@@ -103,13 +104,9 @@ def reap(
     if token:
         _remove_cgroups(token, record)
     try:
-        remove_tree(base)
-    except SandboxError:
-        subprocess.run(["chattr", "-R", "-i", str(base)], capture_output=True, check=False)
-        try:
-            remove_tree(base)
-        except SandboxError as exc:
-            return str(exc)
+        remove_tree(base)  # clears the immutable and append-only flags it meets, too
+    except SandboxError as exc:
+        return str(exc)
     return None
 
 

@@ -13,19 +13,18 @@ Source paths (``TemplateDir.path``, ``StarterFile.source``) are absolute: the ta
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
 
 from coder_eval.errors import SandboxError
 from coder_eval.file_kinds import is_special
 from coder_eval.sandbox.base import inside
-from coder_eval.sandbox.layout import interpreter_bin, remove_tree
+from coder_eval.sandbox.layout import interpreter_bin
 from coder_eval.sandbox.network import FORWARDER
-from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.provision import Provision, Shown
 from coder_eval.sandbox.recording import client_script
 from coder_eval.sandbox.snapshot import Bounds, Dropped, extract_tar
 from coder_eval.sandbox.spec import (
@@ -37,6 +36,7 @@ from coder_eval.sandbox.spec import (
     TemplateSource,
 )
 from coder_eval.sandbox.toolchain import EMPTY_PYTEST_CONFIG, install_toolchain
+from coder_eval.sandbox.trees import remove_tree, walk
 
 GIT_TIMEOUT_S = 600.0
 
@@ -48,7 +48,7 @@ def seed_workspace(work: Path, provision: Provision) -> tuple[list[Dropped], lis
     dropped = extract_tar(snapshot, work, bounds) if snapshot is not None else []
     if provision.role == "verifier":
         drop_caches(work)
-    if provision.hidden is not None:
+    if provision.hidden is not None and not provision.hidden[1].startswith("/"):
         replace_with(work, provision.hidden[1], provision.hidden[0])
     for source in provision.sources:
         apply_template(source, work)
@@ -64,7 +64,7 @@ def drop_caches(work: Path) -> None:
     """Remove every bytecode cache and pytest cache from a restored workspace: the verifier's Python
     and pytest must never load bytecode the agent wrote (a ``.pyc`` whose header matches an unchanged
     source, or pytest's assertion-rewrite cache, whose source hash the agent can compute)."""
-    for parent, dirnames, filenames in os.walk(work):
+    for parent, dirnames, filenames in walk(work):
         folder = Path(parent)
         for name in [d for d in dirnames if d in CACHE_FOLDERS]:
             dirnames.remove(name)
@@ -108,17 +108,38 @@ def install_tools(folder: Path, provision: Provision) -> None:
 
 
 def replace_with(work: Path, mount_point: str, source: Path) -> None:
-    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first."""
-    target = work / mount_point
-    parent = target.parent.resolve()
-    if not parent.is_relative_to(work.resolve()):
-        raise SandboxError(f"the hidden tests' mount point {mount_point!r} leads out of the workspace")
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.is_file():
+    """Put a copy of ``source`` at ``mount_point``, removing whatever the agent left there first: a
+    link, a file or a pipe where one of its folders goes too, so it is never reached through a link."""
+    *folders, name = PurePosixPath(mount_point).parts
+    parent = work
+    for part in folders:
+        parent = parent / part
+        if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+            parent.unlink()
+        parent.mkdir(exist_ok=True)
+    target = parent / name
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
         target.unlink()
     elif target.is_dir():
         remove_tree(target)
     shutil.copytree(source, target, ignore=special_entries)
+
+
+def stage_shown(shown: Iterable[Shown], place: Callable[[str], Path]) -> None:
+    """Stage each folder shown at a fixed path at ``place(target)`` on the host: a copy of its
+    source (a folder's contents, or a file under its own name, modes kept), or an empty folder."""
+    for folder in shown:
+        target = place(folder.target)
+        target.mkdir(parents=True, exist_ok=True)
+        source = folder.source
+        if source is None:
+            continue
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True, ignore=special_entries)
+        elif source.is_file():
+            shutil.copy2(source, target / source.name)
+        else:
+            raise SandboxError(f"{source} (to be shown at {folder.target}) is not a file or folder")
 
 
 def apply_template(source: TemplateSource, root: Path) -> None:
@@ -187,9 +208,10 @@ def prepare_mock_dirs(relative_dirs: Iterable[str], root: Path) -> list[Path]:
                 f"sandbox.mock_path_dirs: {relative!r} is not a directory in the sandbox after "
                 "template_sources were applied; add it to a template or fix the path"
             )
-        for path in directory.rglob("*"):
-            if path.is_file():
-                make_executable(path)
+        for parent, _, filenames in walk(directory):
+            for name in filenames:
+                if (path := Path(parent) / name).is_file():
+                    make_executable(path)
         dirs.append(directory)
     return dirs
 

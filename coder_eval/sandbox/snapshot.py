@@ -13,14 +13,16 @@ destination, a link that leads out of it, a device or a pipe is dropped and name
 list, never followed; file modes lose set-uid/set-gid bits.
 
 Both ways are bounded (:class:`Bounds`, from ``sandbox.limits``): by the files' apparent size (a
-sparse file of 2 GB counts 2 GB, whatever it holds on disk) and by the number of entries. A
-workspace past either is refused with :class:`WorkspaceTooLarge` before its tar is written: a host
-folder is measured first (names and ``lstat`` only), an engine's stream is stopped at the first
-member past the bound.
+sparse file of 2 GB counts 2 GB, whatever it holds on disk), by the number of entries, by how deep
+folders nest, and by the length of a path (:data:`MAX_PATH_BYTES`, which any sandbox folder can
+still hold). A workspace past any of them is refused with :class:`WorkspaceTooLarge` before its tar
+is written: a host folder is measured first (names and ``lstat`` only, walked without recursion), an
+engine's stream is stopped at the first member past the bound.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -33,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 import pathspec
 
 from coder_eval.errors import SandboxError
+from coder_eval.sandbox.trees import walk
 
 if TYPE_CHECKING:
     from coder_eval.sandbox.spec import Limits
@@ -43,31 +46,41 @@ DEFAULT_IGNORE: tuple[str, ...] = ()
 """Patterns always left out (none: a snapshot holds the workspace as the agent left it)."""
 
 
+MAX_PATH_BYTES = 3584
+"""The longest workspace path a snapshot takes (bytes): with the folder of any sandbox before it
+(``/tmp/coder_eval-…/work/``, a container's ``working_dir``) it must still fit the 4,096 bytes the
+system takes for a path, or no sandbox could restore it."""
+
+
 class WorkspaceTooLarge(SandboxError):
-    """The workspace passed ``sandbox.limits.max_workspace_mb`` or ``max_workspace_files``: the
-    agent's resource limit, not the harness's fault."""
+    """The workspace passed ``sandbox.limits.max_workspace_mb``, ``max_workspace_files`` or
+    ``max_workspace_depth``, or holds a path past :data:`MAX_PATH_BYTES`: the agent's resource limit,
+    not the harness's fault."""
 
 
 @dataclass
 class Bounds:
-    """How much a snapshot may hold: bytes (apparent sizes of files) and entries; None: no bound.
+    """How much a snapshot may hold: bytes (apparent sizes of files), entries, levels of folders, and
+    the bytes of one path; None: no bound.
 
     Example: ``Bounds.of(Limits(max_workspace_mb=10))`` counts each member with :meth:`count`,
-    which raises ``WorkspaceTooLarge`` at the first one past a bound.
+    which raises ``WorkspaceTooLarge`` at the first one past a bound (``a/b/c.txt`` is 3 levels deep).
     """
 
     max_bytes: int | None = None
     max_entries: int | None = None
+    max_depth: int | None = None
+    max_path_bytes: int | None = MAX_PATH_BYTES
     bytes: int = 0
     entries: int = 0
 
     @classmethod
     def of(cls, limits: Limits) -> Bounds:
-        mb, files = limits.max_workspace_mb, limits.max_workspace_files
-        return cls(None if mb is None else mb * MB, files)
+        mb, files, depth = limits.max_workspace_mb, limits.max_workspace_files, limits.max_workspace_depth
+        return cls(None if mb is None else mb * MB, files, depth)
 
     def count(self, name: str, size: int) -> None:
-        """Count one entry of ``size`` bytes named ``name``."""
+        """Count one entry of ``size`` bytes named ``name`` (relative to the workspace)."""
         self.bytes += size
         self.entries += 1
         self.check(name, size)
@@ -84,6 +97,32 @@ class Bounds:
                 f"the workspace's files pass {self.max_bytes // MB} MB at {name!r} ({size} bytes; "
                 "sandbox.limits.max_workspace_mb counts apparent sizes)"
             )
+        self.check_shape(name)
+
+    def check_shape(self, name: str) -> None:
+        """``WorkspaceTooLarge`` when ``name`` nests deeper than the bound, or is too long a path."""
+        levels = name.strip("/").count("/") + 1
+        if self.max_depth is not None and levels > self.max_depth:
+            raise WorkspaceTooLarge(
+                f"the workspace nests folders deeper than {self.max_depth} levels ({shown(name)} is "
+                f"{levels} deep; sandbox.limits.max_workspace_depth)"
+            )
+        length = len(os.fsencode(name))
+        if self.max_path_bytes is not None and length > self.max_path_bytes:
+            raise WorkspaceTooLarge(
+                f"the workspace holds a path longer than {self.max_path_bytes} bytes ({shown(name)}, "
+                f"{length} bytes, {levels} levels deep): no sandbox folder could hold it"
+            )
+
+
+def shown(name: str, head: int = 48, tail: int = 32) -> str:
+    """A path for a message: whole when short, else its start and end.
+
+    Example: ``shown("d/" * 1500 + "leaf")`` -> ``'d/d/…/d/leaf'`` (with more of each end).
+    """
+    if len(name) <= head + tail + 1:
+        return repr(name)
+    return repr(f"{name[:head]}…{name[-tail:]}")
 
 
 def measured(found: Mapping[str, Any], bounds: Bounds) -> WorkspaceTooLarge | None:
@@ -100,21 +139,25 @@ def measured(found: Mapping[str, Any], bounds: Bounds) -> WorkspaceTooLarge | No
 
 
 def measure(root: Path, bounds: Bounds) -> None:
-    """Count every entry under ``root`` into ``bounds`` (``WorkspaceTooLarge`` at the first past it)."""
-    pending = [root]
+    """Count every entry under ``root`` into ``bounds`` (``WorkspaceTooLarge`` at the first past it),
+    by its name relative to ``root``, with a stack of folders (no recursion)."""
+    pending = [(str(root), "")]
     while pending:
+        folder, prefix = pending.pop()
         try:
-            entries = list(os.scandir(pending.pop()))
+            entries = list(os.scandir(folder))
         except OSError:
             continue  # gone, or unreadable: the tar leaves it out too
         for entry in entries:
+            name = prefix + entry.name
+            bounds.check_shape(name)  # before the entry is read: a path past the bound may not open
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            bounds.count(entry.path, info.st_size if stat.S_ISREG(info.st_mode) else 0)
+            bounds.count(name, info.st_size if stat.S_ISREG(info.st_mode) else 0)
             if stat.S_ISDIR(info.st_mode):
-                pending.append(Path(entry.path))
+                pending.append((entry.path, name + "/"))
 
 
 def ignore_spec(patterns: Sequence[str]) -> pathspec.PathSpec[Any]:
@@ -133,7 +176,7 @@ def write_tar(root: Path, out: IO[bytes], *, ignore: Sequence[str] = (), bounds:
     spec = ignore_spec(ignore)
     count = 0
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-        for parent, dirnames, filenames in os.walk(root):
+        for parent, dirnames, filenames in walk(root):
             relative_parent = Path(parent).relative_to(root)
             kept_dirs = []
             for name in sorted(dirnames):
@@ -238,6 +281,16 @@ def _keepable(member: tarfile.TarInfo, kept: set[str]) -> bool:
     return member.isfile() or member.isdir() or member.issym()
 
 
+def _loops(target: Path) -> bool:
+    """The system gives up on ``target`` for its links (more than 40 on the way, or a loop): the
+    filter would follow them one recursion a link (Python 3.11's ``realpath``)."""
+    try:
+        target.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 class Dropped(NamedTuple):
     """A snapshot member left out of a restored workspace, and why."""
 
@@ -260,11 +313,16 @@ def extract_tar(archive: Path | IO[bytes], destination: Path, bounds: Bounds | N
         if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
             dropped.append(Dropped(member.name, "not a file, directory or link"))
             return None
+        if member.issym() and _loops(Path(path, member.name).parent / member.linkname):
+            dropped.append(Dropped(member.name, "a link through more links than the system follows"))
+            return None
         try:
             return tarfile.data_filter(member, path)
         except tarfile.FilterError as exc:
             dropped.append(Dropped(member.name, str(exc)))
-            return None
+        except RecursionError:  # the filter follows a chain of links the agent made, recursively
+            dropped.append(Dropped(member.name, "a link through links chained too deep to follow"))
+        return None
 
     try:
         if isinstance(archive, Path):

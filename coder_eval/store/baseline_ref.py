@@ -20,7 +20,7 @@ from pathlib import Path
 
 from coder_eval.analysis.answer.baseline_run import Regression, against_baseline
 from coder_eval.analysis.frames.load import Runs, load_runs
-from coder_eval.errors import StoreError
+from coder_eval.errors import ManifestError, StoreBusy, StoreError
 from coder_eval.manifest import MANIFEST, read_manifest
 from coder_eval.store.connection import RunStore
 from coder_eval.store.history import load_store
@@ -60,22 +60,38 @@ def is_folder(reference: str) -> bool:
     return (Path(reference) / MANIFEST).is_file()
 
 
-def check_reference(reference: str, store: Path) -> None:
-    """Before a run starts: a folder or run id that names nothing is bad input (``StoreError``, exit 2);
-    ``latest-on-BRANCH`` may find nothing yet (the first run on a branch has no baseline)."""
-    if is_folder(reference) or reference.startswith(LATEST_ON):
+def check_reference(reference: str, store: Path, named: str = "--baseline") -> None:
+    """Before a run starts: a folder whose run.json is not a manifest, a folder or run id that names
+    nothing, or ``latest-on-`` with no branch is bad input (``InputError``, exit 2);
+    ``latest-on-BRANCH`` may find nothing yet (the first run on a branch has no baseline). A store
+    another process holds is not waited out here: the run's end looks again. ``named``: where the
+    reference was given, as the messages say it."""
+    if reference.startswith(LATEST_ON):
+        if not reference[len(LATEST_ON) :].strip():
+            raise StoreError(
+                f"{named} {reference!r}: names no branch (an unset variable, such as $BRANCH in CI?); "
+                "name one, as in --baseline latest-on-main"
+            )
+        return
+    if is_folder(reference):
+        try:
+            read_manifest(Path(reference))
+        except ManifestError as exc:
+            raise ManifestError(f"{named} {reference}: not a run folder: {exc}") from exc
         return
     if Path(reference).exists() or "/" in reference:
-        raise StoreError(f"--baseline {reference}: not a run folder (no {MANIFEST})")
+        raise StoreError(f"{named} {reference}: not a run folder (no {MANIFEST})")
     if not store.is_file():
         raise StoreError(
-            f"--baseline {reference}: no run folder of that name, and no run store {store} (no such run)"
+            f"{named} {reference}: no run folder of that name, and no run store {store} (no such run)"
         )
-    with RunStore.open(store, read_only=True) as opened:
-        if not opened.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [reference]).fetchone():
-            raise StoreError(
-                f"--baseline {reference}: no run folder of that name, and no such run in {store}"
-            )
+    try:
+        with RunStore.open(store, read_only=True) as opened:
+            found = opened.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [reference]).fetchone()
+    except StoreBusy:
+        return
+    if not found:
+        raise StoreError(f"{named} {reference}: no run folder of that name, and no such run in {store}")
 
 
 def find_baseline(reference: str, store: Path, exclude: str | None = None) -> Baseline | None:

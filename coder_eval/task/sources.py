@@ -8,22 +8,27 @@ with the line that names it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coder_eval.agents.skill_sources import with_resolved_plugins
+from coder_eval.agents.skill_sources import PluginOrigin, with_resolved_plugins
 from coder_eval.agents.spec import read_prompt_file
 from coder_eval.criteria.base import CriterionFileError
 from coder_eval.errors import AgentError, TaskError
 from coder_eval.file_kinds import not_readable
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import load_script
-from coder_eval.task.schema import ReferenceFile, TaskSpec
+from coder_eval.task.schema import ReferenceFile, ReferenceFolder, TaskSpec
 from coder_eval.yaml_source import YamlDoc
 
 
-def resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
-    """Read prompt and reference files; make source paths absolute; check that each exists."""
+def resolve_sources(
+    doc: YamlDoc, task: TaskSpec, plugin_origins: Mapping[int, PluginOrigin] | None = None
+) -> TaskSpec:
+    """Read prompt and reference files; make source paths absolute; check that each exists.
+    ``plugin_origins``: the ``agent.plugins`` entries (by index) another file wrote (an experiment's
+    layers): each is looked for next to that file, and its problems name it."""
     base = doc.path.resolve().parent
     problems: list[str] = []
 
@@ -47,6 +52,12 @@ def resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     if isinstance(task.reference_solution, ReferenceFile):
         script = Path(existing(task.reference_solution.file, ("reference_solution", "file"), want_dir=False))
         update["reference_solution"] = script.read_text(encoding="utf-8") if script.is_file() else None
+    if isinstance(task.reference_solution, ReferenceFolder):
+        solution = task.reference_solution
+        found = _resolved(base / solution.path)
+        where = ("reference_solution", "path")
+        path = existing(solution.path, where, want_dir=True) if not found.is_file() else str(found)
+        update["reference_solution"] = solution.model_copy(update={"path": path})
     if task.hidden_tests is not None:
         hidden = existing(task.hidden_tests.path, ("hidden_tests", "path"), want_dir=True)
         update["hidden_tests"] = task.hidden_tests.model_copy(update={"path": hidden})
@@ -56,12 +67,17 @@ def resolve_sources(doc: YamlDoc, task: TaskSpec) -> TaskSpec:
     ]
     sandbox = task.sandbox.model_copy(update={"template_sources": sources})
     update["sandbox"] = sandbox.with_task_paths(existing)
+    origins = plugin_origins or {}
+
+    def origin_of(i: int) -> PluginOrigin:
+        return origins.get(i) or PluginOrigin(
+            doc.path, doc.where(("agent", "plugins", i)), f"agent.plugins[{i}]"
+        )
+
     update["agent"], plugin_problems = with_resolved_plugins(
-        update["agent"], base, sources, bool(task.pre_run)
+        update["agent"], origin_of, sources, bool(task.pre_run)
     )
-    problems += [
-        f"{doc.where(('agent', 'plugins', i))}: agent.plugins[{i}]: {why}" for i, why in plugin_problems
-    ]
+    problems += plugin_problems
     if task.reference is not None:
         folder = existing(task.reference.directory, ("reference", "directory"), want_dir=True)
         update["reference"] = task.reference.model_copy(update={"directory": folder})

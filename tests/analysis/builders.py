@@ -44,6 +44,7 @@ def write_episode(
     end: bool = True,
     run_id: str = RUN_ID,
     criterion: str = "tests",
+    cause: str | None = None,
 ) -> Path:
     """One complete trajectory under ``root/<run_id>/episodes/`` (a run directory is made if needed)."""
     run = root / run_id
@@ -110,6 +111,7 @@ def write_episode(
                     num_turns=2,
                     cost_usd=cost,
                     usage=Usage(input_tokens=tokens, output_tokens=10),
+                    invalid_cause=cause if outcome == "invalid" else None,  # type: ignore[arg-type]
                 )
             )
     return path
@@ -134,13 +136,24 @@ def write_ab_run(
     """A run directory as ``coder-eval run`` leaves it: graded tasks (``{variant: {task: [outcome per
     repeat]}}``), optional trigger-dataset rows whose only criterion is a classification (``{variant:
     {task: [(observed, expected) per repeat]}}``, criterion ``skill``), and a manifest naming the
-    variants and every planned episode. ``costs`` gives a task's cost per episode (default 0.01)."""
+    variants and every planned episode. ``costs`` gives a task's cost per episode (default 0.01); an
+    outcome ``"invalid:provider"`` records that cause."""
     planned = []
     for variant, tasks in outcomes.items():
         for task, results in tasks.items():
-            for repeat, outcome in enumerate(results):
+            for repeat, spelled in enumerate(results):
                 cost = (costs or {}).get(task, 0.01)
-                write_episode(root, task, variant, repeat, outcome=outcome, run_id=run_id, cost=cost)
+                outcome, _, cause = spelled.partition(":")
+                write_episode(
+                    root,
+                    task,
+                    variant,
+                    repeat,
+                    outcome=outcome,
+                    run_id=run_id,
+                    cost=cost,
+                    cause=cause or None,
+                )
                 planned.append((task, variant, repeat))
     for variant, rows in (triggers or {}).items():
         for task, labels in rows.items():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from types import ModuleType
 
+import pytest
+
 from tests.helpers import REPO
 
 
@@ -19,7 +21,10 @@ def benchmark() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_the_quoted_figures_are_those_of_a_run_and_meet_the_goals() -> None:
+    """200 suites per row: the Monte Carlo standard error of a rate of 5 % is 1.5 points, of a power
+    of 0.98 about 1 point; the goals are checked on the docs' own figures."""
     bench = benchmark()
     rows = {row.scenario: row for row in bench.measure(bench.DOCS_DESIGN)}
 
@@ -30,3 +35,6 @@ def test_the_quoted_figures_are_those_of_a_run_and_meet_the_goals() -> None:
     sized = rows["effect 20"].fixed_episodes
     assert rows["effect 20"].called >= 0.9 and rows["effect 20"].episodes <= 2 / 3 * sized
     assert rows["effect 40"].episodes <= sized / 2
+    assert rows["effect 10"].called < rows["effect 20"].called and rows["effect 10"].at_powers  # below delta
+    eighty, ninety = rows["effect 20"].at_powers
+    assert eighty < ninety < rows["effect 20"].fixed_tasks

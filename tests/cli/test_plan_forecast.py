@@ -29,9 +29,12 @@ def test_plan_forecasts_from_an_earlier_run_and_says_which(tmp_path: Path) -> No
     assert none.returncode == 0 and "forecast: no earlier run of these tasks" in none.stdout
     text = " ".join(plan.stdout.split())
     assert plan.returncode == 0, plan.stderr
-    assert "forecast from earlier runs" in text and "4 tasks of" in text and " pilot " in text
+    assert "forecast from earlier runs" in text and "4 of 60 tasks, from" in text and " pilot " in text
+    assert "interval approximate: few tasks seen" in text
     assert "until conclusive, for an effect of +0.20 on the pass rate (delta 0.2, at most 60 tasks" in text
     assert "no earlier cost of these tasks: whether $2 reaches a decision is not known" in text
+    assert "a fixed design of the same power" in text and "the sequence expects" in text
+    assert "it decides on passed: better or worse when the interval of the difference excludes 0" in text
 
 
 def test_plan_without_the_rule_prints_no_decision_forecast(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``coder-eval view`` without a browser: its input checks, the notebook it serves, the transcript page.
+"""``coder-eval view`` without a browser: its input checks, the notebook it serves, the transcript page,
+the token every request needs.
 
 The served explorer itself is driven in Chromium by tests/test_explore_browser.py.
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
+from urllib.request import urlopen
 
 import jupytext
 import pytest
@@ -22,7 +25,7 @@ from coder_eval.trajectory import (
     PhaseEvent,
     TrajectoryWriter,
 )
-from tests.helpers import REPO, coder_eval
+from tests.helpers import REPO, coder_eval, served_view
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
 EPISODE = RUNS / "three-way" / "episodes" / "csv-report--baseline--r0.jsonl"
@@ -102,3 +105,18 @@ def test_server_and_kernels_agree_on_the_transcript_variable() -> None:
     from coder_eval.cli import viewer
 
     assert viewer.TRANSCRIPT_URL_ENV == notebook.TRANSCRIPT_URL_ENV
+
+
+@pytest.mark.slow
+def test_the_served_explorer_answers_only_with_the_token_it_printed(tmp_path: Path) -> None:
+    pytest.importorskip("voila")
+    from coder_eval.cli.viewer import free_port
+
+    with served_view([str(RUNS), "--port", str(free_port())], tmp_path) as view:
+        transcript = f"{view.base}coder-eval/transcript?{urlencode({'path': EPISODE})}"
+        page = urlopen(f"{transcript}&token={view.token}", timeout=60)
+        assert "[user] Summarise sales.csv" in page.read().decode()
+        assert urlopen(view.url, timeout=60).status == 200
+        stranger = urlopen(transcript, timeout=60)  # followed to the login page
+        assert stranger.url.startswith(f"{view.base}login?next=")
+        assert "Summarise sales.csv" not in stranger.read().decode()  # the login page, not the transcript

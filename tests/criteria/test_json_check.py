@@ -196,3 +196,18 @@ def test_a_failed_assertion_says_what_it_found(tmp_path: Path) -> None:
     assert found.startswith("total equals 24, found '\\u202e3\\x1b[2J999") and found.endswith(
         "(+346 characters)"
     )
+
+
+def test_numbers_no_double_holds_are_never_ordered_and_say_why() -> None:
+    from coder_eval.criteria.json_check import Assertion, compare, out_of_range
+
+    at_least = Assertion.model_validate({"expression": "n", "at_least": 3})
+
+    assert at_least.judged({"n": 10**400}) == (
+        False,
+        "n: a 401-digit integer, past the range of a JSON number; not compared",
+    )
+    assert at_least.judged({"n": float("inf")}).problem == "n: inf is not a finite number; not compared"
+    assert at_least.judged({"n": 2**60 + 1}) == (True, None)
+    assert compare("gt", 2**60 + 1, float(2**60)) and not compare("lte", 10**400, 5)
+    assert out_of_range("10" * 400) is None

@@ -190,7 +190,8 @@ def test_episodes_whose_agent_was_not_measured_or_never_ended_are_copied_not_gra
         """
         task_id: crashes
         initial_prompt: p
-        agent: {kind: command, command: "exit 3"}
+        agent: {kind: oracle}
+        pre_run: "exit 3"
         success_criteria: [{type: file_exists, path: x}]
         """,
         "crashes.yaml",
@@ -290,3 +291,29 @@ def test_the_regraded_run_is_locked_while_it_is_written_and_free_after(tmp_path:
 
     assert [h.pid if h else None for h in holders] == [os.getpid()]
     assert RunLock.holder(target) is None
+
+
+def test_a_kept_workspace_past_todays_bounds_is_the_agents_failure_when_regraded(tmp_path: Path) -> None:
+    deep = write_task(
+        tmp_path / "tasks",
+        """
+        task_id: deep
+        initial_prompt: p
+        sandbox: {driver: tempdir, limits: {max_workspace_depth: null}}
+        reference_solution: mkdir -p $(printf 'd/%.0s' $(seq 300)) && echo ok > ok.txt
+        success_criteria: [{id: ok, type: run_command, command: "test -f ok.txt"}]
+        """,
+    )
+    run = make_run(tmp_path / "runs", [deep])
+    (path,) = run.trajectory_paths()
+    assert end_of(trajectories(run)[path.stem]).outcome == "pass"
+    lines = path.read_text().splitlines()
+    start = json.loads(lines[0])  # recorded before the bound existed: the default applies now
+    del start["task"]["sandbox"]["limits"]["max_workspace_depth"]
+    path.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+
+    result = regrade(run, tmp_path / "runs" / "again")
+
+    now = end_of(trajectories(result.run)[path.stem])
+    assert (now.outcome, now.status, now.invalid_cause) == ("fail", "resource_limit", None)
+    assert "deeper than 256 levels" in (now.error or "")

@@ -141,35 +141,41 @@ def test_budgets_in_tasks_and_episodes_end_it_inconclusive_and_say_so(tmp_path: 
 FLAKY = """
 task_id: {task_id}
 initial_prompt: write ok to ok.txt
+pre_run: ["{pre_run}"]
 agent:
   kind: command
-  command: "{command}"
+  command: "echo ok > ok.txt"
 sandbox: {{driver: tempdir}}
+pre_run: [{{command: "{command}", fail_on_error: true}}]
 success_criteria:
   - {{type: file_contains, path: ok.txt, includes: [ok]}}
 """
 TWO_ARMS = """
 experiment_id: flaky
 variants:
-  - {variant_id: baseline}
-  - {variant_id: with_skill}
+  - {variant_id: baseline, agent: {env: {ARM: baseline}}}
+  - {variant_id: with_skill, agent: {env: {ARM: with_skill}}}
 """
+PASS = "echo ok > ok.txt"
 
 
-def flaky_suite(folder: Path, command: str) -> RunInputs:
-    """Three tasks whose agent runs ``command`` (``{mark}``: a host file unique to the episode's task)."""
+def flaky_suite(folder: Path, command: str = PASS, pre_run: str = "true") -> RunInputs:
+    """Three tasks whose set-up runs ``pre_run`` and whose agent runs ``command`` (``{mark}``: a host
+    file unique to the episode's task; ``$ARM``: the variant)."""
     (folder / "tasks").mkdir()
     for i in range(3):
         mark = folder / f"mark-t{i}"
-        text = FLAKY.format(task_id=f"t{i}", command=command.format(mark=mark))
+        text = FLAKY.format(
+            task_id=f"t{i}", command=command.format(mark=mark), pre_run=pre_run.format(mark=mark)
+        )
         (folder / "tasks" / f"t{i}.yaml").write_text(textwrap.dedent(text), encoding="utf-8")
     (folder / "ab.yaml").write_text(TWO_ARMS, encoding="utf-8")
     return RunInputs(paths=[str(folder / "tasks")], experiment=str(folder / "ab.yaml"))
 
 
-def test_an_invalid_episode_is_run_again_and_its_task_counts(tmp_path: Path) -> None:
-    # the first episode of each task crashes (invalid); every later one passes
-    inputs = flaky_suite(tmp_path, "if [ -e {mark} ]; then echo ok > ok.txt; else touch {mark}; exit 3; fi")
+def test_an_episode_the_harness_lost_is_run_again_and_its_task_counts(tmp_path: Path) -> None:
+    # the first set-up of each task fails (a harness error: invalid_cause harness); later ones work
+    inputs = flaky_suite(tmp_path, pre_run="if [ -e {mark} ]; then true; else touch {mark}; exit 3; fi")
     with RunSession.create(inputs, tmp_path / "run") as session:
         start(session, RULE)
         record = execute_until_conclusive(session, Batch())
@@ -179,15 +185,30 @@ def test_an_invalid_episode_is_run_again_and_its_task_counts(tmp_path: Path) -> 
     assert len(list((tmp_path / "run" / "partial").glob("*.jsonl"))) == 3  # the invalid ones, kept
 
 
-def test_a_task_that_stays_invalid_stops_the_run_and_is_never_dropped(tmp_path: Path) -> None:
-    inputs = flaky_suite(tmp_path, "exit 3")
+def test_a_task_the_harness_keeps_losing_stops_the_run_and_is_never_dropped(tmp_path: Path) -> None:
+    inputs = flaky_suite(tmp_path, pre_run="exit 3")
     with RunSession.create(inputs, tmp_path / "run") as session:
         record = start(session, RULE)
         final = execute_until_conclusive(session, Batch())
 
     assert (final.stop, final.blocked, final.decided_tasks) == ("blocked", record.order[0], 0)
-    assert f"task {record.order[0]} stayed invalid after {ATTEMPTS} runs" in final.reason
+    assert f"the harness lost task {record.order[0]}'s episodes {ATTEMPTS} times" in final.reason
     assert len(list((tmp_path / "run" / "partial").glob("*.jsonl"))) == 2 * (ATTEMPTS - 1)
+
+
+def test_an_arms_own_failures_are_never_run_again_nor_block_the_run(tmp_path: Path) -> None:
+    """The candidate's agent dies on every episode: whether the record calls that invalid or a failure,
+    it counts against the candidate, once, and the run is not blocked."""
+    failing = "if [ $ARM = with_skill ]; then exit 3; fi; echo ok > ok.txt"
+    with RunSession.create(flaky_suite(tmp_path, failing), tmp_path / "run") as session:
+        start(session, RULE)
+        record = execute_until_conclusive(session, Batch())
+
+    ends = finished(tmp_path / "run")
+    assert len(ends) == 6 and not (tmp_path / "run" / "partial").exists()
+    assert {end.outcome for e, end in ends.items() if "with_skill" in e} <= {"fail", "invalid"}
+    assert record.stop == "all_tasks" and record.decided_tasks == 3
+    assert [look.value for look in record.paths[0].looks] == [-1.0, -1.0, -1.0]
 
 
 def test_one_variant_cannot_be_compared(tmp_path: Path) -> None:

@@ -96,6 +96,22 @@ def test_run_report_numbers_are_the_analysis_library_numbers(run_report: ReportR
     assert summary["judge_agreement"] == same(ca.judge_agreement(runs.criteria))
     assert summary["evaluation_cost"] == same(ca.evaluation_cost(runs.criteria))
     assert summary["outcomes"] == {"fail": 11, "invalid": 3, "pass": 22}
+    assert summary["suites"] == {by: same(ca.suite_rollups(episodes, by=by)) for by in ("folder", "tag")}
+    (whole,) = {r["suite"] for r in summary["suites"]["folder"]}  # the fixture records no task file
+    passed = {r["variant_id"]: r for r in summary["per_variant"] if r["metric"] == "passed"}
+    for row in summary["suites"]["folder"]:  # one suite of every task: the per-variant figures
+        assert (whole, row["n_invalid"]) == ("(unknown)", passed[row["variant_id"]]["n_invalid_excluded"])
+        rate = passed[row["variant_id"]]
+        assert (row["pass_rate"], row["pass_rate_low"], row["pass_rate_high"], row["pass_rate_method"]) == (
+            rate["mean"],
+            rate["ci_low"],
+            rate["ci_high"],
+            rate["method"],
+        )
+    tags = {(r["suite"], r["variant_id"]): r["n_episodes"] for r in summary["suites"]["tag"]}
+    assert sum(n for (tag, _), n in tags.items() if tag == "office") == int(
+        episodes.tags.map(lambda t: "office" in t).sum()
+    )
     assert [row["episode_id"] for row in summary["invalid"]] == [
         "fix-off-by-one--baseline--r1",
         "memo-docx--with_skill--r2",
@@ -112,6 +128,7 @@ def test_run_report_html_has_every_section_figures_and_no_code(run_report: Repor
         "Per variant",
         "pass@k and pass^k",
         "Per task",
+        "Per suite",
         "Criteria",
         "Tool usage",
         "Cost per resolved task",

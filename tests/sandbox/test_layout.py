@@ -9,7 +9,7 @@ import pytest
 import coder_eval.sandbox.tempdir as tempdir
 from coder_eval.sandbox import Provision
 from coder_eval.sandbox.cgroups import v1_controllers
-from coder_eval.sandbox.layout import remove_tree
+from coder_eval.sandbox.layout import PathMap
 from coder_eval.sandbox.spec import CliRecorder, Limits
 
 from .builders import HOST_DRIVERS, run
@@ -84,13 +84,18 @@ def test_processes_are_searched_for_only_after_a_command_started(
     assert (idle, len(searches)) == (0, 1)
 
 
-def test_remove_tree_removes_read_only_folders_and_accepts_a_missing_one(tmp_path: Path) -> None:
-    locked = tmp_path / "tree" / "locked"
-    locked.mkdir(parents=True)
-    (locked / "f").write_text("x")
-    locked.chmod(0o500)
+def test_a_path_map_translates_through_the_innermost_folder_both_ways() -> None:
+    paths = PathMap(
+        (("/app", Path("/s/work")), ("/logs", Path("/s/shown/logs")), ("/logs/verifier", Path("/v")))
+    )
 
-    remove_tree(tmp_path / "tree")
-    remove_tree(tmp_path / "tree")
-
-    assert not (tmp_path / "tree").exists()
+    assert paths.to_host("/app") == (Path("/s/work"), Path("/s/work"))
+    assert paths.to_host("/logs/verifier/reward.txt") == (Path("/v"), Path("/v/reward.txt"))
+    assert paths.to_host("/logs/agent/x") == (Path("/s/shown/logs"), Path("/s/shown/logs/agent/x"))
+    assert paths.to_host("/application/x") is None and paths.to_host("/etc/passwd") is None
+    assert paths.to_inside(Path("/s/work/src/a.py")) == "/app/src/a.py"
+    assert (
+        paths.to_inside(Path("/s/shown/logs")) == "/logs"
+        and paths.to_inside(Path("/v/r")) == "/logs/verifier/r"
+    )
+    assert paths.to_inside(Path("/s/home")) == "/s/home"

@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 from coder_eval.sandbox.provision import Provision
-from coder_eval.sandbox.seed import seed_workspace
+from coder_eval.sandbox.seed import replace_with, seed_workspace
 
 FILES = {
     "calc/core.py": b"x = 1\n",
@@ -41,3 +41,20 @@ def test_the_verifier_drops_every_cache(tmp_path: Path) -> None:
 
 def test_a_judge_copy_keeps_the_workspace_as_it_was(tmp_path: Path) -> None:
     assert len(restored(tmp_path, "judge")) == len(FILES)
+
+
+def test_the_hidden_tests_replace_links_and_files_on_their_way(tmp_path: Path) -> None:
+    hidden, outside, work = tmp_path / "hidden", tmp_path / "outside", tmp_path / "work"
+    for folder in (hidden, outside, work):
+        folder.mkdir()
+    (hidden / "test_x.py").write_text("def test_x(): pass\n")
+    (work / "tests").symlink_to(outside)  # where the hidden tests' folder goes
+    (work / "other").mkdir()
+    (work / "other" / "checks").write_text("a file where a folder goes")
+
+    replace_with(work, "tests/hidden", hidden)
+    replace_with(work, "other/checks/hidden", hidden)
+
+    assert (work / "tests" / "hidden" / "test_x.py").is_file() and not (work / "tests").is_symlink()
+    assert (work / "other" / "checks" / "hidden" / "test_x.py").is_file()
+    assert list(outside.iterdir()) == []

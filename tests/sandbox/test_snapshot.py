@@ -144,3 +144,44 @@ def test_an_engine_stream_past_its_bounds_is_stopped_at_the_first_member_over(tm
 
     assert bounds.bytes == 12 * MB and bounds.entries == 3  # counted from headers: the third not read
     assert len(list((tmp_path / "dest").iterdir())) == 1
+
+
+def nest(root: Path, depth: int, name: str = "d") -> None:
+    path = root
+    for _ in range(depth):
+        path = path / name
+    path.mkdir(parents=True)
+
+
+def test_a_workspace_nested_past_its_depth_or_path_length_is_refused(tmp_path: Path) -> None:
+    nest(tmp_path / "deep", 12)
+    nest(tmp_path / "long", 19, name="n" * 200)  # 3,819 bytes: within PATH_MAX, past the bound
+    out = io.BytesIO()
+
+    with pytest.raises(
+        WorkspaceTooLarge, match=r"deeper than 10 levels \('d/d/.*' is 11 deep.*max_workspace_depth"
+    ):
+        write_tar(tmp_path / "deep", out, bounds=Bounds(max_depth=10))
+    with pytest.raises(WorkspaceTooLarge, match=r"path longer than 3584 bytes .*3617 bytes, 18 levels deep"):
+        write_tar(tmp_path / "long", out, bounds=Bounds())
+    assert out.getvalue() == b""
+    assert write_tar(tmp_path / "deep", out, bounds=Bounds(max_depth=12)) == 12
+
+
+def test_an_archive_nested_past_its_depth_is_refused_as_it_is_read(tmp_path: Path) -> None:
+    deep = archive(*[(member("/".join(["d"] * i), tarfile.DIRTYPE), b"") for i in range(1, 6)])
+
+    with pytest.raises(WorkspaceTooLarge, match="deeper than 3 levels"):
+        extract_tar(deep, tmp_path / "dest", Bounds(max_depth=3))
+
+
+def test_links_chained_past_what_the_system_follows_are_dropped(tmp_path: Path) -> None:
+    links = [(member("l0000", tarfile.SYMTYPE, "a.txt"), b"")]
+    links += [(member(f"l{i:04d}", tarfile.SYMTYPE, f"l{i - 1:04d}"), b"") for i in range(1, 1500)]
+    chain = archive((member("a.txt"), b"x"), *links)
+
+    dropped = extract_tar(chain, tmp_path / "dest")
+
+    assert (tmp_path / "dest" / "l0039").read_text() == "x"  # 40 links: as many as the system follows
+    assert dropped[0].name == "l0041"  # the links after it are kept, leading to nothing
+    assert {d.reason for d in dropped} == {"a link through more links than the system follows"}

@@ -177,7 +177,7 @@ def test_a_sandbox_that_cannot_be_removed_is_a_clear_error(
     def refuse(path: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(1, "Operation not permitted", str(path))
 
-    monkeypatch.setattr("coder_eval.sandbox.layout.shutil.rmtree", refuse)
+    monkeypatch.setattr("coder_eval.sandbox.trees._remove_entry", refuse)
 
     with pytest.raises(SandboxError, match="cannot remove the sandbox"):
         run(sandbox.close())

@@ -28,19 +28,21 @@ import asyncio
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, cast
 
-from claude_agent_sdk import ClaudeAgentOptions, query
+from claude_agent_sdk import ClaudeAgentOptions, Transport, query
+from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
 from coder_eval.agents.base import AgentResult, EventSink, ModelEndpoint
 from coder_eval.agents.claude_code.environment import SDK_VARIABLES, bad_names, cli_env
 from coder_eval.agents.claude_code.launcher import Launcher, bundled_cli, cli_version, settle
 from coder_eval.agents.claude_code.outcome import agent_result
 from coder_eval.agents.claude_code.recorder import Recorder
+from coder_eval.agents.raw_events import RawEventLog
 from coder_eval.errors import AgentError
 from coder_eval.sandbox.base import Sandbox
 from coder_eval.trajectory import Usage
@@ -122,14 +124,19 @@ async def run_cli(
     timeout: float | None = None,
     turn_timeout: float | None = None,
     stderr_lines: int = 50,
+    raw: RawEventLog | None = None,
 ) -> SessionEnd:
-    """Run the CLI once in ``sandbox`` to its end (see the module); a cancellation kills it first."""
+    """Run the CLI once in ``sandbox`` to its end (see the module); a cancellation kills it first.
+    ``raw``: where every JSON event the CLI prints, and every stderr line, is logged as it comes."""
     recorder, stderr = Recorder(sink), deque[str](maxlen=stderr_lines)
     timed_out = False
     with Launcher(cli, [*env, *SDK_VARIABLES], wrap=sandbox.wrap, cwd=sandbox.workdir) as launcher:
         options = options_for({**env, **launcher.env}, launcher.path)
-        options.stderr = stderr.append
-        stream = asyncio.create_task(_stream(prompt, options, recorder, launcher, watch, turn_timeout))
+        options.stderr = stderr.append if raw is None else _both(stderr.append, raw)
+        transport = RawTee(prompt, options, raw) if raw is not None else None
+        stream = asyncio.create_task(
+            _stream(prompt, options, recorder, launcher, watch, turn_timeout, transport)
+        )
         try:
             ended = await asyncio.wait_for(asyncio.shield(stream), timeout)
         except TimeoutError:
@@ -149,13 +156,14 @@ async def _stream(
     launcher: Launcher,
     watch: Watch | None,
     quiet: float | None,
+    transport: Transport | None = None,
 ) -> _Ended:
     """Feed every SDK message to ``recorder``; stop early (killing the CLI) when the CLI is retrying
     an authentication failure, when ``watch`` says so, or after ``quiet`` seconds without a message."""
     loop = asyncio.get_running_loop()
     turn = asyncio.timeout_at(loop.time() + quiet if quiet else None)
     try:
-        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options))
+        messages = cast(AsyncGenerator[Any, None], query(prompt=prompt, options=options, transport=transport))
         async with aclosing(messages), turn:
             async for message in messages:
                 if quiet:
@@ -170,3 +178,44 @@ async def _stream(
             exc = TimeoutError(f"no message from the CLI for {quiet:g} s (turn_timeout)")
         return _Ended(error=exc)
     return _Ended()
+
+
+class RawTee(Transport):
+    """The SDK's own subprocess transport, with every JSON event it reads from the CLI's stdout also
+    written to ``raw`` (``coder_eval.agents.raw_events``) before the SDK parses it."""
+
+    def __init__(self, prompt: Prompt, options: ClaudeAgentOptions, raw: RawEventLog) -> None:
+        self.inner, self.raw = SubprocessCLITransport(prompt=prompt, options=options), raw
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def write(self, data: str) -> None:
+        await self.inner.write(data)
+
+    def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        return self._tee()
+
+    async def _tee(self) -> AsyncIterator[dict[str, Any]]:
+        async for message in self.inner.read_messages():
+            self.raw.event("stdout", message)
+            yield message
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def is_ready(self) -> bool:
+        return self.inner.is_ready()
+
+    async def end_input(self) -> None:
+        await self.inner.end_input()
+
+
+def _both(keep: Callable[[str], None], raw: RawEventLog) -> Callable[[str], None]:
+    """A stderr callback that keeps each line (``keep``) and logs it raw."""
+
+    def both(line: str) -> None:
+        keep(line)
+        raw.line("stderr", line)
+
+    return both

@@ -17,23 +17,22 @@ import json
 import os
 import platform
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from coder_eval.agents.base import AgentRequest, AgentResult, EventSink
-from coder_eval.agents.cli_agent import CliAgent, CliLaunch, cli_env, host_credentials
+from coder_eval.agents.cli_agent import CliAgent, CliLaunch, cli_env
 from coder_eval.agents.cli_spec import model_name
 from coder_eval.agents.node_cli import node_modules
 from coder_eval.agents.opencode.home import OpenCodeConfig
 from coder_eval.agents.opencode.recorder import OpenCodeRecorder
 from coder_eval.agents.opencode.skills import skill_listing
-from coder_eval.agents.opencode.spec import OpenCodeSpec
+from coder_eval.agents.opencode.spec import PROVIDER_KEYS, OpenCodeSpec
 from coder_eval.agents.spec import resolve_env
 
 SCRIPTED_MODEL = "claude-sonnet-4-5"
 """The model a scripted run names when its script names none (OpenCode speaks Anthropic to it)."""
 
-HOST_CREDENTIALS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY")
-"""Forwarded from the host for real-model runs only."""
 
 TITLE = "coder_eval episode"
 """Passed as ``--title`` so OpenCode does not ask the model for one."""
@@ -64,6 +63,23 @@ def opencode_version(binary: Path) -> str:
         return "unknown"
 
 
+def provider_credentials(model: str | None, host: Mapping[str, str]) -> dict[str, str]:
+    """The one host key OpenCode needs for ``model`` (real-model runs only): its provider's, never the
+    others' (the agent's tools can read the CLI's environment).
+
+    Example: ``provider_credentials("openai/gpt-5", os.environ)`` -> ``{"OPENAI_API_KEY": "…"}``. A
+    provider coder_eval has no key name for gets none (``agent.env`` passes it); a model without a
+    provider gets the first key set of ``PROVIDER_KEYS``, the provider OpenCode will then use.
+    """
+    provider, slash, _ = (model or "").partition("/")
+    if provider in PROVIDER_KEYS:
+        names: tuple[str, ...] = (PROVIDER_KEYS[provider],)
+    else:
+        names = () if slash else tuple(PROVIDER_KEYS.values())
+    first = next((name for name in names if host.get(name)), None)
+    return {first: host[first]} if first is not None else {}
+
+
 class OpenCodeAgent(CliAgent[Path, OpenCodeSpec]):
     """Runs the OpenCode CLI on the episode's prompt."""
 
@@ -92,7 +108,7 @@ class OpenCodeAgent(CliAgent[Path, OpenCodeSpec]):
 
     def after_run(self, spec: OpenCodeSpec, result: AgentResult) -> AgentResult:
         if spec.require_token_telemetry and not result.invalid and result.usage.total == 0:
-            result.invalid, result.status = True, "agent_error"
+            result.invalid, result.status, result.cause = True, "agent_error", "harness"
             result.error = "OpenCode reported no token counts and require_token_telemetry is set"
         return result
 
@@ -110,7 +126,7 @@ class OpenCodeAgent(CliAgent[Path, OpenCodeSpec]):
             instructions=spec.instructions(),
             skill_paths=[d for plugin in request.plugins for d in plugin.skill_dirs],
         )
-        credentials = host_credentials(HOST_CREDENTIALS, os.environ) if endpoint is None else {}
+        credentials = provider_credentials(model, os.environ) if endpoint is None else {}
         env = cli_env(sandbox.env, credentials, resolve_env(spec.env), config.env())
         argv = [
             str(binary),

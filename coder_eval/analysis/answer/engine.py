@@ -138,6 +138,8 @@ class Verdicts:
             "verdict_ci_low": c.verdict_ci_low, "verdict_ci_high": c.verdict_ci_high,
             "verdict_method": c.verdict_method, "verdict_confidence": c.verdict_confidence,
             "p_value": c.p_value, "p_adjusted": c.p_adjusted, "test": c.test, "verdict": c.verdict,
+            "invalid_candidate": c.invalid_a, "invalid_baseline": c.invalid_b, "p_worst": c.p_worst,
+            "missingness": c.missingness,
         }  # fmt: skip
 
 
@@ -182,7 +184,7 @@ def adjusted(found: list[Comparison], episodes: pd.DataFrame, d: Declaration) ->
     Holm steps' levels) when the declaration says so."""
     if d.adjust == "holm":
         return holm_adjusted(found, recompute(episodes, d.n_resamples, d.seed))
-    return [replace(c, p_adjusted=p) for c, p in zip(found, holm([c.p_value for c in found]), strict=True)]
+    return [replace(c, p_adjusted=p) for c, p in zip(found, holm([c.p_verdict for c in found]), strict=True)]
 
 
 def pick_variants(

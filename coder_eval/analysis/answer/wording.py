@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from coder_eval.analysis.stats.compare import Comparison
+from coder_eval.analysis.stats.missingness import arms_text, counts_text
 
 RATE_METRICS = ("passed", "score")
 """Metrics shown as percentages (their differences in percentage points)."""
@@ -93,15 +94,41 @@ def p_text(c: Comparison) -> str:
 
 
 def comparison_line(c: Comparison) -> str:
-    """One line: the metric, the effect, its interval and method, p, the verdict.
+    """One line: the metric, the effect, its interval and method, p, the verdict, and each arm's
+    invalid episodes by cause with what they do to the verdict (when there are any).
 
     Example: ``'pass rate +33.3 pts [+0.0 pts, +66.7 pts] (95 %, inverted sign-flip test (exact)),
     p = 0.062: inconclusive'``
     """
-    return (
+    line = (
         f"{NAMES.get(c.metric, c.metric)} {effect_text(c)} {interval_text(c)} "
         f"({level_text(c)}, {c.verdict_method or 'no interval'}), {p_text(c)}: {verdict_text(c)}"
     )
+    return "; ".join(part for part in (line, invalid_text(c), c.missingness) if part)
+
+
+def invalid_text(c: Comparison) -> str:
+    """``'invalid episodes excluded: with_skill 3 (provider 2, grader 1), baseline 0'``, or ``''``."""
+    return arms_text(c.a, c.invalid_a, c.b, c.invalid_b)
+
+
+def invalid_cell(c: Comparison) -> str:
+    """A table cell: ``'3 (provider 2, grader 1) / 0'`` (a, then b)."""
+    return f"{counts_text(c.invalid_a)} / {counts_text(c.invalid_b)}"
+
+
+def verdict_cell(c: Comparison) -> str:
+    """The verdict, and what the invalid episodes did to it when they did anything."""
+    return f"{verdict_text(c)}{missingness_note(c)}"
+
+
+def missingness_note(c: Comparison) -> str:
+    """What the invalid episodes did to the verdict, as a parenthesis after it ('' when nothing)."""
+    if c.missingness.startswith("not called"):
+        return " (the invalid episodes could explain the difference)"
+    if c.missingness:
+        return " (survives the invalid episodes' worst case)"
+    return ""
 
 
 def verdict_rows(comparisons: Sequence[Comparison]) -> pd.DataFrame:
@@ -117,8 +144,9 @@ def verdict_rows(comparisons: Sequence[Comparison]) -> pd.DataFrame:
                 "effect [verdict's interval]": f"{effect_text(c)} {interval_text(c)}",
                 "level": level_text(c),
                 "p": p_value_text(c.p_value),
-                "verdict": verdict_text(c),
+                "verdict": verdict_cell(c),
                 "tasks": int(c.n_tasks),
+                f"invalid {c.a} / {c.b}": invalid_cell(c),
                 "method": c.verdict_method,
             }
         )
@@ -160,7 +188,9 @@ def metric_table(comparisons: Sequence[Comparison]) -> pd.DataFrame:
                 "on": c.basis,
                 "p": p_value_text(c.p_value),
                 "p (Holm)": p_value_text(c.p_adjusted),
-                "verdict": verdict_text(c),
+                "p (invalid at worst)": "-" if pd.isna(c.p_worst) else p_value_text(c.p_worst),
+                "verdict": verdict_cell(c),
+                f"invalid {c.a} / {c.b}": invalid_cell(c),
                 "MDE": mde_text(c),
                 "min T": str(c.min_tasks) if c.min_tasks else "",
                 "difference of means [descriptive]": descriptive_text(c),

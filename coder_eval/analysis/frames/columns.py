@@ -47,10 +47,29 @@ EPISODES = (
     Column("agent", "str", "Agent kind from the resolved agent block."),
     Column("tags", "object", "Task tags (a list)."),
     Column("error", "str", "Why the episode is invalid or ended early; None otherwise."),
+    Column(
+        "invalid_cause",
+        "str",
+        "Why an invalid episode measured nothing, on the harness's evidence: harness, provider or grader "
+        "(older files may say agent); None when valid or not recorded.",
+    ),
+    Column(
+        "record_source",
+        "str",
+        "Where tool calls, usage and cost come from: scripted, proxy (the model endpoint's record) or "
+        "agent (the agent CLI's own account, unverified); None in older files.",
+    ),
+    Column(
+        "record_verified",
+        "boolean",
+        "Checked against the endpoint's record in a sandbox that is a boundary; <NA> in older files.",
+    ),
+    Column("n_unverified", "float64", "Events of the agent's stream with no counterpart at the endpoint."),
     Column("scripted", "bool", "True when the model was the scripted server."),
     Column("prompt", "str", "The task's initial prompt, when recorded."),
     Column("path", "str", "Trajectory file."),
     Column("task_hash", "str", "sha256 of the resolved task and the files it reads; None when not recorded."),
+    Column("task_folder", "str", "Folder of the task file (its suite folder); None when not recorded."),
 )
 
 CRITERIA = (
@@ -78,6 +97,12 @@ TOOL_CALLS = (
     Column("is_error", "boolean", "The tool reported an error; <NA> when no result was recorded."),
     Column("duration_s", "float64", "Seconds from call to result."),
     Column("parent_tool_use_id", "str", "Set on sub-agent tool calls."),
+    Column(
+        "verified",
+        "boolean",
+        "The model asked for it (a counterpart at the endpoint); False: it never satisfies a criterion; "
+        "<NA> where nothing could be checked.",
+    ),
 )
 
 MESSAGES = (

@@ -5,16 +5,18 @@ For each criterion the labels name, over the episodes both the judge and the peo
 - the people's verdict per episode is the majority of its raters (an even split is left out and
   counted as ``ties``);
 - **agreement**: the share of episodes where the judge's pass/fail equals the people's, and **Cohen's
-  kappa** (agreement beyond chance), with a 95 % percentile bootstrap interval over episodes (the
-  episode is the unit: every rater's label of an episode moves together; 9,999 resamples, seeded);
+  kappa** (agreement beyond chance), with a 95 % interval from the Jeffreys posterior of the
+  judge × people table (``kappa_interval``: the episode is the unit; 9,999 draws, seeded), which
+  holds its coverage where a bootstrap over episodes does not (few episodes of one verdict);
 - the **confusion** of verdicts: judge pass & people pass, judge pass & people fail, ...;
 - **score bias** where the people gave scores: the mean of judge score − people's mean score, with a
   t interval over episodes;
 - **agreement between people** where there are several raters: Krippendorff's alpha (nominal).
 
-**Fit to gate** (the stated rule): at least ``MIN_ITEMS`` labelled episodes and a kappa interval
-whose lower end is at least ``MIN_KAPPA`` (0.6, "substantial" agreement), and, where scores were
-labelled, a bias interval inside ±``MAX_BIAS``. A judge that misses any of them is reported with why.
+**Fit to gate** (the stated rule): at least ``MIN_ITEMS`` labelled episodes, at least
+``MIN_MINORITY`` of them on each side of the people's verdict (pass and fail), a kappa interval whose
+lower end is at least ``MIN_KAPPA`` (0.6, "substantial" agreement), and, where scores were labelled,
+a bias interval inside ±``MAX_BIAS``. A judge that misses any of them is reported with why.
 
 Example::
 
@@ -25,6 +27,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import krippendorff
 import numpy as np
@@ -35,9 +38,12 @@ from coder_eval.analysis.stats.intervals import N_RESAMPLES, NAN, SEED
 from coder_eval.errors import AnalysisError
 
 MIN_ITEMS = 30
+MIN_MINORITY = 5
+"""Labelled episodes the people passed, and failed, that a judge fit to gate on needs at least: with
+fewer of one verdict kappa rests on a handful of episodes (docs/statistics.md)."""
 MIN_KAPPA = 0.6
 MAX_BIAS = 0.1
-KAPPA_METHOD = "percentile bootstrap over episodes"
+KAPPA_METHOD = "Jeffreys posterior of the judge x people table (Dirichlet, counts + 1/2), equal-tailed"
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,10 @@ class JudgeCalibration:
     raters_alpha: float
     fit: bool
     why: str
+    minority: int = 0
+    """Episodes of the people's rarer verdict (pass or fail)."""
+    raters_note: str = ""
+    """Why ``raters_alpha`` is undefined, when it is."""
 
 
 @dataclass(frozen=True)
@@ -87,15 +97,30 @@ def kappa(judge: np.ndarray, people: np.ndarray) -> np.ndarray:
 
 
 def kappa_interval(judge: np.ndarray, people: np.ndarray, seed: int = SEED) -> tuple[float, float]:
-    """95 % percentile bootstrap interval of kappa, resampling episodes."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(judge), size=(N_RESAMPLES, len(judge)))
-    draws = kappa(judge[picks], people[picks])
-    draws = draws[~np.isnan(draws)]
-    if len(draws) == 0:
+    """95 % interval of kappa: the equal-tailed interval of its posterior when the four cells of the
+    judge × people table (each episode in one) have a Dirichlet(counts + ½) posterior, the Jeffreys
+    prior of a multinomial (``scipy.stats.dirichlet``; 9,999 draws, seeded).
+
+    A bootstrap over episodes under-covers when one verdict is rare (77 % at 30 episodes with about 3
+    of one verdict): most resamples hold 0 to 2 of them. ``benchmarks/kappa_coverage.py`` measures
+    this interval. Example: ``kappa_interval(judge, people)`` -> ``(0.41, 0.88)``
+    """
+    cells = np.array([np.sum(a & b) for a in (judge, ~judge) for b in (people, ~people)], dtype=float)
+    if not len(judge):
         return NAN, NAN
+    draws = table_kappa(stats.dirichlet.rvs(cells + 0.5, size=N_RESAMPLES, random_state=seed))
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(low), float(high)
+
+
+def table_kappa(cells: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of 2 × 2 tables given as cell shares along the last axis, in the order (judge
+    pass & people pass, judge pass & people fail, judge fail & people pass, judge fail & people fail)."""
+    observed = cells[..., 0] + cells[..., 3]
+    p_judge, p_people = cells[..., 0] + cells[..., 1], cells[..., 0] + cells[..., 2]
+    chance = p_judge * p_people + (1 - p_judge) * (1 - p_people)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(chance < 1, (observed - chance) / (1 - chance), NAN), dtype=float)
 
 
 def score_bias(paired: pd.DataFrame) -> tuple[float, float, float]:
@@ -110,24 +135,60 @@ def score_bias(paired: pd.DataFrame) -> tuple[float, float, float]:
     return float(d.mean()), float(ci.low), float(ci.high)
 
 
-def raters_alpha(labels: pd.DataFrame) -> tuple[int, float]:
-    """(raters, Krippendorff's nominal alpha between them); NaN with one rater."""
-    raters = labels["rater"].nunique()
+class RatersAlpha(NamedTuple):
+    """How far several raters agree: their number, Krippendorff's alpha, and why it is undefined."""
+
+    n_raters: int
+    alpha: float
+    note: str
+
+
+def raters_alpha(labels: pd.DataFrame) -> RatersAlpha:
+    """Raters and Krippendorff's nominal alpha between them; NaN with a reason with one rater, or when
+    every label is the same (the formula is 0 / 0 there, as statsmodels and ``krippendorff`` say)."""
+    raters = int(labels["rater"].nunique())
     if raters < 2:
-        return raters, NAN
+        return RatersAlpha(raters, NAN, "one rater")
     matrix = labels.pivot_table(index="rater", columns="item", values="passed", aggfunc="first")
     data = matrix.astype(float).to_numpy()
     if np.unique(data[~np.isnan(data)]).size < 2:
-        return raters, 1.0
-    return raters, float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+        return RatersAlpha(raters, NAN, "every label identical: alpha undefined")
+    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    return RatersAlpha(raters, alpha, "")
 
 
-def fitness(n: int, low: float, bias: tuple[float, float, float]) -> tuple[bool, str]:
-    """The gate rule, and why a judge misses it."""
+def kappa_undefined(judge: np.ndarray, people: np.ndarray) -> str | None:
+    """Why kappa is undefined, when it is: no episode, or judge and people all gave one verdict
+    (agreement by chance is then 1, and kappa divides by 1 minus it)."""
+    if len(judge) == 0:
+        return "kappa undefined: no labelled episode the judge graded"
+    if (judge == judge[0]).all() and (people == judge[0]).all():
+        verdict = "pass" if judge[0] else "fail"
+        return (
+            f"kappa undefined: the judge and the people gave all {len(judge)} episodes a {verdict}, so "
+            "agreement by chance is 1 (label episodes of both verdicts)"
+        )
+    return None
+
+
+def fitness(
+    n: int,
+    low: float,
+    bias: tuple[float, float, float],
+    minority: int = MIN_MINORITY,
+    undefined: str | None = None,
+) -> tuple[bool, str]:
+    """The gate rule, and why a judge misses it (``undefined``: why kappa has no value)."""
     misses = []
     if n < MIN_ITEMS:
         misses.append(f"{n} labelled episodes (needs {MIN_ITEMS})")
-    if not low >= MIN_KAPPA:
+    if minority < MIN_MINORITY:
+        misses.append(f"{minority} episodes of the people's rarer verdict (needs {MIN_MINORITY})")
+    if undefined is not None:
+        misses.append(undefined)
+    elif np.isnan(low):
+        misses.append("kappa undefined (no labelled episode)")
+    elif not low >= MIN_KAPPA:
         misses.append(f"kappa's lower bound {low:.2f} < {MIN_KAPPA}")
     if not np.isnan(bias[0]) and not (bias[1] >= -MAX_BIAS and bias[2] <= MAX_BIAS):
         misses.append(f"score bias {bias[0]:+.2f} [{bias[1]:+.2f}, {bias[2]:+.2f}] outside ±{MAX_BIAS}")
@@ -151,10 +212,12 @@ def judge_row(criterion: str, graded: pd.DataFrame, labels: pd.DataFrame, seed: 
         for j in ("pass", "fail")
         for p in ("pass", "fail")
     }
-    fit, why = fitness(n, low, bias)
+    minority = int(min(people.sum(), (~people).sum()))
+    fit, why = fitness(n, low, bias, minority, kappa_undefined(judge, people))
+    alpha = raters_alpha(labels)
     return JudgeCalibration(
         criterion, n, ties, float((judge == people).mean()) if n else NAN, k, low, high, confusion,
-        *bias, *raters_alpha(labels), fit, why,
+        *bias, alpha.n_raters, alpha.alpha, fit, why, minority, alpha.note,
     )  # fmt: skip
 
 

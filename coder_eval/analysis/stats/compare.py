@@ -40,6 +40,7 @@ from coder_eval.analysis.stats.estimate import Estimand, check_estimand
 from coder_eval.analysis.stats.headline_tasks import headline_of
 from coder_eval.analysis.stats.intervals import N_RESAMPLES, NAN, SEED, no_spread
 from coder_eval.analysis.stats.metrics import (
+    MetricKind,
     check_variants,
     higher_is_better,
     is_invalid,
@@ -47,6 +48,7 @@ from coder_eval.analysis.stats.metrics import (
     metric_values,
     renumbered,
 )
+from coder_eval.analysis.stats.missingness import bound_p, bounds_note, extremes, invalid_counts
 from coder_eval.analysis.stats.paired import Arm, PairedResult, paired_test
 from coder_eval.analysis.stats.power_model import DifferenceModel
 from coder_eval.errors import AnalysisError
@@ -96,12 +98,56 @@ def compare(
     wide = paired_means(episodes, a, b, metric)
     both = wide.dropna(subset=[("mean", a), ("mean", b)])
     arm_a, arm_b = (arm(both, v) for v in (a, b))
-    result = paired_test(arm_a, arm_b, kind, confidence, n_resamples, seed, estimand)
+    test = Test(kind, confidence, n_resamples, seed, estimand)
+    result = test.run(arm_a, arm_b)
     repeats = int(np.nanmax(both[["n"]].to_numpy(float))) if len(both) else 0  # K of the paired tasks only
     counts = (len(both), repeats, len(wide) - len(both), *excluded_counts(episodes, a, b, metric))
     c = record(metric, a, b, counts, (arm_a, arm_b), kind, result, seed, planned)
     c = replace(c, estimand=estimand, verdict_confidence=confidence, confidence=confidence)
+    c = replace(c, invalid_a=invalid_counts(episodes, a), invalid_b=invalid_counts(episodes, b))
+    if (sum(c.invalid_a.values()) or sum(c.invalid_b.values())) and len(both):
+        c = bounded(c, episodes, test, result)
     return replace(c, verdict=verdict_of(c))
+
+
+class Test(NamedTuple):
+    """The paired test ``compare`` runs, with its settings (run again on the bounds of invalid episodes)."""
+
+    kind: MetricKind
+    confidence: float
+    n_resamples: int
+    seed: int
+    estimand: Estimand
+
+    def run(self, arm_a: Arm, arm_b: Arm) -> PairedResult:
+        return paired_test(
+            arm_a, arm_b, self.kind, self.confidence, self.n_resamples, self.seed, self.estimand
+        )
+
+    def on(self, episodes: pd.DataFrame, a: str, b: str, metric: str) -> PairedResult:
+        """The test on the tasks of ``episodes`` that both arms have valid episodes of."""
+        both = paired_means(episodes, a, b, metric).dropna(subset=[("mean", a), ("mean", b)])
+        return self.run(arm(both, a), arm(both, b))
+
+
+def bounded(c: Comparison, episodes: pd.DataFrame, test: Test, observed: PairedResult) -> Comparison:
+    """The comparison with its invalid episodes bounded (``missingness``): the verdict's p is the
+    bounds' p when larger, and its interval the hull of the observed, worst and best cases'."""
+    cases = extremes(episodes, c.a, c.b, c.metric, test.kind)
+    results = [observed, *(test.on(frame, c.a, c.b, c.metric) for frame in cases)]
+    intervals = [verdict_interval(r) for r in results]
+    if len({r.basis for r in results}) > 1:
+        why = "their worst case has no ratio, so it cannot bound the ratio"
+        return replace(c, p_worst=1.0, missingness=bounds_note(c, test.kind, results, 1.0, why))
+    effects = [log_of(r.ratio) if r.basis == "ratio" else r.diff for r in results]
+    p_bounds = bound_p(effects, [r.p_value for r in results])
+    low = min(i.low for i in intervals)
+    high = max(i.high for i in intervals)
+    method = f"{c.verdict_method}, widened to the worst and best cases of the invalid episodes"
+    return replace(
+        c, verdict_ci_low=low, verdict_ci_high=high, verdict_method=method, p_worst=p_bounds,
+        missingness=bounds_note(c, test.kind, results, p_bounds),
+    )  # fmt: skip
 
 
 def record(
@@ -164,9 +210,9 @@ def arm(both: pd.DataFrame, variant: str) -> Arm:
 
 def excluded_counts(episodes: pd.DataFrame, a: str, b: str, metric: str) -> tuple[int, int]:
     """(invalid episodes, valid episodes without a value) of the two variants."""
-    pair = episodes[episodes["variant_id"].isin([a, b])]
-    invalid = is_invalid(pair)
-    missing = metric_values(pair, metric).isna() & ~invalid
+    pair = episodes["variant_id"].isin([a, b]).to_numpy()
+    invalid = is_invalid(episodes).to_numpy() & pair
+    missing = metric_values(episodes, metric).isna().to_numpy() & pair & ~invalid
     return int(invalid.sum()), int(missing.sum())
 
 

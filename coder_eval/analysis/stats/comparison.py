@@ -7,14 +7,14 @@ Example: ``verdict(0.2, 0.05, 0.35, 0.01)`` -> ``'a_better'``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from coder_eval.analysis.stats.intervals import NAN
-from coder_eval.analysis.stats.metrics import is_invalid, task_means
+from coder_eval.analysis.stats.metrics import is_invalid, metric_values
 from coder_eval.analysis.stats.paired import ALPHA
 
 Verdict = Literal["a_better", "b_better", "inconclusive"]
@@ -79,21 +79,52 @@ class Comparison:
     """Holm-adjusted p-value, when the comparison is one of a family (``compare_metrics``)."""
     mde_note: str = ""
     """Why ``mde`` (or ``mde_ratio``) is undefined, when it is."""
+    invalid_a: dict[str, int] = field(default_factory=dict)
+    """a's invalid episodes on the compared tasks, by recorded cause (``missingness.invalid_counts``)."""
+    invalid_b: dict[str, int] = field(default_factory=dict)
+    p_worst: float = NAN
+    """With invalid episodes: the p-value of the bounds (``missingness.bound_p``: the largest p of the
+    observed, worst and best cases when they agree in direction, else 1); NaN without any."""
+    missingness: str = ""
+    """How the invalid episodes bear on the verdict, in words; ``''`` when neither arm has any."""
+
+    @property
+    def p_verdict(self) -> float:
+        """The p-value the verdict rests on: the test's, or with invalid episodes the bounds' when larger."""
+        return self.p_value if math.isnan(self.p_worst) else max(self.p_value, self.p_worst)
 
 
 def paired_means(episodes: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
-    """Task × (mean, n, var) × variant, over valid episodes; NaN where a variant lacks the task."""
+    """Task × (mean, n, var) × variant, over valid episodes with a value; NaN where a variant lacks
+    the task (its ``n`` too). The same numbers as ``task_means`` pivoted, counted with numpy: every
+    comparison starts here, so it is kept cheap."""
     chosen = episodes[episodes["variant_id"].isin([a, b]) & ~is_invalid(episodes)]
-    means = task_means(chosen, metric)
-    wide = means.pivot(index="task_id", columns="variant_id", values=["mean", "n", "var"])
-    return wide.reindex(columns=pd.MultiIndex.from_product([["mean", "n", "var"], [a, b]]))
+    values = metric_values(chosen, metric).to_numpy(float)
+    kept = ~np.isnan(values)
+    tasks, index = np.unique(chosen["task_id"].to_numpy(object)[kept].astype(str), return_inverse=True)
+    of_b = (chosen["variant_id"].to_numpy(object)[kept] == b).astype(int)
+    values = values[kept]
+    columns: dict[tuple[str, str], np.ndarray] = {}
+    slot = index * 2 + of_b
+    size = 2 * len(tasks)
+    n = np.bincount(slot, minlength=size).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(slot, weights=values, minlength=size) / n
+        spread = np.bincount(slot, weights=(values - mean[slot]) ** 2, minlength=size)
+        var = np.where(n > 1, spread / (n - 1), NAN)
+    for name, column in (("mean", mean), ("n", np.where(n > 0, n, NAN)), ("var", var)):
+        for arm, offset in ((a, 0), (b, 1)):
+            columns[(name, arm)] = column[offset::2]
+    wide = pd.DataFrame(columns, index=pd.Index(tasks, name="task_id"))
+    wide.columns = pd.MultiIndex.from_tuples(list(columns))
+    return wide
 
 
 def verdict_of(c: Comparison, p_value: float | None = None) -> Verdict:
-    """The verdict on the basis the test used: called when p (``p_value`` replaces c's, e.g.
-    Holm-adjusted) < 0.05 and the verdict's interval excludes "no difference" (the two agree by
-    construction); never below ``c.min_tasks`` paired tasks."""
-    p = c.p_value if p_value is None else p_value
+    """The verdict on the basis the test used: called when p (``c.p_verdict``, or ``p_value`` when
+    larger, e.g. Holm-adjusted) < 0.05 and the verdict's interval excludes "no difference" (the two
+    agree by construction); never below ``c.min_tasks`` paired tasks."""
+    p = c.p_verdict if p_value is None else max(p_value, c.p_verdict)
     if c.n_tasks < c.min_tasks:
         return "inconclusive"
     if c.basis == "ratio":

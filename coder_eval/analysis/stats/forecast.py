@@ -3,17 +3,21 @@ is likely to need to reach a decision for a stated effect.
 
 - ``history``: per variant, the episodes earlier runs of the same tasks recorded (tokens, cost,
   wall time), and which runs they came from.
-- ``spend``: the expected total of a metric over the planned episodes with a 95 % interval, the
-  tasks resampled (a bootstrap over the earlier tasks' means).
+- ``spend``: the expected total of a metric over the planned episodes with a 95 % predictive
+  interval: the planned episodes' own noise included, unseen tasks drawn like the seen ones
+  (``predictive_total``), labelled approximate when few tasks were seen.
 - ``episodes_to_decision``: simulated suites (task difficulty with logit sd 1, the plan's repeats, a
   logit shift giving the stated effect on average) run through the confidence sequence: the share
   decided by the cap and the spread of episodes spent.
+- ``fixed_design``: the smallest fixed design of a given power on the same simulated suites (the
+  paired t test on task differences), to say when it is the cheaper choice.
 
 Example::
 
     seen = history(Path("runs"), task_ids)
     spend(seen["baseline"], "cost_usd", planned_episodes=24)      # Spend(mean=1.9, low=1.2, high=2.8, ...)
     episodes_to_decision(0.2, repeats=3, max_tasks=80, delta=0.2)  # Stops(decided=0.98, ...)
+    fixed_design(0.2, 0.8, repeats=3)                               # FixedDesign(tasks=..., power=0.8...)
 """
 
 from __future__ import annotations
@@ -24,14 +28,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 from scipy.special import expit
 
+from coder_eval.analysis.stats.predictive_total import predictive_total
 from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
 from coder_eval.errors import CoderEvalError
 from coder_eval.manifest import read_manifest
 
 AMOUNTS = ("total_tokens", "cost_usd", "duration_s")
+FIXED_SIMS = 2000
+"""Simulated suites per task count when a fixed design is sized (cheap; its noise would blur the match)."""
 
 
 @dataclass
@@ -47,12 +54,14 @@ class Seen:
 
 
 class Spend(NamedTuple):
-    """Expected total over the planned episodes, its 95 % interval, and the earlier episodes behind it."""
+    """Expected total over the planned episodes, its 95 % predictive interval, the earlier episodes
+    behind it, and how it was made (``approximate: ...`` when few tasks were seen)."""
 
     mean: float
     low: float
     high: float
     episodes: int
+    note: str = ""
 
 
 class Stops(NamedTuple):
@@ -96,18 +105,17 @@ def history(folder: Path, task_ids: Collection[str]) -> dict[str, Seen]:
 
 
 def spend(
-    seen: Seen, metric: str, planned_episodes: int, resamples: int = 2000, seed: int = 0
+    seen: Seen, metric: str, planned_episodes: int, planned_tasks: int | None = None, seed: int = 0
 ) -> Spend | None:
-    """The planned episodes times the mean per episode over the earlier tasks, tasks resampled."""
+    """The total of ``metric`` over ``planned_episodes`` spread over ``planned_tasks`` tasks (default:
+    the tasks seen), with its predictive interval (``predictive_total``)."""
     by_task = seen.values.get(metric, {})
     if not by_task:
         return None
-    means = np.array([np.mean(v) for v in by_task.values()])
-    rng = np.random.default_rng(seed)
-    boot = rng.choice(means, (resamples, len(means))).mean(axis=1) * planned_episodes
-    low, high = np.percentile(boot, [2.5, 97.5])
+    tasks = max(planned_tasks or len(by_task), 1)
+    total = predictive_total(by_task, tasks, planned_episodes / tasks, seed)
     n = sum(len(v) for v in by_task.values())
-    return Spend(float(means.mean() * planned_episodes), float(low), float(high), n)
+    return Spend(total.mean, total.low, total.high, n, total.note)
 
 
 def shift_for(effect: float) -> float:
@@ -157,3 +165,43 @@ def episodes_to_decision(
     episodes = np.array(spent)
     low, median, high = np.percentile(episodes, [10, 50, 90])
     return Stops(decided / sims, float(median), float(low), float(high), episodes)
+
+
+class FixedDesign(NamedTuple):
+    """The smallest fixed design (tasks, both arms run ``repeats`` times) with at least the power asked."""
+
+    tasks: int
+    power: float
+    """Its simulated power (the paired t test on the task differences at alpha)."""
+
+    def episodes(self, repeats: int, arms: int = 2) -> int:
+        return self.tasks * repeats * arms
+
+
+def fixed_power(
+    shift: float | np.ndarray, tasks: int, repeats: int, rng: np.random.Generator, sims: int = FIXED_SIMS
+) -> float:
+    """Power of a fixed design of ``tasks`` tasks: the paired t test on simulated task differences."""
+    d = paired_differences(shift, tasks, repeats, rng, sims)
+    sd = d.std(axis=1, ddof=1)
+    t = np.divide(d.mean(axis=1) * np.sqrt(tasks), sd, out=np.zeros(len(d)), where=sd > 0)
+    return float(np.mean(np.abs(t) > stats.t.ppf(1 - ALPHA / 2, tasks - 1)))
+
+
+def fixed_design(effect: float, power: float, repeats: int, seed: int = 0, most: int = 4000) -> FixedDesign:
+    """The fewest tasks (even, from 4) whose fixed design reaches ``power`` (at most 0.99: a power of 1 in
+    a finite simulation names no design) for ``effect``; doubling then bisection, each count simulated
+    with its own seeded draws. Example: ``fixed_design(0.2, 0.8, repeats=3).tasks`` -> about 30"""
+    power, shift = min(power, 0.99), shift_for(effect)
+
+    def reached(tasks: int) -> float:
+        return fixed_power(shift, tasks, repeats, np.random.default_rng([seed, tasks]))
+
+    high = 4
+    while reached(high) < power and high < most:
+        high *= 2
+    low = high // 2 if high > 4 else 2
+    while high - low > 2:
+        middle = (low + high) // 2 // 2 * 2
+        low, high = (low, middle) if reached(middle) >= power else (middle, high)
+    return FixedDesign(high, reached(high))

@@ -41,7 +41,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from coder_eval.analysis.stats.intervals import N_RESAMPLES, SEED, FloatArray, Interval
-from coder_eval.analysis.stats.signflip import BATCH, EXACT_MAX_NONZERO, enumerated_p, lattice
+from coder_eval.analysis.stats.signflip import EXACT_MAX_NONZERO, enumerated_p, lattice, random_subset_sums
 
 DIRECT_MAX = 16
 """Off the lattice, every one of the 2^n subset means is listed up to this many tasks."""
@@ -230,16 +230,8 @@ def listed_family(d: FloatArray, tol: float) -> SubsetMeans:
 
 def monte_carlo_family(d: FloatArray, n_resamples: int, seed: int, tol: float) -> SubsetMeans:
     """Seeded random sign patterns; each pattern's flipped set and its complement give two subset means."""
-    rng = np.random.default_rng(seed)
     n, total = len(d), float(np.sum(d))
-    sums, sizes = [], []
-    for start in range(0, n_resamples, BATCH):
-        size = min(BATCH, n_resamples - start)
-        bits = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
-        flipped = np.unpackbits(bits, axis=1, count=n).astype(np.float64)
-        sums.append(flipped @ d)
-        sizes.append(flipped.sum(axis=1))
-    s, k = np.concatenate(sums), np.concatenate(sizes)
+    s, k = random_subset_sums(d, n_resamples, seed)
     both_s, both_k = np.concatenate([s, total - s]), np.concatenate([k, n - k])
     empty = both_k == 0
     share = 1.0 / (1 + n_resamples)

@@ -6,13 +6,19 @@ each one discriminates (item analysis); and how many tasks like the discriminati
   allows. The test is of homogeneity of the runs' pass rates: the chi-square statistic of the
   runs × (pass, fail) table, its p-value by permutation (episodes shuffled between runs, 9,999
   resamples, seeded; exact enough at small counts where the chi-square distribution is not), Holm
-  across every task and configuration tested. Only configurations with at least two runs are tested.
+  across every task and configuration tested (``flaky``), with the Benjamini-Hochberg list at a 5 %
+  false discovery rate beside it (``flaky_fdr``: more found, a few of them by chance); ``detectable``
+  says how many of a task's runs must fail before either list can name it. Only configurations with
+  at least two runs are tested.
 - **Non-discriminating**: a task that every configuration in the history always passes, or always
   fails (at least two configurations): it cannot tell variants apart.
 - **Item analysis** over configurations (a run's variant is one "respondent"): difficulty is one
   minus the task's mean pass rate; discrimination is the corrected item-total correlation, Pearson's r between
   the task's pass rate and the mean pass rate on the other tasks (with one repeat, the point-biserial
-  correlation).
+  correlation); ``note`` says why it is undefined where it is.
+- **A smaller suite** (``held_out`` + ``smaller_suite``): the tasks are chosen on data that does not
+  size the suite (the older runs, or the even repeats of a single run), so the size is not flattered by
+  the choice.
 
 Example::
 
@@ -35,23 +41,26 @@ from statsmodels.stats.multitest import multipletests
 
 from coder_eval.analysis.stats.compare import compare
 from coder_eval.analysis.stats.intervals import N_RESAMPLES, NAN, SEED
+from coder_eval.analysis.stats.metrics import metric_values
 from coder_eval.analysis.stats.power import power_at, required_tasks
 from coder_eval.errors import AnalysisError
 
 FLAKY_COLUMNS = ["task_id", "config", "n_runs", "n_episodes", "pass_rate", "rates", "statistic",
-                 "p_value", "p_holm", "flaky"]  # fmt: skip
+                 "p_value", "p_holm", "flaky", "p_fdr", "flaky_fdr"]  # fmt: skip
 FLAKY_METHOD = "chi-square statistic of runs x (pass, fail), permutation p-value, Holm across tasks"
+FDR_METHOD = "Benjamini-Hochberg"
 
 
 def valid(episodes: pd.DataFrame) -> pd.DataFrame:
-    """The measured episodes, with ``passed`` as float and a configuration key per episode."""
+    """The measured episodes, with ``passed`` as float (read from the outcome where it is missing, as
+    every table reads it) and a configuration key per episode."""
     kept = episodes[episodes["outcome"] != "invalid"]
     hashes = (
         kept["task_hash"].astype(object) if "task_hash" in kept.columns else pd.Series(None, index=kept.index)
     )
     label = kept["variant_id"].astype(str) + " " + kept["agent"].astype(str) + " " + kept["model"].astype(str)
     config = [h if isinstance(h, str) and h else other for h, other in zip(hashes, label, strict=True)]
-    return kept.assign(passed=kept["passed"].astype(float), config=config)
+    return kept.assign(passed=metric_values(kept, "passed").to_numpy(float), config=config)
 
 
 def chi_square(passed: np.ndarray, runs: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -97,9 +106,40 @@ def flaky_tasks(episodes: pd.DataFrame, alpha: float = 0.05, seed: int = SEED) -
         statistic, p = homogeneity(per_run, seed)
         rates = ", ".join(f"{int(g.sum())}/{len(g)}" for g in per_run)
         rows.append([task, config, len(per_run), len(group), group["passed"].mean(), rates, statistic, p])
-    frame = pd.DataFrame(rows, columns=FLAKY_COLUMNS[:-2])
+    frame = pd.DataFrame(rows, columns=FLAKY_COLUMNS[:-4])
     holm = multipletests(frame["p_value"], method="holm")[1] if len(frame) else []
-    return frame.assign(p_holm=holm, flaky=np.asarray(holm) < alpha if len(frame) else [])
+    fdr = multipletests(frame["p_value"], method="fdr_bh")[1] if len(frame) else []
+    return frame.assign(
+        p_holm=holm,
+        flaky=np.asarray(holm) < alpha if len(frame) else [],
+        p_fdr=fdr,
+        flaky_fdr=np.asarray(fdr) < alpha if len(frame) else [],
+    )
+
+
+class Detectable(NamedTuple):
+    """How many of a task's runs must fail every repeat (the others passing every one) before the flaky
+    lists can name it, at this many runs, repeats and tests."""
+
+    n_runs: int
+    repeats: int
+    n_tested: int
+    failing_runs: int | None
+    """The fewest failing runs that reach alpha / n_tested (None: no number of them does): the bar of
+    the Holm list, and of the FDR list for a lone flaky task (k flaky tasks lower the FDR bar k-fold)."""
+
+
+def detectable(n_runs: int, repeats: int, n_tested: int, alpha: float = 0.05, seed: int = SEED) -> Detectable:
+    """What the flaky lists can see: the fewest of ``n_runs`` runs (``repeats`` episodes each) that must
+    fail every repeat, the others passing, for the permutation test to reach alpha / ``n_tested``.
+
+    Example: ``detectable(10, 3, 40).failing_runs`` -> ``2`` (with one repeat each: ``None``)
+    """
+    for failing in range(1, n_runs // 2 + 1):
+        groups = [np.zeros(repeats) if i < failing else np.ones(repeats) for i in range(n_runs)]
+        if homogeneity(groups, seed)[1] < alpha / max(n_tested, 1):
+            return Detectable(n_runs, repeats, n_tested, failing)
+    return Detectable(n_runs, repeats, n_tested, None)
 
 
 def constant_tasks(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -115,22 +155,32 @@ def constant_tasks(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def item_analysis(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Difficulty (mean pass rate) and discrimination (corrected item-total r) per task, over the
-    configurations (run and variant) that ran every task of the table."""
+    """Difficulty (1 − mean pass rate) and discrimination (corrected item-total r) per task, over the
+    configurations (run and variant) that ran it: r across them between the task's pass rate and
+    their mean pass rate on the other tasks they ran. ``note`` says why a discrimination is
+    undefined (fewer than 3 such configurations, or no spread to correlate)."""
     kept = valid(episodes)
     matrix = kept.pivot_table(
         index=["run_id", "variant_id"], columns="task_id", values="passed", aggfunc="mean"
     )
-    matrix = matrix.dropna(axis=0)
     rows = []
     for task in matrix.columns:
-        rest = matrix.drop(columns=task).mean(axis=1)
-        item = matrix[task]
-        r = NAN
-        if len(matrix) >= 3 and item.std() > 0 and rest.std() > 0:
+        ran = matrix[matrix[task].notna()]
+        rest = ran.drop(columns=task).mean(axis=1)
+        item, rest = ran[task][rest.notna()], rest[rest.notna()]
+        r, note = NAN, ""
+        if len(item) < 3:
+            note = f"needs 3 configurations that ran it and another task ({len(item)} did)"
+        elif not item.std() > 0:
+            note = "no spread: every configuration had the same pass rate on it"
+        elif not rest.std() > 0:
+            note = "no spread in the other tasks' pass rates"
+        else:
             r = float(stats.pearsonr(item, rest).statistic)
-        rows.append([task, float(item.mean()), 1 - float(item.mean()), r, len(matrix)])
-    return pd.DataFrame(rows, columns=["task_id", "pass_rate", "difficulty", "discrimination", "n_configs"])
+        rate = float(ran[task].mean())
+        rows.append([task, rate, 1 - rate, r, len(item), note])
+    columns = ["task_id", "pass_rate", "difficulty", "discrimination", "n_configs", "note"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 class SuiteSize(NamedTuple):
@@ -146,18 +196,65 @@ class SuiteSize(NamedTuple):
     """The observed difference on the kept tasks."""
     required: int | None
     """Tasks drawn like the kept ones that reach ``power`` at ``kept_effect``; None when undefined."""
+    sized_on: str = ""
+    """Which data sized it, and which chose the tasks (``held_out``)."""
 
 
-def smaller_suite(episodes: pd.DataFrame, a: str, b: str, keep: Sequence[str]) -> SuiteSize:
+class HeldOut(NamedTuple):
+    """A history split so that the data that chooses the tasks is not the data that sizes the suite."""
+
+    choose: pd.DataFrame
+    """Episodes the steady tasks are chosen on."""
+    size: pd.DataFrame
+    """Episodes of one run with two variants that size the suite."""
+    run_id: str
+    how: str
+
+
+def held_out(episodes: pd.DataFrame) -> HeldOut | str:
+    """The newest run with two variants sizes the suite; the tasks are chosen on the other runs, or
+    (one run) on its even repeats while its odd ones size it. A reason instead when neither is there.
+
+    Example: ``held_out(history).how`` -> ``'sized on run r3; tasks chosen on the 3 other runs'``
+    """
+    newest_first = list(dict.fromkeys(map(str, episodes["run_id"])))[::-1]
+    pairs = [r for r in newest_first if episodes.loc[episodes["run_id"] == r, "variant_id"].nunique() > 1]
+    if not pairs:
+        return "no run with two variants to size a suite on"
+    run = pairs[0]
+    mine = episodes["run_id"].astype(str) == run
+    if (~mine).any():
+        others = episodes.loc[~mine, "run_id"].nunique()
+        how = f"sized on run {run}; tasks chosen on the {others} other run{'s' if others > 1 else ''}"
+        return HeldOut(episodes[~mine], episodes[mine], run, how)
+    one = episodes[mine]
+    if one["repeat"].nunique() < 2:
+        return f"run {run} alone, one repeat: no data left to size a suite on that did not choose its tasks"
+    even = one["repeat"] % 2 == 0
+    how = f"sized on run {run}'s odd repeats; tasks chosen on its even repeats"
+    return HeldOut(one[even], one[~even], run, how)
+
+
+def steady_tasks(choose: pd.DataFrame) -> list[str]:
+    """The tasks of ``choose`` that are neither flaky nor constant there."""
+    flaky = flaky_tasks(choose)
+    drop = set(constant_tasks(choose)["task_id"]) | set(flaky.loc[flaky["flaky"], "task_id"])
+    return [str(t) for t in dict.fromkeys(choose["task_id"]) if t not in drop]
+
+
+def smaller_suite(
+    episodes: pd.DataFrame, a: str, b: str, keep: Sequence[str], sized_on: str = ""
+) -> SuiteSize:
     """From one run's ``a`` vs ``b``: the whole suite's effect and its power there, and how many tasks
     like ``keep`` (say, the discriminating ones) reach that power at the effect they show
-    (``power.required_tasks`` on them)."""
+    (``power.required_tasks`` on them). ``keep`` must be chosen on other data (``held_out``): chosen on
+    these episodes, it flatters the size."""
     subset = episodes[episodes["task_id"].isin(keep)]
     n_tasks, n_kept = int(episodes["task_id"].nunique()), int(subset["task_id"].nunique())
-    effect = compare(episodes, a, b, "passed").diff
-    kept_effect = compare(subset, a, b, "passed").diff if n_kept >= 2 else NAN
+    effect = compare(episodes, a, b, "passed", planned=False).diff
+    kept_effect = compare(subset, a, b, "passed", planned=False).diff if n_kept >= 2 else NAN
     have = power_at(episodes, a, b, effect=effect) if effect else NAN
-    size = SuiteSize(n_tasks, effect, have, n_kept, kept_effect, None)
+    size = SuiteSize(n_tasks, effect, have, n_kept, kept_effect, None, sized_on)
     if np.isnan(have) or np.isnan(kept_effect) or kept_effect == 0 or have <= 0.05:
         return size
     try:

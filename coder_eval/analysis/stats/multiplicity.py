@@ -22,7 +22,6 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
 from coder_eval.analysis.frames.load import Runs
 from coder_eval.analysis.stats.compare import Comparison, compare, comparisons_frame, verdict_of
@@ -37,15 +36,19 @@ UNADJUSTED = "unadjusted (95 % each)"
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values (``multipletests(method="holm")``); NaN stays NaN and is not counted.
+    """Holm-adjusted p-values, as ``multipletests(method="holm")`` gives them (a test checks they are
+    equal); NaN stays NaN and is not counted. Computed here because statsmodels' Holm runs a full
+    garbage collection on every call (a tenth of a second in a busy process, on every verdict).
 
     Example: ``holm([0.01, 0.04, 0.03])`` -> ``[0.03, 0.06, 0.06]``
     """
     p = np.asarray(p_values, dtype=float)
     out = np.full(len(p), NAN)
-    finite = ~np.isnan(p)
-    if finite.any():
-        out[finite] = multipletests(p[finite], method="holm")[1]
+    finite = np.flatnonzero(~np.isnan(p))
+    if len(finite):
+        order = finite[np.argsort(p[finite], kind="mergesort")]
+        steps = p[order] * np.arange(len(order), 0, -1)
+        out[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
     return [float(x) for x in out]
 
 
@@ -78,11 +81,12 @@ def adjusted(
 def holm_adjusted(
     comparisons: list[Comparison], at_level: Callable[[Comparison, float], Comparison]
 ) -> list[Comparison]:
-    """The comparisons with ``p_adjusted`` (Holm over all of them) setting each verdict, and each
-    verdict's interval recomputed at its Holm step's level by ``at_level``."""
-    p_adjusted = holm([c.p_value for c in comparisons])
+    """The comparisons with ``p_adjusted`` (Holm over all of them, of the p each verdict rests on:
+    ``p_verdict``) setting each verdict, and each verdict's interval recomputed at its Holm step's
+    level by ``at_level``."""
+    p_adjusted = holm([c.p_verdict for c in comparisons])
     levels = holm_levels(
-        [c.p_value for c in comparisons], 1 - comparisons[0].confidence if comparisons else ALPHA
+        [c.p_verdict for c in comparisons], 1 - comparisons[0].confidence if comparisons else ALPHA
     )
     rows = []
     for c, p, level in zip(comparisons, p_adjusted, levels, strict=True):

@@ -35,6 +35,9 @@ from coder_eval.analysis.stats.metrics import MetricKind
 
 ALPHA = 0.05
 POWER = 0.8
+COVERED_FROM = 20
+"""Pass rates and scores: the verdict's interval holds its coverage of a real effect from this many
+paired tasks on (``benchmarks/ci_coverage.py``); below, it is labelled approximate."""
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,7 @@ def paired_test(
     if estimand == "fixed_tasks":
         return fixed_tasks_test(a, b, kind, confidence, p_t)
     if kind == "amount":
-        r = amount_test(a.means, b.means, confidence, n_resamples, seed)
-        return PairedResult(
-            r.diff, r.low, r.high, r.p_value, r.test, r.diff_method, p_t,
-            r.ratio, r.ratio_low, r.ratio_high, r.ratio_method, r.basis,
-        )  # fmt: skip
+        return amount_result(a, b, confidence, n_resamples, seed, p_t)
     family = sign_flip_family(d, n_resamples, seed)
     p, low, high = inverted(family, 1 - confidence)
     method = f"inverted sign-flip test ({family.label})"
@@ -124,11 +123,36 @@ def paired_test(
         (low, high), method = widened(
             Interval(low, high), float(d[0]), p < 1 - confidence, a, b, kind, confidence
         )
+    if len(d) < COVERED_FROM:
+        method += f"; approximate below {COVERED_FROM} tasks"
     one_run = kind == "binary" and bool(np.all(a.counts == 1) and np.all(b.counts == 1))
     test = f"sign-flip ({family.label})"
     if one_run:
         test = "exact McNemar" if family.exact else f"McNemar as a sign-flip test ({family.label})"
     return PairedResult(float(np.mean(d)), max(low, -1.0), min(high, 1.0), p, test, method, p_t)
+
+
+NO_WIDTH = "the arms' own intervals are undefined, so it has no width"
+
+
+def amount_result(a: Arm, b: Arm, confidence: float, n_resamples: int, seed: int, p_t: float) -> PairedResult:
+    """``amounts.amount_test``, its interval given width where every task differs by the same amount:
+    none at all (every task mean the same in both arms) is undefined; another is joined with the arms'
+    intervals (``widened``)."""
+    r = amount_test(a.means, b.means, confidence, n_resamples, seed)
+    low, high, method = r.low, r.high, r.diff_method
+    d = a.means - b.means
+    if r.basis == "difference" and len(d) >= 2 and no_spread(d):
+        if abs(float(d[0])) <= 1e-12 * max(1.0, float(np.max(np.abs(a.means)))):
+            low, high, method = NAN, NAN, "undefined: every task mean is the same in both variants"
+        else:
+            (low, high), method = widened(
+                Interval(low, high), float(d[0]), r.p_value < 1 - confidence, a, b, "amount", confidence
+            )
+    return PairedResult(
+        r.diff, low, high, r.p_value, r.test, method, p_t,
+        r.ratio, r.ratio_low, r.ratio_high, r.ratio_method, r.basis,
+    )  # fmt: skip
 
 
 def widened(
@@ -138,6 +162,8 @@ def widened(
     anything). Joined with the MOVER interval, so it has width; when the test rejects 0, the MOVER
     part that would reach 0 is left out, so the interval still excludes 0."""
     mov = mover(a, b, kind, confidence, "population")
+    if math.isnan(mov.low) or math.isnan(mov.high):
+        return inverted_ci, f"inverted sign-flip test; every task differs by the same amount and {NO_WIDTH}"
     label = "inverted sign-flip test joined with the MOVER of the two arms' intervals (no spread in d)"
     low, high = min(inverted_ci.low, mov.low), max(inverted_ci.high, mov.high)
     if rejected and low <= 0 <= high:
@@ -198,7 +224,7 @@ def mover(a: Arm, b: Arm, kind: MetricKind, confidence: float, estimand: Estiman
     diff = ea.mean - eb.mean
     low = diff - math.hypot(ea.mean - ea.low, eb.high - eb.mean)
     high = diff + math.hypot(ea.high - ea.mean, eb.mean - eb.low)
-    return Interval(max(low, -1.0), min(high, 1.0))
+    return Interval(low, high) if kind == "amount" else Interval(max(low, -1.0), min(high, 1.0))
 
 
 def paired_mde_normal(d: FloatArray, power: float = POWER, alpha: float = ALPHA) -> float:

@@ -1,10 +1,11 @@
 """Anytime-valid comparisons: a betting confidence sequence for a bounded mean, and its decisions.
 
 Observations x_1, x_2, ... lie in [-1, 1] (one per task: the candidate's task mean minus the
-baseline's, or the sign of the per-task log ratio of an amount). For a candidate mean m the capital
-K_t(m) = mean over a fixed grid of bets λ of prod_{i <= t} (1 + λ (x_i - m)) is a non-negative
-martingale when the true mean is m, so by Ville's inequality it ever reaches 1/alpha with chance at
-most alpha; the set of m it has not rejected is a 1 - alpha confidence sequence, valid at every look.
+baseline's, or the capped log ratio of an amount's task means, ``capped_log_ratio``). For a
+candidate mean m the capital K_t(m) = mean over a fixed grid of bets λ of prod_{i <= t}
+(1 + λ (x_i - m)) is a non-negative martingale when the true mean is m, so by Ville's inequality it
+ever reaches 1/alpha with chance at most alpha; the set of m it has not rejected is a 1 - alpha
+confidence sequence, valid at every look.
 
 Example::
 
@@ -106,15 +107,35 @@ def decisions(seq: ConfidenceSequence, delta: float) -> list[Decision | None]:
     ]
 
 
-def sign_of_log_ratio(candidate: FloatArray, baseline: FloatArray) -> FloatArray:
-    """The bounded transform for amounts (cost, tokens, time), oriented so +1 is better: +1 where
-    the candidate's task mean is lower than the baseline's, -1 where higher, 0 on a tie. For
-    positive amounts this is the sign of log(baseline / candidate); its mean is P(cheaper) -
-    P(dearer) over tasks, which is 0 when neither arm tends to cost more.
+RATIO_CAP = 4.0
+"""Amounts: a task's ratio counts at most this far either way (×4 or ×1/4) in ``capped_log_ratio``."""
 
-    Example: ``sign_of_log_ratio(np.array([1.0, 3.0]), np.array([2.0, 3.0]))`` -> ``[1.0, 0.0]``
+
+def capped_log_ratio(candidate: FloatArray, baseline: FloatArray, cap: float = RATIO_CAP) -> FloatArray:
+    """The bounded transform for amounts (cost, tokens, time), oriented so +1 is better:
+    log(baseline / candidate) / log(cap), clipped to [-1, 1]. Its mean is the mean log ratio over
+    tasks in units of log(cap) whenever no task's ratio goes past the cap, so its sign is that of the
+    geometric mean of the per-task ratios: a decision "better" means the candidate's typical ratio
+    is below 1 (cheaper), in the sense ``compare`` calls cheaper. A task where one arm spent 0 and
+    the other did not counts at the cap; where both spent 0, as a tie.
+
+    Example: ``capped_log_ratio(np.array([1.0, 3.0, 16.0]), np.array([2.0, 3.0, 1.0]))``
+    -> ``[0.5, 0.0, -1.0]``
     """
     a, b = np.asarray(candidate, dtype=float), np.asarray(baseline, dtype=float)
     if np.any(a < 0) or np.any(b < 0):
         raise AnalysisError("amounts must not be negative")
-    return np.asarray(np.sign(b - a), dtype=float)
+    if not cap > 1:
+        raise AnalysisError(f"the ratio cap must be above 1 (got {cap})")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = (np.log(b) - np.log(a)) / np.log(cap)
+    x = np.where((a == 0) & (b == 0), 0.0, x)
+    return np.asarray(np.clip(x, -1.0, 1.0), dtype=float)
+
+
+def ratio_of(x: float, cap: float = RATIO_CAP) -> float:
+    """The candidate / baseline ratio a value of ``capped_log_ratio``'s scale stands for (``cap ** -x``).
+
+    Example: ``ratio_of(0.5)`` -> ``0.5`` (with the cap of 4: half the cost)
+    """
+    return float(cap ** (-x))

@@ -173,17 +173,46 @@ def enumerated_p(nonzero: FloatArray) -> float:
 def monte_carlo_p(nonzero: FloatArray, n_resamples: int, seed: int) -> float:
     """(1 + #{random patterns at least as extreme}) / (1 + n_resamples), seeded.
 
-    The sign patterns are random bits (``numpy.unpackbits``) and the sums one matrix product per
-    batch: ``scipy.stats.permutation_test`` computes the same p-value but takes ~0.4 s at T = 1,000.
+    The sign patterns are random bits and their sums come from ``random_subset_sums``:
+    ``scipy.stats.permutation_test`` computes the same p-value but takes ~0.4 s at T = 1,000.
     """
     magnitudes = np.abs(nonzero)
     total = float(magnitudes.sum())
     threshold = abs(float(nonzero.sum())) - 1e-9 * total
+    plus, _ = random_subset_sums(magnitudes, n_resamples, seed)
+    extreme = int(np.count_nonzero(np.abs(2 * plus - total) >= threshold))
+    return (1 + extreme) / (1 + n_resamples)
+
+
+class SubsetSums(NamedTuple):
+    """Per random sign pattern: the sum of the values it selects, and how many it selects."""
+
+    sums: FloatArray
+    sizes: FloatArray
+
+
+def random_subset_sums(values: FloatArray, n_resamples: int, seed: int) -> SubsetSums:
+    """``n_resamples`` seeded random subsets of ``values`` (each value in or out with probability ½):
+    their sums and sizes.
+
+    The subsets are random bytes (8 values each, in ``numpy.unpackbits`` order); each byte's sum is
+    read from a table of its 256 possible sums, so the work is one lookup per byte instead of a
+    product over every value. Example: ``random_subset_sums(np.ones(3), 4, 0).sizes`` -> 4 counts in 0..3
+    """
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    width = (n + 7) // 8
+    padded = np.zeros(width * 8)
+    padded[:n] = values
+    byte_bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+    tables = byte_bits @ padded.reshape(width, 8).T  # (256, width): the sum of each byte's values
+    counts = byte_bits.sum(axis=1)
     rng = np.random.default_rng(seed)
-    extreme = 0
+    sums, sizes = [], []
     for start in range(0, n_resamples, BATCH):
         size = min(BATCH, n_resamples - start)
-        bits = rng.integers(0, 256, size=(size, (len(magnitudes) + 7) // 8), dtype=np.uint8)
-        plus = np.unpackbits(bits, axis=1, count=len(magnitudes)).astype(np.float64) @ magnitudes
-        extreme += int(np.count_nonzero(np.abs(2 * plus - total) >= threshold))
-    return (1 + extreme) / (1 + n_resamples)
+        bits = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
+        bits[:, -1] &= np.uint8((0xFF << (8 * width - n)) & 0xFF)  # bits past the last value select nothing
+        sums.append(np.take_along_axis(tables.T, bits.T.astype(np.intp), axis=1).sum(axis=0))
+        sizes.append(counts[bits].sum(axis=1))
+    return SubsetSums(np.concatenate(sums), np.concatenate(sizes))

@@ -23,8 +23,10 @@ from coder_eval.analysis.answer.wording import (
     NAMES,
     effect_text,
     interval_text,
+    invalid_text,
     mde_text,
     metric_value,
+    missingness_note,
     p_text,
 )
 from coder_eval.analysis.frames.load import Runs, load_runs
@@ -96,6 +98,11 @@ def money(value: float) -> str:
 
 def baseline_section(found: Regression) -> list[str]:
     """The run against its baseline: the call, a verdict table per variant, the tasks that moved."""
+    if found.nothing_paired:
+        return [
+            f"### Against the baseline `{found.baseline_run}`",
+            f"No regression called: {found.nothing_paired}",
+        ]
     call = "**Regression: called worse than the baseline**" if found.regressed else "No regression called"
     parts = [
         f"### Against the baseline `{found.baseline_run}`",
@@ -179,11 +186,15 @@ def verdict_table(comparisons: Sequence[Comparison], arms: tuple[str, str] = ("b
             continue
         words = change_words(c)
         bold = f"**{words}**" if c.verdict != "inconclusive" else f"{words} (MDE {mde_text(c)})"
+        bold += missingness_note(c)
         rows.append(
             f"| {NAMES.get(c.metric, c.metric)} | {metric_value(c.metric, c.mean_b)} | "
             f"{metric_value(c.metric, c.mean_a)} | {effect_text(c)} {interval_text(c)} | "
             f"{p_text(c).removeprefix('p = ')} | {bold} |"
         )
+    said = next((invalid_text(c) for c in comparisons if invalid_text(c)), "")
+    if said:
+        rows += ["", f"_{said}_"]
     return "\n".join(rows)
 
 

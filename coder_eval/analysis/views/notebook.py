@@ -23,7 +23,7 @@ import os
 import urllib.parse
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from coder_eval.analysis.answer.engine import (
 from coder_eval.analysis.answer.engine import pick_variants
 from coder_eval.analysis.answer.wording import metric_value
 from coder_eval.analysis.frames.load import Runs, load_runs
-from coder_eval.errors import ReportError
+from coder_eval.errors import ManifestError, ReportError
+from coder_eval.manifest import read_manifest
 
 
 def jsonable(value: Any) -> Any:
@@ -71,14 +72,53 @@ def write_summary(path: str, **sections: Any) -> None:
 
 
 def load_report_runs(run_dirs: str) -> tuple[Runs, list[str]]:
-    """``load_runs`` on comma-separated run directories; its warnings are returned as text, not printed.
+    """``load_runs`` on comma-separated run directories; its warnings are returned as text, not printed,
+    and so is a run's stop at its cost cap (:func:`budget_stops`: the figures cover a partial run).
 
     Example: ``runs, notes = load_report_runs("runs/a,runs/b")``
     """
+    paths = [p.strip() for p in run_dirs.split(",") if p.strip()]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        runs = load_runs([p.strip() for p in run_dirs.split(",") if p.strip()])
-    return runs, [str(w.message) for w in caught]
+        runs = load_runs(paths)
+    stops = [
+        f"run {s.run_id} was stopped by its cost cap (${s.spent_usd:.4g} spent of ${s.max_cost_usd:g}; "
+        f"{s.not_started} episodes not started): every figure covers the episodes that ran, and "
+        "`coder-eval run --resume` with a larger --max-cost-usd finishes it"
+        for s in budget_stops(paths)
+    ]
+    return runs, [str(w.message) for w in caught] + stops
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A run that ``--max-cost-usd`` stopped (exit code 3): what it spent of its cap, what never started
+    (a record in ``summary.json``: ``budget_stopped``)."""
+
+    run_id: str
+    max_cost_usd: float
+    spent_usd: float
+    not_started: int
+
+
+def budget_stops(run_dirs: Sequence[str | Path]) -> list[BudgetStop]:
+    """The runs among ``run_dirs`` that their cost cap stopped, from their manifests (a folder without
+    a readable ``run.json`` is skipped).
+
+    Example: ``budget_stops(["runs/latest"])`` -> ``[BudgetStop("r1", 1.5, 2.0, 2)]``
+    """
+    stops = []
+    for folder in (Path(str(d).strip()) for d in run_dirs):
+        try:
+            manifest = read_manifest(folder)
+        except ManifestError:
+            continue
+        budget = manifest.budget
+        if manifest.status == "budget_stopped" and budget is not None:
+            stops.append(
+                BudgetStop(manifest.run_id, budget.max_cost_usd, budget.spent_usd, budget.not_started)
+            )
+    return stops
 
 
 def variant_pair(episodes: pd.DataFrame, baseline: str = "", candidate: str = "") -> tuple[str, str]:
@@ -141,12 +181,42 @@ def md_text(text: object) -> str:
     return html.escape(str(text))
 
 
+def record_note(episodes: pd.DataFrame) -> str | None:
+    """How many episodes' records are the agent's own (not checked at a harness point), in words; None
+    when every one was checked (or the frame predates the record).
+
+    Example: ``record_note(runs.episodes)`` -> ``"The record of 3 of 10 episodes is the agent's own ..."``.
+    """
+    if "record_verified" not in episodes or not len(episodes):
+        return None
+    known = episodes["record_verified"].dropna()
+    unverified = int((~known.astype(bool)).sum())
+    if not unverified:
+        return None
+    share = "every episode" if unverified == len(episodes) else f"{unverified} of {len(episodes)} episodes"
+    return (
+        f"The record of {share} is the agent's own, unverified: their tool calls, usage and cost come "
+        "from the agent CLI's stream, not from the model endpoint's record (no harness vantage point on "
+        "the model, or a tempdir sandbox, which is no boundary)."
+    )
+
+
 def show_scripted_banner(episodes: pd.DataFrame) -> None:
-    """Display, at the top of a report, that its episodes used the scripted model server (if any did).
+    """Display, at the top of a report, that its episodes used the scripted model server (if any did),
+    and that their record is the agent's own (if any's is: :func:`record_note`).
 
     Example (first output of every template): ``show_scripted_banner(runs.episodes)``
     """
     display = importlib.import_module("IPython.display")  # untyped
+
+    note = record_note(episodes)
+    if note is not None:
+        display.display(
+            display.HTML(
+                '<div class="coder-eval-unverified" style="border-left: 4px solid #b00020; '
+                f'background: #fdecee; padding: 0.5em 1em; margin: 0.5em 0"><b>{note}</b></div>'
+            )
+        )
 
     scripted = int(episodes["scripted"].fillna(False).astype(bool).sum()) if len(episodes) else 0
     if not scripted:

@@ -90,11 +90,18 @@ def plot_sequence(record: AdaptiveRecord, ax: Any = None) -> Any:
         xlim=(1, max(record.max_tasks, 2)),
         ylim=(-1, 1),
         xlabel=f"tasks completed (of at most {record.max_tasks})",
-        ylabel=f"{record.candidate} − {record.baseline}",
+        ylabel=scale_label(record),
         title="Confidence sequence over tasks",
     )
     ax.legend(loc="lower right", fontsize="small")
     return ax
+
+
+def scale_label(record: AdaptiveRecord) -> str:
+    """What the plot's vertical axis is: the difference, or for amounts the capped log ratio."""
+    if all(path.metric in ("passed", "score") for path in record.paths):
+        return f"{record.candidate} − {record.baseline}"
+    return f"difference; amounts: log(baseline / candidate) / log {record.rule.ratio_cap:g}"
 
 
 def sequence_views(run_dirs: Iterable[str | os.PathLike[str]]) -> tuple[dict[str, Any], ...]:

@@ -32,7 +32,7 @@ import pandas as pd
 
 from coder_eval.analysis.answer.baseline_run import BASELINE, CANDIDATE, Regression
 from coder_eval.analysis.answer.engine import REPORT_METRICS, Declaration, Verdicts, pick_variants, verdicts
-from coder_eval.analysis.answer.wording import verdict_rows
+from coder_eval.analysis.answer.wording import invalid_text, verdict_rows
 from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.analysis.stats.flips import flips
 from coder_eval.analysis.stats.intervals import N_RESAMPLES
@@ -437,4 +437,6 @@ class Explorer:
             lines.append(f"<div><b>No comparison:</b> {why}. The per-variant summary is below.</div>")
         elif self.verdicts is not None:
             lines.append(f"<div>Tasks: {html.escape(self.verdicts.selection.description)}.</div>")
+            if self.verdicts.primary is not None and invalid_text(self.verdicts.primary):
+                lines.append(f"<div><b>Headline:</b> {html.escape(self.verdicts.line())}.</div>")
         return "".join(lines + [f"<div>Note: {html.escape(n)}</div>" for n in self.notes])

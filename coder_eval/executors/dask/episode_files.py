@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from coder_eval.agents.raw_events import RAW_EVENTS_DIR, raw_events_enabled, raw_events_path
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode, start_event
 from coder_eval.episode.snapshots import SnapshotTarget
@@ -33,12 +34,15 @@ ATTEMPT = re.compile(r"\.attempt(\d+)$")
 @dataclass(frozen=True)
 class EpisodeFiles:
     """A finished episode: its trajectory, those of its failed provider attempts (in order), its
-    ``episode_end`` and its kept workspace snapshot (None: none was asked for, or it was not kept)."""
+    ``episode_end``, its kept workspace snapshot (None: none was asked for, or it was not kept) and
+    its raw event log (None: the worker keeps none)."""
 
     trajectory: bytes
     attempts: tuple[bytes, ...]
     end: EpisodeEnd
     snapshot: bytes | None = None
+    raw_events: bytes | None = None
+    """The raw event log (``coder_eval.agents.raw_events``), when the worker keeps one."""
 
     @classmethod
     async def produce(
@@ -48,10 +52,12 @@ class EpisodeFiles:
         and read back what it wrote."""
         path = scratch / f"{plan.episode_id}.jsonl"
         keep = _scratch_target(scratch, plan, keep_bytes)
-        end = await run_episode(plan, run_id, path, keep=keep, durable=False)  # the submitter syncs it
+        raw = scratch / RAW_EVENTS_DIR / path.name if raw_events_enabled() else None
+        end = await run_episode(plan, run_id, path, keep=keep, durable=False, raw_events=raw)  # synced there
         attempts = sorted(scratch.glob(f"{path.name}.attempt*"), key=_attempt_number)
         snapshot = keep.path.read_bytes() if keep is not None and keep.path.is_file() else None
-        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end, snapshot)
+        raw_bytes = raw.read_bytes() if raw is not None and raw.is_file() else None
+        return cls(path.read_bytes(), tuple(p.read_bytes() for p in attempts), end, snapshot, raw_bytes)
 
     @classmethod
     def failed(cls, plan: EpisodePlan, run_id: str, error: str) -> EpisodeFiles:
@@ -104,6 +110,13 @@ class EpisodeFiles:
             _write_atomically(keep.path, self.snapshot)
         for number, data in enumerate(self.attempts, start=1):
             _write_atomically(path.with_name(f"{path.name}.attempt{number}"), data)
+        if self.raw_events is not None:
+            raw = raw_events_path(path)
+            try:
+                raw.parent.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise RunWriteError.of(raw.parent, exc) from exc
+            _write_atomically(raw, self.raw_events)
         _write_atomically(path, self.trajectory, durable=True)
         return self.end
 

@@ -15,8 +15,9 @@ names (``all:<ids>``, the verifier's sweep, which also catches a process that dr
 environment); in ``capture`` mode its output is read from pipes while it runs, capped there as on
 the host (:data:`~coder_eval.sandbox.process.MAX_OUTPUT_BYTES` a stream, with the same note), and
 sent when it ends, so a background process holding stdout cannot keep the ``docker exec`` open.
-``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace (an absolute
-path may be anywhere in the container). Failures the harness must recognise exit with
+``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace, and absolute
+ones inside the workspace, the sandbox's own folders or a folder it shows at a fixed path
+(listed in ``tools/shown``). Failures the harness must recognise exit with
 :data:`REFUSED` and a line starting with :data:`PREFIX` on stderr.
 
 The engine carries arguments as Unicode text, and would replace bytes that are not UTF-8 (a file
@@ -68,12 +69,24 @@ def within(path, root):
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def shown():
+    """The folders the sandbox shows at fixed paths (``/tests``), one a line in ``tools/shown``."""
+    try:
+        with open(os.path.join(BASE, "tools", "shown"), encoding="utf-8") as handle:
+            return tuple(os.path.realpath(line) for line in handle.read().splitlines() if line)
+    except OSError:
+        return ()
+
+
 def inside(workdir, path):
     """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
-    workspace or the sandbox's own folders."""
+    workspace, a shown folder or the sandbox's own folders."""
     work = os.path.realpath(workdir)
-    real = os.path.realpath(os.path.join(work, path))
-    roots = (work, BASE) if path.startswith("/") else (work,)
+    try:
+        real = os.path.realpath(os.path.join(work, path))
+    except RecursionError:  # a chain of links deeper than the interpreter follows
+        refuse(f"{path!r} leads through links chained too deep to follow")
+    roots = (work, BASE, *shown()) if path.startswith("/") else (work,)
     if not any(within(real, root) for root in roots):
         refuse(f"{path!r} resolves outside the sandbox ({real})")
     return real
@@ -184,6 +197,58 @@ def pump(proc, outputs, seconds):
             os.close(pidfd)
 
 
+class Relay:
+    """``relay`` mode: the command's streams are Unix sockets this process copies to and from its own
+    (a tool of the command cannot open them again through /proc), and this process is not dumpable
+    (its own /proc/<pid>/fd is closed to processes without CAP_SYS_PTRACE)."""
+
+    def __init__(self):
+        import ctypes, socket
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        except Exception:
+            pass
+        self.pairs = [socket.socketpair() for _ in range(3)]
+        self.threads = []
+
+    def start(self, argv):
+        import socket, subprocess, threading
+
+        ours = [pair[0] for pair in self.pairs]
+        theirs = [pair[1] for pair in self.pairs]
+        try:
+            proc = subprocess.Popen(argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2])
+        finally:
+            for sock in theirs:
+                sock.close()
+        feed = threading.Thread(
+            target=copy, args=(0, ours[0].fileno(), lambda: ours[0].shutdown(socket.SHUT_WR)), daemon=True
+        )
+        feed.start()
+        for n in (1, 2):
+            thread = threading.Thread(target=copy, args=(ours[n].fileno(), n, lambda: None), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return proc
+
+    def finish(self):
+        for thread in self.threads:
+            thread.join(5)
+
+
+def copy(src, dst, done):
+    try:
+        while chunk := os.read(src, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+    except OSError:
+        pass
+    finally:
+        done()
+
+
 def run(workdir, cwd, timeout, mode, end, argv):
     import subprocess
 
@@ -194,8 +259,12 @@ def run(workdir, cwd, timeout, mode, end, argv):
     value = os.environ.get(MARKER, "")
     outputs = [Output(), Output()] if mode == "capture" else []
     sinks = [o.sink for o in outputs] or [None, None]
+    relay = Relay() if mode == "relay" else None
     try:
-        proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
+        if relay is not None:
+            proc = relay.start(argv)
+        else:
+            proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127 if isinstance(exc, FileNotFoundError) else 126
@@ -212,6 +281,8 @@ def run(workdir, cwd, timeout, mode, end, argv):
     elif value:
         kill(lambda: marked(value))
     code = proc.wait()
+    if relay is not None:
+        relay.finish()
     for output, stream in zip(outputs, (sys.stdout.buffer, sys.stderr.buffer)):
         stream.write(output.result())
     if timed_out:
@@ -221,32 +292,34 @@ def run(workdir, cwd, timeout, mode, end, argv):
     return 128 - code if code < 0 else code
 
 
-def measure(workdir, max_bytes, max_entries):
-    """Walk the workspace counting entries and apparent sizes; print the counts at the first entry
-    past a bound (a negative bound is none), or ``{}``."""
+def measure(workdir, max_bytes, max_entries, max_depth, max_path):
+    """Walk the workspace (a stack of folders, no recursion) counting entries and apparent sizes;
+    print the counts at the first entry past a bound, or too deep, or too long a path (a negative
+    bound is none), or ``{}``."""
     import json
 
-    root = inside(workdir, ".")
     entries = total = 0
-    pending = [root]
+    pending = [(inside(workdir, "."), "")]
     while pending:
+        folder, prefix = pending.pop()
         try:
-            items = list(os.scandir(pending.pop()))
+            items = list(os.scandir(folder))
         except OSError:
             continue
         for item in items:
+            name = prefix + item.name
+            misshapen = 0 <= max_depth < name.count("/") + 1 or 0 <= max_path < len(os.fsencode(name))
             try:
                 info = item.stat(follow_symlinks=False)
             except OSError:
-                continue
-            size = info.st_size if stat.S_ISREG(info.st_mode) else 0
-            entries, total = entries + 1, total + size
-            if 0 <= max_entries < entries or 0 <= max_bytes < total:
-                name = os.path.relpath(item.path, root)
+                info = None
+            size = info.st_size if info is not None and stat.S_ISREG(info.st_mode) else 0
+            entries, total = entries + (info is not None), total + size
+            if misshapen or 0 <= max_entries < entries or 0 <= max_bytes < total:
                 print(json.dumps({"name": name, "size": size, "entries": entries, "bytes": total}))
                 return 0
-            if stat.S_ISDIR(info.st_mode):
-                pending.append(item.path)
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                pending.append((item.path, name + "/"))
     print("{}")
     return 0
 
@@ -278,21 +351,32 @@ def write(workdir, path, executable):
 
 
 def glob(workdir, root, pattern, links):
+    """The entries under ``root`` whose relative path ``pattern`` matches (a stack of folders, no
+    recursion; links listed when asked, never entered)."""
     import json, re
 
     root, regex, found = inside(workdir, root), re.compile(pattern), []
     if not os.path.isdir(root):
         print("[]")
         return 0
-    for parent, dirnames, filenames in os.walk(root):
-        relative = os.path.relpath(parent, root)
-        for name in dirnames + filenames:
-            path = os.path.join(parent, name)
-            rel = name if relative == "." else f"{relative}/{name}"
-            mode = os.lstat(path).st_mode
+    pending = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            items = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in items:
+            rel = prefix + item.name
+            try:
+                mode = item.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
             wanted = stat.S_ISREG(mode) or (links and stat.S_ISLNK(mode))
             if wanted and regex.fullmatch(rel):
                 found.append(rel)
+            if stat.S_ISDIR(mode):
+                pending.append((item.path, rel + "/"))
     print(json.dumps(sorted(found)))
     return 0
 
@@ -324,7 +408,7 @@ def main(op, args):
     if op == "glob":
         return glob(args[0], args[1], args[2], args[3] == "1")
     if op == "measure":
-        return measure(args[0], int(args[1]), int(args[2]))
+        return measure(args[0], *(int(arg) for arg in args[1:5]))
     if op == "kill":
         kill(lambda: marked(args[0]))
         return 0

@@ -10,22 +10,32 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import expit
 
-from coder_eval.analysis.stats.forecast import Seen, episodes_to_decision, history, shift_for, spend
+from coder_eval.analysis.stats.forecast import (
+    Seen,
+    episodes_to_decision,
+    fixed_design,
+    fixed_power,
+    history,
+    shift_for,
+    spend,
+)
 from coder_eval.run import Batch, RunInputs, RunSession
 from tests.helpers import REPO
 
 
-def test_spend_is_planned_episodes_times_the_mean_with_a_task_bootstrap() -> None:
+def test_spend_is_a_predictive_total_labelled_approximate_with_few_tasks() -> None:
     seen = Seen()
     for task, values in {"a": [1.0, 3.0], "b": [4.0], "c": [6.0]}.items():
         for value in values:
             seen.add(task, "cost_usd", value)
 
-    got = spend(seen, "cost_usd", planned_episodes=10)
+    got = spend(seen, "cost_usd", planned_episodes=12, planned_tasks=4)
 
-    assert got is not None and got.mean == pytest.approx(10 * (2 + 4 + 6) / 3) and got.episodes == 4
-    assert 20 <= got.low < got.mean < got.high <= 60
+    assert got is not None and got.episodes == 4 and got.low < 12 * 3.5 < got.high
+    assert got.note == "approximate: log-normal predictive; 3 of 4 planned tasks seen"
     assert spend(seen, "total_tokens", 10) is None
+    seen.add("d", "cost_usd", 0.0)  # no logarithm: resampled instead
+    assert spend(seen, "cost_usd", 12, 4).note.startswith("approximate: resampled")  # type: ignore[union-attr]
 
 
 def test_the_shift_gives_the_effect_on_average() -> None:
@@ -55,3 +65,11 @@ def test_history_reads_earlier_runs_of_the_same_tasks_per_variant(tmp_path: Path
     assert set(seen) == {"baseline", "with_skill"} and seen["baseline"].runs == {"pilot"}
     assert sorted(seen["baseline"].values["duration_s"]) == sorted(tasks)
     assert history(tmp_path / "runs", {"other"}) == {} and history(tmp_path / "none", set(tasks)) == {}
+
+
+def test_the_fixed_design_is_the_fewest_tasks_of_the_power_asked() -> None:
+    eighty, ninety = fixed_design(0.2, 0.8, repeats=3), fixed_design(0.2, 0.9, repeats=3)
+    assert eighty.power >= 0.8 and ninety.power >= 0.9 and eighty.tasks < ninety.tasks
+    shift = shift_for(0.2)
+    assert fixed_power(shift, eighty.tasks - 2, 3, np.random.default_rng([0, eighty.tasks - 2])) < 0.8
+    assert eighty.episodes(3) == eighty.tasks * 6

@@ -8,7 +8,16 @@ import pandas as pd
 import pytest
 
 from coder_eval.analysis import load_runs
-from coder_eval.analysis.stats.items import constant_tasks, flaky_tasks, item_analysis, smaller_suite
+from coder_eval.analysis.stats.items import (
+    HeldOut,
+    constant_tasks,
+    detectable,
+    flaky_tasks,
+    held_out,
+    item_analysis,
+    smaller_suite,
+    steady_tasks,
+)
 from tests.store.histories import write_run
 
 REPEATS = 4
@@ -91,3 +100,81 @@ def test_the_statistic_is_pearsons_chi_square_and_a_run_of_one_episode_is_tested
     )
     statistic, p = homogeneity([np.ones(4), np.ones(4), np.zeros(4), np.zeros(1)])
     assert statistic == pytest.approx(13.0) and p < 0.01
+
+
+def mildly_flaky(run: int) -> dict[tuple[str, str, int], str]:
+    """Six runs of three repeats: tasks m0-m4 each fail every repeat in one run of their own; s0-s14
+    always pass."""
+    outcomes = {}
+    for r in range(3):
+        for i in range(5):
+            outcomes[(f"m{i}", "a", r)] = "fail" if run == i else "pass"
+        for i in range(15):
+            outcomes[(f"s{i}", "a", r)] = "pass"
+    return outcomes
+
+
+def test_the_fdr_list_names_what_the_family_wise_list_misses(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    episodes = load_runs([write_run(root, f"run{i}", mildly_flaky(i), day=i) for i in range(6)]).episodes
+    found = flaky_tasks(episodes).set_index("task_id")
+    mild = [f"m{i}" for i in range(5)]
+    assert not found["flaky"].any()  # Holm over 20 tests: 0.008 x 20
+    assert found.loc[mild, "flaky_fdr"].all() and not found.drop(index=mild)["flaky_fdr"].any()
+
+
+def test_what_the_flaky_test_can_see_at_this_many_runs() -> None:
+    assert detectable(10, 3, 40).failing_runs == 2
+    assert detectable(10, 1, 40).failing_runs is None  # one run each: no task can be named
+
+
+def test_the_item_table_says_why_a_discrimination_is_missing(history: pd.DataFrame) -> None:
+    items = item_analysis(history).set_index("task_id")
+    assert items.loc["easy", "note"] == "no spread: every configuration had the same pass rate on it"
+    two = item_analysis(history[history["run_id"] == "run0"]).set_index("task_id")
+    assert two["discrimination"].isna().all() and two["pass_rate"].notna().all()
+    assert set(two["note"]) == {"needs 3 configurations that ran it and another task (2 did)"}
+
+
+def test_the_item_table_reads_outcomes_when_passed_is_missing(history: pd.DataFrame) -> None:
+    unread = history.assign(passed=pd.array([None] * len(history), dtype="boolean"))
+    assert item_analysis(unread)["pass_rate"].tolist() == item_analysis(history)["pass_rate"].tolist()
+
+
+def test_the_smaller_suite_is_chosen_on_runs_that_do_not_size_it(tmp_path: Path) -> None:
+    """Task z always passes in the older runs and discriminates in the newest: chosen on the older
+    runs it is left out, so the newest run's difference on it cannot flatter the size."""
+    root = tmp_path / "runs"
+    runs = []
+    for run in range(3):
+        outcomes = {}
+        for r in range(2):
+            for i in range(6):
+                outcomes[(f"d{i}", "old", r)], outcomes[(f"d{i}", "new", r)] = (
+                    ("fail", "pass") if (i + r) % 2 else ("pass", "pass")
+                )
+            outcomes[("z", "old", r)] = "fail" if run == 2 else "pass"
+            outcomes[("z", "new", r)] = "pass"
+        runs.append(write_run(root, f"run{run}", outcomes, day=run))
+    split = held_out(load_runs(runs).episodes)
+    assert isinstance(split, HeldOut) and split.run_id == "run2"
+    assert split.how == "sized on run run2; tasks chosen on the 2 other runs"
+    assert set(split.size["run_id"]) == {"run2"} and "run2" not in set(split.choose["run_id"])
+    assert "z" not in steady_tasks(split.choose) and "d1" in steady_tasks(split.choose)
+
+
+def test_one_run_is_split_by_repeat_and_one_repeat_cannot_be(tmp_path: Path) -> None:
+    both = load_runs(write_run(tmp_path / "runs", "r", planted(0))).episodes
+    split = held_out(both)
+    assert (
+        isinstance(split, HeldOut)
+        and set(split.choose["repeat"]) == {0, 2}
+        and set(split.size["repeat"]) == {1, 3}
+    )
+    single = load_runs(
+        write_run(tmp_path / "one", "s", {("t", "a", 0): "pass", ("t", "b", 0): "fail"})
+    ).episodes
+    assert (
+        held_out(single)
+        == "run s alone, one repeat: no data left to size a suite on that did not choose its tasks"
+    )

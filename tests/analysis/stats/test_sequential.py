@@ -9,11 +9,12 @@ import pytest
 from coder_eval.analysis.stats.sequential import (
     BET_FRACTIONS,
     MEANS,
+    capped_log_ratio,
     confidence_sequence,
     decide,
     decisions,
     log_capital,
-    sign_of_log_ratio,
+    ratio_of,
 )
 from coder_eval.errors import AnalysisError
 
@@ -112,11 +113,11 @@ def test_decide_words_each_case() -> None:
     assert decide(-0.1, 0.15, False, 0.0) is None
 
 
-def test_amounts_bet_on_the_sign_of_the_log_ratio() -> None:
-    got = sign_of_log_ratio(np.array([1.0, 3.0, 5.0, 0.0]), np.array([2.0, 3.0, 1.0, 0.0]))
+def test_amounts_bet_on_the_log_ratio_capped_at_the_cap() -> None:
+    got = capped_log_ratio(np.array([1.0, 3.0, 5.0, 0.0, 0.0, 2.0]), np.array([2.0, 3.0, 1.0, 0.0, 1.0, 0.0]))
 
-    assert got.tolist() == [1.0, 0.0, -1.0, 0.0]
-    assert got.tolist() == [*np.sign(np.log(np.array([2.0, 3.0, 1.0]) / [1.0, 3.0, 5.0])).tolist(), 0.0]
+    assert got.tolist() == pytest.approx([np.log(2) / np.log(4), 0.0, -1.0, 0.0, 1.0, -1.0])
+    assert ratio_of(float(got[0])) == pytest.approx(0.5)  # the candidate's ratio: half the cost
 
 
 @pytest.mark.parametrize("bad", [[1.5], [np.nan], [[0.1]]])
@@ -129,7 +130,9 @@ def test_bad_alpha_and_negative_amounts_are_refused() -> None:
     with pytest.raises(AnalysisError, match="alpha"):
         confidence_sequence(np.zeros(3), alpha=1.5)
     with pytest.raises(AnalysisError, match="negative"):
-        sign_of_log_ratio(np.array([-1.0]), np.array([1.0]))
+        capped_log_ratio(np.array([-1.0]), np.array([1.0]))
+    with pytest.raises(AnalysisError, match="cap"):
+        capped_log_ratio(np.array([1.0]), np.array([1.0]), cap=1.0)
 
 
 def test_zero_is_on_the_grid() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,12 +14,18 @@ import coder_eval.analysis as ca
 from coder_eval.analysis.answer.wording import verdict_rows
 from coder_eval.analysis.views.notebook import (
     TRANSCRIPT_URL_ENV,
+    BudgetStop,
+    budget_stops,
     flips_table,
+    load_report_runs,
     metric_value,
     readable,
     token_buckets_plot,
     trajectory_links,
 )
+from coder_eval.manifest import BudgetRecord
+from coder_eval.run_dir import RunDir
+from tests.analysis.builders import write_suite
 from tests.helpers import REPO
 
 RUNS = REPO / "tests" / "fixtures" / "runs"
@@ -109,3 +116,31 @@ def test_the_token_bucket_legend_covers_no_bar() -> None:
         "cache read",
         "cache creation",
     ]
+
+
+def test_a_run_its_cost_cap_stopped_is_reported_as_partial(tmp_path: Path) -> None:
+    stopped = write_suite(tmp_path / "a", {"v": {"t1": ["pass"], "t2": ["fail"]}})
+    run = RunDir(stopped)
+    manifest = run.read_manifest()
+    manifest.status = "budget_stopped"
+    manifest.budget = BudgetRecord(max_cost_usd=1.5, spent_usd=2.0, stopped=True, not_started=3)
+    run.write_manifest(manifest)
+    finished = write_suite(tmp_path / "b", {"v": {"t1": ["pass"]}}, run_id="run2")
+
+    runs, notes = load_report_runs(f"{stopped}, {finished}")
+
+    assert budget_stops([stopped, finished, tmp_path / "nowhere"]) == [BudgetStop("run1", 1.5, 2.0, 3)]
+    assert notes == [
+        "run run1 was stopped by its cost cap ($2 spent of $1.5; 3 episodes not started): every figure "
+        "covers the episodes that ran, and `coder-eval run --resume` with a larger --max-cost-usd finishes it"
+    ]
+    assert len(runs.episodes) == 3
+
+
+def test_the_record_note_says_how_many_episodes_are_the_agents_own_account() -> None:
+    from coder_eval.analysis.views.notebook import record_note
+
+    frame = pd.DataFrame({"record_verified": [True, False, None]}, dtype="boolean")
+    assert record_note(frame) is not None and "1 of 3 episodes" in (record_note(frame) or "")
+    assert record_note(pd.DataFrame({"record_verified": [True, None]}, dtype="boolean")) is None
+    assert record_note(pd.DataFrame({"outcome": ["pass"]})) is None  # older frames

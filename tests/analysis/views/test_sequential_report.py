@@ -64,3 +64,17 @@ def test_the_compare_report_shows_the_stop_and_labels_fixed_design_intervals(tmp
     text = re.sub(r"<[^>]+>", "", Path(result.html_path).read_text())
     assert f"Stopped: {record.reason}" in " ".join(text.split())
     assert NOT_VALID_AFTER_STOPPING.split(":")[0] in text
+
+
+def test_the_plot_names_the_scale_an_amount_is_decided_on() -> None:
+    from coder_eval.analysis.views.sequential_report import scale_label
+    from coder_eval.manifest import SequencePath
+
+    record = AdaptiveRecord(
+        rule=UntilConclusiveRule(metrics=["passed", "cost_usd"]), baseline="b", candidate="c", seed=0,
+        order=["t"], max_tasks=1, episodes_per_task=2,
+        paths=[SequencePath(metric="passed"), SequencePath(metric="cost_usd")],
+    )  # fmt: skip
+    assert scale_label(record) == "difference; amounts: log(baseline / candidate) / log 4"
+    alone = record.model_copy(update={"paths": [SequencePath(metric="passed")]})
+    assert scale_label(alone) == "c − b"
