@@ -108,7 +108,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "cli/__init__.py": "two names; tests/cli/test_commands.py",
     "cli/export.py": "tested through tests/interop/exporters/test_atif_export.py",
     "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
-    "cli/run_console.py": "tested through tests/test_cli.py and tests/security/test_terminal_attacks.py",
     "cli/run_options.py": "option types only; tested through tests/test_cli.py",
     "episode/plan.py": "tested through tests/episode/test_runner.py and tests/episode/test_simulator.py",
     "experiment/inputs.py": "tested through tests/run/test_session.py and tests/test_cli.py",
@@ -143,9 +142,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "criteria/judges/context.py": "no test of its own; tests/criteria/judges/test_llm.py",
     "criteria/judges/workspace.py": "tested through tests/criteria/judges/test_agent.py",
     "criteria/judges/panel.py": "no test of its own; the judges' tests/criteria/judges/test_llm.py",
-    "criteria/recorded_calls.py": (
-        "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
-    ),
     "criteria/suite_metrics.py": "tested through tests/run/test_gates.py",
     # executors
     "executors/base.py": "the executor protocol (types); tests/executors/dask/test_executor.py",

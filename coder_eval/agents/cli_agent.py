@@ -232,7 +232,8 @@ class CliAgent(Generic[Program, Spec]):
         await self.before_run(request, sink, spec, program, launch)
         recorder = self.recorder(sink, model)
         limits = request.limits
-        end = await run_cli(request, launch, recorder, Limits(max_turns(spec, limits), limits.max_usd))
+        max_usd = limits.max_usd if request.endpoint is None else None  # a scripted model has no price
+        end = await run_cli(request, launch, recorder, Limits(max_turns(spec, limits), max_usd))
         result = cli_result(recorder, end, self.cli_name)
         result.versions = self.versions(program)
         return self.after_run(spec, result)

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from coder_eval.cli.app import app, console, out
+from coder_eval.cli.app import app, console, out, whole
 from coder_eval.errors import AnalysisError, InputError
 
 if TYPE_CHECKING:
@@ -48,8 +48,10 @@ def calibrate(
         found = calibrate(runs.criteria, read)
     except AnalysisError as exc:  # the labels do not fit the runs: a usage error
         raise InputError(f"{labels}: {exc}; {matching_hint(read, runs.criteria)}") from exc
-    table = Table("criterion", "n", "agreement", "kappa [95 %]", "judge+/people+", "judge+/people-",
-                  "judge-/people+", "judge-/people-", "bias", "raters (alpha)", "fit to gate",
+    ids = [j.criterion_id for j in found.judges]
+    table = Table(whole("criterion", ids), "n", "agreement", "kappa [95 %]", "judge+/people+",
+                  "judge+/people-", "judge-/people+", "judge-/people-", "bias", "raters (alpha)",
+                  "fit to gate",
                   title=f"judges against people (kappa interval: {KAPPA_METHOD})")  # fmt: skip
     for j in found.judges:
         c = j.confusion

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
-from coder_eval.cli.app import app, console, out
+from coder_eval.cli.app import app, console, out, whole
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,8 +105,9 @@ def print_runs(runs: pd.DataFrame) -> None:
     if runs.empty:
         out.print("no runs match", highlight=False)
         return
-    table = Table("run", "created (UTC)", "status", "branch", "commit", "episodes", "pass rate", "cost $",
-                  "headline", box=None, pad_edge=False)  # fmt: skip
+    table = Table(whole("run", map(str, runs["run_id"])), "created (UTC)", "status", "branch", "commit",
+                  "episodes", "pass rate", "cost $", Column("headline", overflow="fold"), box=None,
+                  pad_edge=False)  # fmt: skip
     for row in runs.itertuples():
         table.add_row(*map(escape, (
             str(row.run_id), f"{row.created_at:%Y-%m-%d %H:%M}", str(row.status), text(row.git_branch),

@@ -53,7 +53,11 @@ def report(
     ] = None,
     store: Annotated[Path | None, typer.Option(help="Markdown: the run store --baseline reads.")] = None,
     link_base: Annotated[
-        str | None, typer.Option(help="Markdown: a URL the report links start with (a CI artifact's).")
+        str | None,
+        typer.Option(
+            help="Markdown: a URL the report links start with, or with {path} where each report's "
+            "path goes (a CI artifact's: URL#{path})."
+        ),
     ] = None,
 ) -> None:
     """Render a report notebook to HTML for one or more runs."""
@@ -131,5 +135,7 @@ def print_report_outcomes(outcomes: Sequence[ReportOutcome]) -> None:
             console.print(f"[red]report {o.template} failed:[/red] {escape(str(o.error))}", highlight=False)
         elif not o.ok:
             _failed(o.template, o.error, o.html_path or Path())
+        elif o.kept:
+            out.print(f"report: {o.html_path} (kept: no episode ran since it was rendered)", highlight=False)
         else:
             out.print(f"report: {o.html_path}", highlight=False)

@@ -162,8 +162,10 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
     """The episodes (until the answer, when a rule says so), under a progress bar; after Ctrl-C,
     how to resume."""
     from coder_eval.run.adaptive import execute_until_conclusive, start
+    from coder_eval.run.batch import kept_episodes
 
     rule = asked.rule_of(session)
+    kept = kept_episodes(session.run, session.decision.rerun) if session.decision is not None else {}
     stopped = session.manifest.adaptive.stop if session.manifest.adaptive is not None else None
     if stopped is not None:
         console.print(
@@ -171,7 +173,8 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
             highlight=False,
         )
     with progress_bar() as bar:
-        shown = SequenceBar(bar) if rule is not None else BarProgress(bar)
+        plans = session.resolution.plans
+        shown = SequenceBar(bar, plans, kept) if rule is not None else BarProgress(bar, plans, kept)
         try:
             if rule is None:
                 session.execute(batch, shown)
@@ -182,6 +185,6 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
         except KeyboardInterrupt:
             console.print(resume_hint(session.run), highlight=False, soft_wrap=True)
             raise
-        shown.complete()
+        shown.complete(budget_stopped=session.batch is not None and session.batch.budget_stopped)
     if rule is not None:
         print_sequence(record)

@@ -25,7 +25,7 @@ from coder_eval.criteria.transcript import message_text
 from coder_eval.episode.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
 from coder_eval.episode.simulator import Simulator, open_simulation
 from coder_eval.episode.stage import Stage
-from coder_eval.episode.watch import EarlyCheck, Watch
+from coder_eval.episode.watch import EarlyCheck, Watch, WatchOutcome
 from coder_eval.errors import AgentError, CoderEvalError
 from coder_eval.plugins import crash_text
 from coder_eval.pricing import cost_usd
@@ -71,6 +71,12 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task.run_limits.task_timeout,
         )
     stage.notes += outcome.notes + _single_iteration(task)
+    result = _ended(task, sink, stage, outcome)
+    return apply_budgets(task.run_limits, result)
+
+
+def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchOutcome) -> AgentResult:
+    """The agent's result, or what its recorded messages say when a time limit or the watch ended it."""
     if outcome.timed_out:
         limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
         return _provider_check(task, sink, stage, _stopped(task, sink, "timeout", f"{limit} reached"), limit)
@@ -82,7 +88,26 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task, sink, stage, result, f"turn_timeout of {task.run_limits.turn_timeout:g} s"
         )
     assert outcome.result is not None
-    return apply_budgets(task.run_limits, outcome.result)
+    return outcome.result
+
+
+def unpriced(task: TaskSpec, notes: list[str], result: AgentResult) -> AgentResult:
+    """A scripted model has no price: its episode costs $0, whatever the agent priced its tokens at
+    (Claude Code prices them at the list price of the model name the script answers as). The note
+    keeps that figure, so the tokens can still be priced as if a real model had spent them. Applied
+    to the settled result (the endpoint's record prices what the scripted server answered as).
+
+    Example: a scripted episode the CLI priced at $0.1312 -> ``cost_usd == 0.0`` and the note
+    ``"scripted model: no price, so the episode costs $0 (the agent priced its tokens at $0.1312)"``.
+    """
+    if task.agent.model != "scripted" or result.cost_usd is None or result.cost_usd == 0:
+        return result
+    notes.append(
+        f"scripted model: no price, so the episode costs $0 (the agent priced its tokens at "
+        f"${result.cost_usd:.4f})"
+    )
+    result.cost_usd = 0.0
+    return result
 
 
 async def _named(kind: str, run: Coroutine[Any, Any, AgentResult]) -> AgentResult:

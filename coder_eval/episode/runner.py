@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from coder_eval.agents import AgentResult
 from coder_eval.agents.raw_events import RawEventLog, raw_log
-from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent
+from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent, unpriced
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
     Grade,
@@ -171,7 +171,7 @@ async def _phases(
     phases.enter("stop")
     await stage.sandbox.stop()
     settled = settle_on_record(plan.task, stage.vantage, stage.confined, sink, result)
-    result = apply_budgets(plan.task.run_limits, settled.result)
+    result = apply_budgets(plan.task.run_limits, unpriced(plan.task, notes, settled.result))
     hits = limits_hit(result, plan.task.sandbox.limits, stage.sandbox.limits_hit())
     if hits:
         result = at_limit(result, plan.task.sandbox.limits, hits)

@@ -84,10 +84,13 @@ def _special_files(resolution: Resolution) -> Iterator[str]:
 
 
 def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:
-    """Not the ``settings`` layer's alone: a ``DEFAULT_*`` setting is for the kinds that have the field."""
+    """Agent fields another layer set that the chosen agent has not. A task's own fields for the agent
+    it was written for are left out silently: whoever chose another agent (``--agent oracle``, a
+    variant) meant to; so are the ``settings`` layer's (a ``DEFAULT_*`` setting is for the kinds that
+    have the field)."""
     for plan in resolution.plans:
         for path, layer in plan.provenance.items():
-            if layer.startswith("dropped:") and layer != f"dropped:{SETTINGS}":
+            if layer.startswith("dropped:") and layer not in ("dropped:task", f"dropped:{SETTINGS}"):
                 yield (
                     f"{path} (set by {layer.removeprefix('dropped:')}) is not a field of the "
                     f"{plan.task.agent.type!r} agent of task {plan.task.task_id!r}: it is left out"

@@ -22,6 +22,7 @@ from coder_eval.run.regression import NAN, FailOn, Guard, baseline_gates, sequen
 from coder_eval.run.reports import ReportOutcome, render_run_reports
 from coder_eval.run.summary import RunSummary
 from coder_eval.run_dir import RunDir, RunManifest
+from coder_eval.version import pip_install
 
 if TYPE_CHECKING:
     from coder_eval.analysis.answer.baseline_run import Regression
@@ -85,11 +86,13 @@ def finish_run(
     after: AfterRun,
     totals: RunSummary,
     on_reports: Callable[[list[str]], None] | None = None,
+    nothing_new: bool = False,
 ) -> Finished:
     """Gates, headline, JUnit, reports and the run store for a finished (or budget-stopped) run, in
     that order: the gates and the run's own record (run.json) are written before anything that may
     fail (a report, the store), and none of those fails the run. No reports when nothing was
-    measured (they would show nothing; ``coder-eval report`` renders them anyway)."""
+    measured (they would show nothing; ``coder-eval report`` renders them anyway); with
+    ``nothing_new`` (a resume that ran no episode) up-to-date reports are kept as they are."""
     finished = Finished(reports_skipped=after.report and not totals.measured)
     if after.min_pass_rate is not None or resolution.suites:
         finished.gates = run_gates(run, manifest, resolution, after.min_pass_rate)
@@ -104,7 +107,9 @@ def finish_run(
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
     if after.report and totals.measured:
-        finished.reports = render_run_reports(run.path, manifest.variants, on_reports, after.reports_dir)
+        finished.reports = render_run_reports(
+            run.path, manifest.variants, on_reports, after.reports_dir, reuse=nothing_new
+        )
     if after.index:
         finished.indexed_into, finished.index_error = index_finished(run.path, after.store)
     return finished
@@ -200,7 +205,7 @@ def run_gates(
     try:
         from coder_eval.analysis import load_runs
     except ImportError as exc:
-        raise InputError("gates need the analysis extra: pip install 'coder_eval[analysis]'") from exc
+        raise InputError(f"gates need the analysis extra: {pip_install('analysis')}") from exc
     ungated = [v.variant_id for v in resolution.experiment.variants if not v.gated]
     results = evaluate_gates(
         load_runs(run.path), manifest.variants, resolution.suites, min_pass_rate, ungated

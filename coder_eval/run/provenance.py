@@ -4,7 +4,9 @@ each task's content hash.
 A task's **content hash** is the sha256 of its task file's bytes and of every file or folder that
 file names by a path relative to itself (fixtures, hidden tests, scripts, a dataset's rows). It
 leaves out what an experiment adds (a variant's skill, model or plugin), so a run with a changed
-skill still pairs with its baseline, while a task whose own files changed does not.
+skill still pairs with its baseline, while a task whose own files changed does not. Paths are
+hashed relative to the task's folder, so two checkouts of the same suite in different places (a CI
+runner's and a laptop's) hash alike.
 
 The branch is what ``--baseline latest-on-<branch>`` selects by. A CI checkout is usually a detached
 HEAD, so the branch is read from ``CODER_EVAL_BRANCH``, else GitHub Actions' ``GITHUB_HEAD_REF`` (a
@@ -85,15 +87,16 @@ def file_content_hash(path: Path, read_from: Mapping[str, str] | None = None) ->
     """sha256 of a task file's bytes and of what it names relative to its folder; a task that is a
     folder (a Harbor task directory) is the folder's content."""
     if path.is_dir():
-        return hash_files(hashlib.sha256(b"folder"), [str(path.resolve())], read_from)
+        return hash_files(hashlib.sha256(b"folder"), [str(path.resolve())], read_from, base=path.resolve())
     data = copy_of(path.resolve(), read_from).read_bytes()
     try:
         raw = yaml.safe_load(data) if path.suffix in (".yaml", ".yml") else None
     except yaml.YAMLError:
         raw = None
-    folder = path.parent
+    folder = path.parent.resolve()
     named = {str((folder / value).resolve()) for value in strings(raw) if names_a_path(folder, value)}
-    return hash_files(hashlib.sha256(data), sorted(named), read_from)
+    ordered = sorted(named, key=lambda name: os.path.relpath(name, folder))
+    return hash_files(hashlib.sha256(data), ordered, read_from, base=folder)
 
 
 def strings(value: Any) -> Iterator[str]:

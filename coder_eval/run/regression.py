@@ -105,7 +105,8 @@ def check_max_drop(max_drop: float | None, reference: str | None) -> float | Non
 def baseline_gates(
     run: RunDir, store: Path, reference: str, guard: Guard | FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
-    """The gate rows, the comparison they come from, and a note when there is no baseline."""
+    """The gate rows, the comparison they come from, and a note when there is no baseline (or it is a
+    budget-stopped one, which pairs only the tasks it reached)."""
     from coder_eval.store.baseline_ref import compare_with_baseline
 
     guard = guard if isinstance(guard, Guard) else Guard(guard)
@@ -116,9 +117,9 @@ def baseline_gates(
         shown: Verdict = "pass" if guard.fail_on == "worse" else "not gated"
         row = GateResult("baseline", "(all)", "passed", NAN, label=f"vs {found.run_id}", verdict=shown,
                          note=regression.nothing_paired)  # fmt: skip
-        return [row], regression, None
+        return [row], regression, note
     rows = [arm_row(arm, regression, found.run_id, guard) for arm in regression.arms]
-    return rows, regression, None
+    return rows, regression, note
 
 
 def arm_row(arm: ArmRegression, regression: Regression, baseline_id: str, guard: Guard) -> GateResult:

@@ -261,7 +261,8 @@ def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: fl
     return None
 
 
-def _read_index(out: Path) -> dict[str, Any]:
+def read_index(out: Path) -> dict[str, Any]:
+    """The report folder's ``summary.json`` index (empty when there is none or it cannot be read)."""
     try:
         index = json.loads((out / INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -270,13 +271,13 @@ def _read_index(out: Path) -> dict[str, Any]:
 
 
 def _has_good_entry(out: Path, template: str) -> bool:
-    entry = _read_index(out).get("reports", {}).get(template)
+    entry = read_index(out).get("reports", {}).get(template)
     return isinstance(entry, dict) and entry.get("ok") is True
 
 
 def update_index(out: Path, template: str, runs: Sequence[Path], result: ReportResult) -> None:
     """Record this render in ``<out>/summary.json`` (replaced atomically), keeping other templates."""
-    index = _read_index(out)
+    index = read_index(out)
     headline = json.loads(result.summary_path.read_text(encoding="utf-8")) if result.ok else None
     index.setdefault("reports", {})[template] = {
         "ok": result.ok,

@@ -5,6 +5,9 @@ else the first, against the first other) when the experiment has two or more var
 ``classification_report`` for each criterion that recorded labels (in
 ``reports/<run_id>/<criterion_id>/`` when there are several).
 
+A run resumed with nothing left to run keeps its reports when each rendered well after its last
+trajectory was written (``reuse``): rendering them again would show the same (34 s for the demo).
+
 Example::
 
     outcomes = render_run_reports(Path("runs/latest"), ["baseline", "with_skill"])
@@ -37,6 +40,8 @@ class ReportOutcome:
     ok: bool
     error: str | None = None
     raised: bool = False
+    kept: bool = False
+    """Not rendered again: the page from before still shows every trajectory (``reuse``)."""
 
 
 def render_run_reports(
@@ -44,11 +49,16 @@ def render_run_reports(
     variants: Sequence[str],
     on_start: Callable[[list[str]], None] | None = None,
     out_dir: Path | None = None,
+    reuse: bool = False,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
     told their templates first); a failed one is recorded in its outcome, and the others are still
-    rendered."""
+    rendered. With ``reuse`` (nothing new ran), reports that are up to date are kept as they are,
+    when all of them are."""
     jobs = report_jobs(run, list(variants), out_dir)
+    kept = [kept_report(run, job) for job in jobs] if reuse else []
+    if kept and all(k is not None for k in kept):
+        return [k for k in kept if k is not None]
     if on_start is not None:
         on_start([job.template for job in jobs])
     return [_render(run, job) for job in jobs]
@@ -66,6 +76,25 @@ def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> 
         folder = base / criterion if len(labelled) > 1 else out_dir
         jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
     return jobs
+
+
+def kept_report(run: Path, job: ReportJob) -> ReportOutcome | None:
+    """The report ``job`` rendered before, when its last render worked, on this run, after the run's
+    last trajectory was written; else None (it must be rendered)."""
+    from coder_eval.run.render import REPORTS_DIR, read_index
+    from coder_eval.run.render_files import RenderFiles
+
+    folder = job.out_dir or REPORTS_DIR / run.resolve().name
+    entry = read_index(folder).get("reports", {}).get(job.template)
+    page = RenderFiles(folder, job.template).html
+    if not isinstance(entry, dict) or entry.get("ok") is not True or not page.is_file():
+        return None
+    if [Path(r).resolve() for r in entry.get("runs", [])] != [run.resolve()]:
+        return None
+    trajectories = [p.stat().st_mtime_ns for p in (run / "episodes").glob("*.jsonl")]
+    if trajectories and page.stat().st_mtime_ns <= max(trajectories):
+        return None
+    return ReportOutcome(job.template, page, ok=True, kept=True)
 
 
 def labelled_criteria(run: Path) -> list[str]:

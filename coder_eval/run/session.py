@@ -221,7 +221,11 @@ class RunSession:
     ) -> RunResult:
         """Headline, gates, JUnit and reports; the result says what each did, and the exit code."""
         totals = totals or self.totals()
-        finished = finish_run(self.run, self.manifest, self.resolution, after, totals.summary, on_reports)
+        ran = sum(self.batch.outcomes.values()) if self.batch is not None else 0
+        nothing_new = self.resuming and ran == 0
+        finished = finish_run(
+            self.run, self.manifest, self.resolution, after, totals.summary, on_reports, nothing_new
+        )
         return RunResult(
             self.run.path,
             totals.summary,

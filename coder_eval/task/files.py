@@ -62,14 +62,18 @@ def task_hash(task: TaskSpec, read_from: Mapping[str, str] | None = None) -> str
     return value
 
 
-def hash_files(digest: Any, roots: list[str], read_from: Mapping[str, str] | None = None) -> str:
+def hash_files(
+    digest: Any, roots: list[str], read_from: Mapping[str, str] | None = None, *, base: Path | None = None
+) -> str:
     """``sha256:<hex>`` of ``digest`` updated with each root and everything under it, in order (past
     ``CONTENT_LIMIT`` bytes, files count by size and modification time; ``read_from``: each file's
-    bytes read from its copy)."""
+    bytes read from its copy). With ``base``, each path is hashed relative to it, so the same files
+    hash alike wherever the folder was checked out."""
     budget = CONTENT_LIMIT
     for root in roots:
         for entry in _walk(Path(root)):
-            digest.update(b"\0" + os.fsencode(entry.path) + b"\0")
+            name = os.path.relpath(entry.path, base) if base is not None else entry.path
+            digest.update(b"\0" + os.fsencode(name) + b"\0")
             budget = _hash_entry(entry, digest, budget, read_from)
     return f"sha256:{digest.hexdigest()}"
 

@@ -122,6 +122,14 @@ def test_history_tasks_finds_the_planted_flaky_and_constant_tasks(tmp_path: Path
     assert "steady" not in [line.split()[0] for line in lines if "sha256" in line]
 
 
+def test_run_ids_print_whole_on_a_narrow_terminal(suite: Path) -> None:
+    run(suite, "main")
+    run_id = (suite / "runs" / "latest").resolve().name
+    listed = coder_eval("history", cwd=suite, columns=60)
+    assert listed.returncode == 0, listed.stderr
+    assert any(line.startswith(f"{run_id} ") for line in listed.stdout.splitlines()), listed.stdout
+
+
 def no_traceback(text: str) -> bool:
     """Neither Python's traceback nor the one typer draws in a box."""
     return "Traceback" not in text and "╭─" not in text

@@ -306,3 +306,26 @@ def test_replan_and_retry_invalid_are_for_resume(tmp_path: Path) -> None:
     result = coder_eval("run", "tasks", "--replan", "--no-report", cwd=tmp_path)
     assert result.returncode == 2 and "it is for --resume" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_resume_of_a_finished_run_keeps_reports_that_show_every_trajectory(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "t1", extra="agent: {kind: oracle}\n")
+    first = coder_eval("run", "tasks", "--run-dir", "runs/r", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    page = tmp_path / "reports" / "r" / "run_report.html"
+    rendered = page.stat().st_mtime_ns
+
+    again = coder_eval("run", "--resume", "--run-dir", "runs/r", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "report: reports/r/run_report.html (kept: no episode ran since it was rendered)" in again.stdout
+    assert "rendering" not in again.stderr and page.stat().st_mtime_ns == rendered
+
+    trajectory = next((tmp_path / "runs" / "r" / "episodes").glob("*.jsonl"))
+    os.utime(trajectory, ns=(rendered + 10**9, rendered + 10**9))  # written after the report: stale
+    stale = coder_eval("run", "--resume", "--run-dir", "runs/r", cwd=tmp_path)
+    assert (
+        stale.returncode == 0
+        and "(kept: no episode" not in stale.stdout
+        and page.stat().st_mtime_ns != rendered
+    )

@@ -85,7 +85,9 @@ class ClaudeCodeAgent:
         except AgentError as exc:
             return AgentResult(invalid=True, status="infra_error", error=str(exc), cause="harness")
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
-        dialog, budget = Dialog(request.prompt, request.conversation, sink), Budget(request.limits.max_usd)
+        # a scripted model (the runner's endpoint) has no price: no dollar budget can stop it
+        budget = Budget(request.limits.max_usd if request.endpoint is None else None)
+        dialog = Dialog(request.prompt, request.conversation, sink)
 
         def watch(message: Any, progress: Progress) -> str | None:
             if isinstance(message, ResultMessage):
