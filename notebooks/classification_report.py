@@ -29,7 +29,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.views import plots
+from coder_eval.analysis import plots
 from coder_eval.errors import AnalysisError, unknown_name
 from coder_eval.analysis import html_table, load_report_runs, md_text, readable, show_scripted_banner, trajectory_links, write_summary
 from coder_eval.analysis import verdicts

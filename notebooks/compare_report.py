@@ -42,10 +42,10 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.views import plots
+from coder_eval.analysis import plots
 from coder_eval.analysis import MIN_TASKS
 from coder_eval.analysis import html_table, load_report_runs, md_text, show_scripted_banner, trajectory_links, write_summary
-from coder_eval.analysis.answer import planning
+from coder_eval.analysis import planning
 from coder_eval.analysis import REPORT_METRICS, Declaration, verdicts
 from coder_eval.analysis import metric_table, p_value_text, verdict_text
 

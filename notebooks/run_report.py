@@ -42,7 +42,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 import coder_eval.analysis as ca
-from coder_eval.analysis.views import plots
+from coder_eval.analysis import plots
 from coder_eval.analysis import criterion_changes, outcome_changes, regraded_source
 from coder_eval.analysis import budget_stops, load_report_runs, md_text, readable, show_scripted_banner, token_buckets_plot, write_summary
 from coder_eval.analysis import REPORT_METRICS, verdicts
