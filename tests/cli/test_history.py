@@ -120,6 +120,11 @@ def test_history_tasks_finds_the_planted_flaky_and_constant_tasks(tmp_path: Path
     assert any(line.split()[:3] == ["hard", "always", "fails"] for line in lines)
     assert "run --exclude-tags quarantine" in done.stdout
     assert "steady" not in [line.split()[0] for line in lines if "sha256" in line]
+    said = " ".join(done.stdout.split())
+    assert "also flaky at a 5 % false discovery rate (Benjamini-Hochberg; a few may be chance): none" in said
+    assert "a task is named only when 1 or more of its 4 runs fail every repeat" in said
+    assert "smaller suite (sized on run run3; tasks chosen on the 3 other runs)" in said
+    assert " nan" not in said and "no spread: every configuration had the same pass rate on it" in said
 
 
 def test_run_ids_print_whole_on_a_narrow_terminal(suite: Path) -> None:
@@ -262,9 +267,3 @@ def test_a_baseline_with_no_task_in_common_passes_saying_nothing_paired(suite: P
         "report", "runs/latest", "--format", "markdown", "--baseline", "latest-on-", cwd=suite
     )
     assert unnamed.returncode == 2 and "names no branch" in unnamed.stderr
-
-    said = " ".join(done.stdout.split())
-    assert "also flaky at a 5 % false discovery rate (Benjamini-Hochberg; a few may be chance): none" in said
-    assert "a task is named only when 1 or more of its 4 runs fail every repeat" in said
-    assert "smaller suite (sized on run run3; tasks chosen on the 3 other runs)" in said
-    assert " nan" not in said and "no spread: every configuration had the same pass rate on it" in said

@@ -123,9 +123,10 @@ def test_regrade_decides_again_from_the_regraded_verdicts(tmp_path: Path) -> Non
     assert all(look["value"] == 0 for look in after["paths"][0]["looks"])
 
 
-STAYS_INVALID = """
+SUITE_TASK = """
 task_id: t{i}
 initial_prompt: write ok to ok.txt
+pre_run: ["{pre_run}"]
 agent: {{kind: command, command: "{command}"}}
 sandbox: {{driver: tempdir}}
 success_criteria:
@@ -139,11 +140,12 @@ variants:
 """
 
 
-def suite(folder: Path, command: str, tasks: int = 3) -> Path:
-    """Tasks whose agent runs ``command`` on ``baseline`` and passes on ``with_skill``."""
+def suite(folder: Path, command: str, tasks: int = 3, pre_run: str = "true") -> Path:
+    """Tasks whose agent runs ``command`` on ``baseline`` and passes on ``with_skill``, after a set-up
+    that runs ``pre_run`` (one that fails is the harness's fault: both arms' episodes ``invalid``)."""
     (folder / "tasks").mkdir(parents=True)
     for i in range(tasks):
-        (folder / "tasks" / f"t{i}.yaml").write_text(STAYS_INVALID.format(i=i, command=command))
+        (folder / "tasks" / f"t{i}.yaml").write_text(SUITE_TASK.format(i=i, command=command, pre_run=pre_run))
     (folder / "ab.yaml").write_text(ARMS)
     return folder
 
@@ -194,9 +196,9 @@ def test_until_conclusive_cannot_be_added_to_a_fixed_design_run_on_resume(tmp_pa
     assert refused.returncode == 2 and "started with a fixed design" in refused.stderr, refused.stderr
 
 
-@pytest.mark.parametrize(("command", "stop"), [("exit 3", "blocked"), ("echo no > ok.txt", "decided")])
-def test_a_stop_is_final_a_resume_runs_nothing_more(tmp_path: Path, command: str, stop: str) -> None:
-    folder = suite(tmp_path, command, tasks=30)
+@pytest.mark.parametrize(("pre_run", "stop"), [("exit 3", "blocked"), ("true", "decided")])
+def test_a_stop_is_final_a_resume_runs_nothing_more(tmp_path: Path, pre_run: str, stop: str) -> None:
+    folder = suite(tmp_path, "echo no > ok.txt", tasks=30, pre_run=pre_run)
     run_dir = folder / "runs" / "s"
     first = coder_eval(
         "run", "tasks", "-e", "ab.yaml", "--until-conclusive", "--run-dir", str(run_dir), "--no-report",

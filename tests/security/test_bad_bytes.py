@@ -54,7 +54,9 @@ def test_a_recorded_call_from_a_folder_that_is_not_utf8(attack: Attack, driver: 
     calls = [e for e in read_trajectory(outcome.path).events if isinstance(e, CliCall)]
 
     assert (outcome.end.outcome, outcome.end.status) == ("fail", "completed")
-    assert outcome.verdicts["hidden"].details["failed"] == ["forbid[0] 'production'"]
+    assert outcome.verdicts["hidden"].details["failed"] == [  # the call as seen, its bad byte escaped
+        "forbid[0] 'production': called \"deployctl deploy --env 'production\\udcfe'\""
+    ]
     assert [(c.exit_code, os.fsencode(c.cwd), os.fsencode(c.argv[-1])) for c in calls] == [
         (None, b"\xff-dir", b"production\xfe"),  # recorded before it ran
         (0, b"\xff-dir", b"production\xfe"),

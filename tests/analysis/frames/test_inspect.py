@@ -188,7 +188,8 @@ def test_without_inspect_ai_the_error_says_what_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     for target in (inspect_logs[CAREFUL], inspect_logs[CAREFUL].parent):
-        with pytest.raises(AnalysisError, match=r"needs inspect_ai: pip install 'coder_eval\[inspect\]'"):
+        wanted = r"needs inspect_ai: pip install 'coder-eval-toolkit\[inspect\]'"
+        with pytest.raises(AnalysisError, match=wanted):
             ca.load_runs(target)
 
 
