@@ -1,7 +1,9 @@
 """Numbers the agent writes where a grader compares them: an integer of 400 digits (no double holds
 it, so converting it raises ``OverflowError``), a count of 5,000 digits (past Python's int-string
-limit) in a test summary. Each must be that criterion's failure, graded with a reason, never an
-``invalid`` episode left out of pass rates."""
+limit) in a test summary. Each must be that criterion's failure, graded with a reason, never a crash
+of the grader. A verifier that copies such a number into its reward file wrote no reward it can be
+scored by: as Harbor counts it, the verifier failed (``invalid``, ``grader_error``, with the reason),
+which the comparisons' worst-case bound keeps from moving any verdict."""
 
 from __future__ import annotations
 
@@ -22,7 +24,6 @@ success_criteria:
     path: summary.json
     assertions: [{{expression: total, at_least: 3}}, {{expression: total, at_most: 10}}]
   - {{id: half, type: json_check, path: summary.json, schema: {{properties: {{total: {{multipleOf: 0.5}}}}}}}}
-  - {{id: reward, type: reward_file, command: "cat out.json > rewards.json", reward_json: rewards.json}}
   - {{id: checks, type: hidden_tests, command: bash run_checks.sh}}
 """
 
@@ -45,3 +46,20 @@ def test_numbers_past_what_the_graders_convert_fail_their_criteria(attack: Attac
     }
     assert "past the range of a JSON number" in outcome.verdicts["half"].details["schema_errors"][0]
     assert outcome.verdicts["checks"].score == 0.0
+
+
+REWARD = """
+task_id: reward
+initial_prompt: Write out.json.
+sandbox: {{driver: {driver}}}
+success_criteria:
+  - {{id: reward, type: reward_file, command: "cat out.json > rewards.json", reward_json: rewards.json}}
+"""
+
+
+def test_a_reward_no_double_holds_is_no_reward_and_never_a_pass(attack: Attack, driver: str) -> None:
+    outcome = attack(HUGE, driver, REWARD)
+
+    assert (outcome.end.outcome, outcome.end.status) == ("invalid", "grader_error"), outcome.summary()
+    assert outcome.end.error is not None
+    assert "the reward file rewards.json is not a flat object of numbers" in outcome.end.error
