@@ -48,4 +48,6 @@ def test_scripted_claude_code_example_reads_top_to_bottom(suite: Path) -> None:
     ]
     assert "  agent claude-code, model scripted (scripted)" in shown
     assert "criterion hidden-tests (hidden_tests): pass" in shown
-    assert shown.splitlines()[-1].startswith("= pass (completed)")
+    *_, end, note = shown.splitlines()  # the end, then its note
+    assert end.startswith("= pass (completed)")
+    assert note.startswith("  note: scripted model: no price, so the episode costs $0")

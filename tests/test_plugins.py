@@ -19,7 +19,7 @@ import pytest
 from coder_eval import plugins
 from coder_eval.errors import PluginError
 from coder_eval.plugins import Builtins, Plugins, Registry
-from tests.helpers import REPO
+from tests.helpers import REPO, scripted_list_price
 
 PACKAGE = REPO / "tests" / "fixtures" / "plugin_package"
 
@@ -119,7 +119,9 @@ def test_an_installed_plugin_package_runs_a_suite_with_its_agent_criterion_and_p
     assert criteria["words"]["passed"] and criteria["said"]["passed"]
     assert [e["name"] for e in events if e["type"] == "tool_call"] == ["Write"]
     usage = end["usage"]  # priced by the plugin's register(registry): acme-writer-1 at $2 / $8
-    assert end["cost_usd"] == pytest.approx((usage["input_tokens"] * 2 + usage["output_tokens"] * 8) / 1e6)
+    listed = (usage["input_tokens"] * 2 + usage["output_tokens"] * 8) / 1e6
+    assert end["cost_usd"] == 0.0  # a scripted model has no price; the note keeps the list price
+    assert scripted_list_price(end["notes"]) == pytest.approx(listed, abs=5e-5)
 
 
 @pytest.mark.slow
