@@ -63,8 +63,6 @@ def regression_gate(
     Example: ``regression_gate("latest-on-main", "worse", Path("runs/history.duckdb"))``
     -> ``("latest-on-main", "worse")``; ``regression_gate(None, "never", store)`` -> ``(None, "never")``.
     """
-    from coder_eval.store.baseline_ref import check_reference
-
     if fail_on not in FAIL_ON:
         raise InputError(f"--fail-on {fail_on!r}: choose worse or never")
     if reference is None:
@@ -73,6 +71,8 @@ def regression_gate(
                 f"--fail-on {fail_on}: it needs --baseline (the run to compare with) or --until-conclusive"
             )
         return None, cast(FailOn, fail_on)
+    from coder_eval.store.baseline_ref import check_reference
+
     check_reference(reference, store)
     return reference, cast(FailOn, fail_on)
 

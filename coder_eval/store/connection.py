@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import TracebackType
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from coder_eval.errors import StoreError
-from coder_eval.store.schema import STORE_SCHEMA_VERSION, create_tables, drop_tables, stored_version
+
+if TYPE_CHECKING:
+    import duckdb
 
 DEFAULT_STORE = Path("runs/history.duckdb")
 STORE_VARIABLE = "CODER_EVAL_STORE"
@@ -45,6 +46,10 @@ class RunStore:
     @classmethod
     def open(cls, path: Path | None = None, *, read_only: bool = False) -> RunStore:
         """Open (``read_only``: an existing store only) or create the store at ``path``."""
+        import duckdb
+
+        from coder_eval.store.schema import STORE_SCHEMA_VERSION, create_tables, stored_version
+
         path = path or default_store()
         if read_only and not path.is_file():
             raise StoreError(f"{path}: no run store here; index runs first: coder-eval history --index runs")
@@ -71,6 +76,8 @@ class RunStore:
 
     def reset(self) -> None:
         """Empty the store (every table dropped and made again)."""
+        from coder_eval.store.schema import create_tables, drop_tables
+
         drop_tables(self.con)
         create_tables(self.con)
 
