@@ -13,12 +13,16 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from coder_eval.errors import ReportError
+
+if TYPE_CHECKING:
+    from coder_eval.run.report_kernel import ReportKernel
 
 
 class ReportJob(NamedTuple):
@@ -46,12 +50,20 @@ def render_run_reports(
     out_dir: Path | None = None,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
-    told their templates first); a failed one is recorded in its outcome, and the others are still
-    rendered."""
-    jobs = report_jobs(run, list(variants), out_dir)
-    if on_start is not None:
-        on_start([job.template for job in jobs])
-    return [_render(run, job) for job in jobs]
+    told their templates first), one after the other in one kernel (``report_kernel.py``); a failed
+    one is recorded in its outcome, and the others are still rendered."""
+    from coder_eval.run.render import REPORTS_DIR, run_id
+    from coder_eval.run.report_kernel import ReportKernel
+
+    with ReportKernel() as kernel:
+        folder = out_dir or REPORTS_DIR / run_id(run)  # where render_report writes the first one
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(ImportError):  # no notebook stack: each report says so below
+            kernel.start(folder)
+        jobs = report_jobs(run, list(variants), out_dir)
+        if on_start is not None:
+            on_start([job.template for job in jobs])
+        return [_render(run, job, kernel) for job in jobs]
 
 
 def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
@@ -69,18 +81,28 @@ def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> 
 
 
 def labelled_criteria(run: Path) -> list[str]:
-    """Criterion ids that recorded an expected or observed label in the run."""
-    from coder_eval.analysis import load_runs
-    from coder_eval.analysis.views.notebook import labelled_criterion_ids
+    """Criterion ids that recorded an expected or observed label in the run (read from the
+    trajectories' rows as the criteria frame has them, without building the frames)."""
+    from coder_eval.analysis.frames.columns import CRITERIA, names
+    from coder_eval.analysis.frames.rows import parse_trajectory
+    from coder_eval.run_dir import EPISODES
 
-    return labelled_criterion_ids(load_runs(run).criteria)
+    columns = names(CRITERIA)
+    at = columns.index("criterion_id"), columns.index("observed_label"), columns.index("expected_label")
+    found = {
+        str(row[at[0]])
+        for path in sorted((run / EPISODES).glob("*.jsonl"))
+        for row in parse_trajectory(path).criteria
+        if row[at[1]] is not None or row[at[2]] is not None
+    }
+    return sorted(found)
 
 
-def _render(run: Path, job: ReportJob) -> ReportOutcome:
+def _render(run: Path, job: ReportJob, kernel: ReportKernel | None = None) -> ReportOutcome:
     from coder_eval.run.render import render_report
 
     try:
-        result = render_report([run], job.template, job.params, job.out_dir)
+        result = render_report([run], job.template, job.params, job.out_dir, kernel=kernel)
     except (ReportError, ImportError) as exc:
         return ReportOutcome(job.template, None, False, str(exc), raised=True)
     return ReportOutcome(job.template, result.html_path, result.ok, None if result.ok else result.error)
