@@ -71,9 +71,12 @@ format: $(STAMP)
 schema: $(STAMP)
 	$(PY) -c 'from pathlib import Path; from coder_eval.trajectory import export_schema; export_schema(Path("docs/trajectory.schema.json"))'
 
-# JupyterLab on the templates, with coder_eval's transcript pages for trajectory links.
+# JupyterLab on the templates, with coder_eval's transcript pages for trajectory links (as root, as
+# in a container, JupyterLab must be told --allow-root). LAB_OPTIONS: more options, e.g. --port=8899.
+LAB_OPTIONS ?=
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.jpserver_extensions="{'coder_eval.cli.viewer': True}"
+	$(VENV)/bin/jupyter lab notebooks/ --ServerApp.jpserver_extensions="{'coder_eval.cli.viewer': True}" \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_OPTIONS)
 
 # The explorer on every run under runs/, in a browser.
 view: $(STAMP)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -84,6 +84,14 @@ class FlagCheck(BaseModel):
         if not self.takes_value:
             return bool(values)
         return any(v is not None and self._value_ok(v) for v in values)
+
+    def wanted(self) -> str:
+        """The check in words: ``equals 'staging'``, ``absent``, ``present``."""
+        for name in (*VALUE_CHECKS, "present", "absent"):
+            value = getattr(self, name)
+            if value is not None:
+                return name if isinstance(value, bool) else f"{name} {value!r}"
+        return "present"
 
     def _value_ok(self, value: str) -> bool:
         if self.equals is not None:
@@ -161,6 +169,15 @@ class CliMatch(BaseModel):
 
     def matches(self, args: Sequence[str]) -> bool:
         """Whether a call with these arguments (the program name left out) matches."""
+        return self.mismatch(args) is None
+
+    def mismatch(self, args: Sequence[str]) -> Mismatch | None:
+        """None when a call with these arguments matches; else the first part that does not, with
+        what the call had there (the agent's words, quoted and cut at :data:`SHOWN_CHARS`).
+
+        Example: ``CliMatch(verb="deploy", flags={"env": {"equals": "staging"}}).mismatch(["deploy",
+        "--env", "prod"])`` -> ``Mismatch(2, "flag env equals 'staging': got 'prod'")``.
+        """
         value_flags = {flag_name(n) for n in self.value_flags}
         for name, check in self.flags.items():
             if check.takes_value:
@@ -169,12 +186,32 @@ class CliMatch(BaseModel):
         verbs = [self.verb] if self.verb is not None else (self.verb_any_of or [[]])
         verb = next((v for v in verbs if parsed.positional[: len(v)] == v), None)
         if verb is None:
-            return False
+            wanted = " or ".join(repr(" ".join(v)) for v in verbs)
+            return Mismatch(0, f"verb {wanted}: got {_shown(' '.join(parsed.positional[:3]))}")
         rest = parsed.positional[len(verb) :]
         if rest[: len(self.positional)] != self.positional:
-            return False
+            got = _shown(" ".join(rest[: len(self.positional)]))
+            return Mismatch(1, f"positional {' '.join(self.positional)!r}: got {got}")
         for name, check in self.flags.items():
             values = [v for n in (flag_name(name), *check.aliases) for v in parsed.flags.get(n, [])]
             if not check.holds(values):
-                return False
-        return True
+                got = ", ".join(_shown(v) if v is not None else "(no value)" for v in values) or "not given"
+                return Mismatch(2, f"flag {flag_name(name)} {check.wanted()}: got {got}")
+        return None
+
+
+SHOWN_CHARS = 80
+"""The most characters of an argument a mismatch quotes."""
+
+
+class Mismatch(NamedTuple):
+    """The first part of a call that did not match: ``stage`` 0 the verb, 1 positionals, 2 flags
+    (a higher stage came closer), and the words saying what was wanted and what was there."""
+
+    stage: int
+    why: str
+
+
+def _shown(text: str) -> str:
+    """An argument of the agent's, quoted and escaped (``repr``), at most :data:`SHOWN_CHARS` long."""
+    return repr(text[:SHOWN_CHARS]) + ("…" if len(text) > SHOWN_CHARS else "")

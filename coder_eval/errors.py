@@ -10,6 +10,7 @@
      │    ├── RunLocked                another process is writing the run directory
      │    ├── ResumeRefused            --resume would mix runs of a task as it was and as it is now
      │    └── StoreError               the run store cannot be opened, or has no run a baseline names
+     │         └── StoreBusy           another process holds the run store (waited for, then given up)
      ├── RunWriteError                 a file of the run directory could not be written (exit 6)
      ├── ExecutorLost                  the dask scheduler, or every worker, went away (the run is interrupted)
      ├── SandboxError                  a sandbox could not be made, used or closed
@@ -41,6 +42,7 @@ class ExitCode(IntEnum):
     REPORT_FAILED = 4
     NOTHING_MEASURED = 5
     RUN_DIR_UNWRITABLE = 6
+    NOT_GATED = 7
     INTERRUPTED = 130
 
 
@@ -91,6 +93,11 @@ class StoreError(InputError):
 
     Example: ``StoreError("runs/history.duckdb: no run on branch 'main'; index one first")``
     """
+
+
+class StoreBusy(StoreError):
+    """Another process holds the run store (indexing, say) longer than coder_eval waits for it: a
+    baseline gate is not evaluated (``ExitCode.NOT_GATED``), never called a regression."""
 
 
 class RunWriteError(CoderEvalError):

@@ -3,11 +3,15 @@
 Example::
 
     criterion_reason(verdict)   # 'exit 1: 2 failed, 2 passed; FAILED hidden_tests/test_calc.py::test_add'
+    criterion_reason(check)     # "failed: patterns[0] '^3$' not found in out.txt: '25\\n'"
     evidence(verdict)           # [('checks', 'the hidden unit tests pass'), ('exit_code', '1'), ...]
     episode_reason(end, verdicts)  # 'hidden-tests (the hidden unit tests pass): exit 1: 2 failed, ...'
 
-``coder-eval show``, the transcript page and the end-of-run summary all say it this way. The text
-holds what the agent wrote (test output, file names): print it through ``coder_eval.terminal.inert``.
+``coder-eval show``, the transcript page and the end-of-run summary all say it this way. A check
+that compared the agent's output with an expectation says what it saw (``seen`` and ``seen_in``, a
+bounded, escaped excerpt the criterion recorded: ``coder_eval.criteria.seen``). The text holds what
+the agent wrote (test output, file names): print it through ``coder_eval.terminal.inert``, and escape
+it in HTML.
 """
 
 from __future__ import annotations
@@ -34,7 +38,10 @@ def criterion_reason(verdict: CriterionResult) -> str:
     details = verdict.details
     if verdict.error:
         return _clip(f"grader error: {verdict.error}")
-    parts = [_said(details.get("error")), _failed_checks(details), _labels(verdict), _exit(details)]
+    failed, labels = _failed_checks(details), _labels(verdict)
+    checks = " ".join(p for p in (failed, _seen(details) if failed and not labels else "") if p)
+    parts = [_said(details.get("error")), checks, labels, _exit(details), _not_passed(details)]
+    parts.append("" if failed or labels else _seen(details))
     if details.get("timed_out"):
         parts.append("timed out")
     if not any(parts) and "pass_votes" in details:
@@ -78,10 +85,29 @@ def _failed_checks(details: dict[str, Any]) -> str:
     return ""
 
 
+def _not_passed(details: dict[str, Any]) -> str:
+    """The first tests of a pytest run that did not pass: ``not passed: t::a (failed), t::b (error)``."""
+    tests = details.get("not_passed")
+    if not isinstance(tests, list) or not tests:
+        return ""
+    more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
+    return "not passed: " + ", ".join(map(str, tests[:2])) + more
+
+
+def _seen(details: dict[str, Any]) -> str:
+    """What the check saw and where: ``in out.txt: '25\\n'`` (the criterion bounded and escaped it)."""
+    seen = details.get("seen")
+    if not isinstance(seen, str):
+        return ""
+    where = details.get("seen_in")
+    return f"in {where}: {seen}" if isinstance(where, str) and where else f"saw {seen}"
+
+
 def _labels(verdict: CriterionResult) -> str:
     if verdict.expected_label is None and verdict.observed_label is None:
         return ""
-    return f"observed {verdict.observed_label!r}, expected {verdict.expected_label!r}"
+    said = f"observed {verdict.observed_label!r}, expected {verdict.expected_label!r}"
+    return f"{said}, read {_seen(verdict.details)}" if verdict.details.get("seen") else said
 
 
 def _exit(details: dict[str, Any]) -> str:

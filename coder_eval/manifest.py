@@ -74,6 +74,23 @@ class RegradeRecord(BaseModel):
     seconds: float = Field(default=0.0, description="Wall time of the re-grade.")
 
 
+class ReplayRecord(BaseModel):
+    """How a run made by ``coder-eval replay`` came about: each episode's endpoint record run again
+    through the real CLI on the scripted server, and what came out differently."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The run whose endpoint records were replayed.")
+    run_dir: str = Field(description="Its directory.")
+    episodes: int = Field(default=0, description="Episodes replayed.")
+    same: int = Field(default=0, description="Replayed with the same tool calls, grades and outcome.")
+    differing: dict[str, list[str]] = Field(
+        default_factory=dict, description="Episode id -> what differed (the first differences)."
+    )
+    skipped: dict[str, str] = Field(
+        default_factory=dict, description="Episode id -> why it was not replayed."
+    )
+
+
 class ResumeRecord(BaseModel):
     """One ``--resume`` of the run: what it kept, and what it ran again, and why."""
 
@@ -238,7 +255,9 @@ class SequencePath(BaseModel):
     decision: Literal["better", "worse", "no_effect"] | None = None
 
 
-Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked"]
+Stop = Literal["decided", "max_tasks", "all_tasks", "max_episodes", "max_cost_usd", "blocked", "regraded"]
+"""Why a run ``--until-conclusive`` stopped (``regraded``: it had stopped at a decision its regraded
+verdicts do not reach, with tasks left that never ran)."""
 
 
 class AdaptiveRecord(BaseModel):
@@ -298,6 +317,9 @@ class RunManifest(BaseModel):
     snapshots: SnapshotTotals | None = Field(default=None, description="Kept workspace snapshots.")
     regraded_from: RegradeRecord | None = Field(
         default=None, description="Set on a run made by coder-eval regrade."
+    )
+    replayed_from: ReplayRecord | None = Field(
+        default=None, description="Set on a run made by coder-eval replay."
     )
     resumes: list[ResumeRecord] = Field(default_factory=list, description="Each --resume, in order.")
     inputs: InputsRecord | None = Field(default=None, description="The selection options it started with.")

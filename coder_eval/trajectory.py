@@ -19,7 +19,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -48,11 +48,18 @@ Status = Literal[
     "stopped_early",
     "model_stalled",
 ]
-InvalidCause = Literal["harness", "provider", "agent", "grader"]
-"""Why an episode measured nothing: ``harness`` (coder_eval or where it ran: a lost dask scheduler or
-worker, a sandbox that could not be made), ``provider`` (the model never answered, or stopped),
-``agent`` (its CLI failed), ``grader`` (a gating criterion crashed). ``--resume`` runs the harness's
-again; ``--retry-invalid`` runs every one again."""
+InvalidCause = Literal["harness", "provider", "grader", "agent"]
+"""Why an episode measured nothing, as the harness itself saw it: ``harness`` (coder_eval or where it
+ran raised, or stopped it: a lost dask scheduler or worker, a sandbox that could not be made, an agent
+CLI that ended before its model answered once), ``provider`` (the model endpoint answered with a fault,
+5xx, 429 or 401, or not at all, at the harness's side of the connection), ``grader`` (a gating
+criterion could not run). ``agent`` is never written any more: what an agent's processes do to
+themselves is its ``fail`` (older files may hold it). ``--resume`` runs the harness's again;
+``--retry-invalid`` runs every one again."""
+RecordSource = Literal["scripted", "proxy", "agent"]
+"""Where an episode's tool calls, usage and cost were checked: ``scripted`` (the scripted model
+server's own record), ``proxy`` (the harness's API proxy in front of a real model), ``agent`` (no
+harness vantage point: the agent CLI's own account, unverified)."""
 TOOL_OUTPUT_LIMIT = 20_000
 """Characters of a tool result kept in the trajectory; the full length is recorded beside it."""
 
@@ -200,6 +207,84 @@ class CliCall(_Event):
     stderr: str = Field(default="", description="stderr, cut to 10,000 bytes.")
 
 
+class ToolReturn(BaseModel):
+    """A tool result the agent's CLI sent its model, as the model endpoint received it."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, description="The tool-use id it answers (null: the API has none).")
+    name: str | None = Field(default=None, description="The tool's name, when the API says it.")
+    output: str = Field(default="", description=f"The result's text, cut to {TOOL_OUTPUT_LIMIT} characters.")
+    output_chars: int = Field(default=0, description="Length of the full text.")
+    is_error: bool | None = Field(
+        default=None, description="The result was marked an error (null: the API has no flag)."
+    )
+
+
+class ModelCall(_Event):
+    """One request to the model and its answer, recorded by the harness where the request crossed a
+    point it owns (the scripted server, or its API proxy in front of a real model); never by the agent.
+
+    Written after the agent's processes are dead, in request order; ``ts`` is when it was written,
+    ``requested_at`` when the request arrived. ``content`` is the answer in the Anthropic shape
+    whatever the wire dialect (text and ``tool_use`` blocks, ids and names as the CLI saw them).
+    """
+
+    type: Literal["model_call"] = "model_call"
+    seq: int = Field(description="Its place among the episode's requests at the endpoint, from 0.")
+    source: Literal["scripted", "proxy"] = Field(description="Which harness point recorded it.")
+    dialect: str = Field(default="anthropic", description="Wire API: anthropic, responses, gemini, other.")
+    path: str = Field(default="", description="The request path, without its query string.")
+    kind: str = Field(
+        default="main", description="main, subagent, auxiliary (no tools offered), count_tokens or other."
+    )
+    position: int | None = Field(
+        default=None, description="Assistant turns already in the request's conversation (its step)."
+    )
+    status: int | None = Field(description="HTTP status of the answer; null: no answer came.")
+    error: str | None = Field(default=None, description="The fault served, or why no answer came.")
+    model: str | None = Field(default=None, description="The model that answered.")
+    content: list[dict[str, Any]] = Field(
+        default_factory=list, description="What the model answered: text and tool_use blocks."
+    )
+    tool_results: list[ToolReturn] = Field(
+        default_factory=list, description="Tool results the request carried (its last user turn)."
+    )
+    usage: Usage | None = Field(default=None, description="Token usage as served.")
+    cost_usd: float | None = Field(default=None, description="That usage priced (null: price unknown).")
+    requested_at: datetime = Field(default_factory=now, description="When the request arrived (UTC).")
+    duration_s: float | None = Field(default=None, description="Seconds from request to the answer's end.")
+
+
+class RecordCheck(BaseModel):
+    """Where an episode's tool calls, usage and cost come from, and what of the agent CLI's own account
+    had no counterpart at the model endpoint (docs/trajectory.md).
+
+    An unverified event (a tool call the model never asked for, a result it was never shown, an
+    assistant message it never wrote) is kept in the trajectory but never satisfies a criterion.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    source: RecordSource = Field(description="scripted, proxy, or agent (no vantage point: unverified).")
+    confined: bool = Field(
+        default=False, description="The agent ran in a sandbox that is a boundary (bwrap, docker)."
+    )
+    model_calls: int = Field(default=0, description="Requests the endpoint recorded.")
+    tool_calls: int = Field(default=0, description="Tool calls in the agent's stream.")
+    unverified_count: int = Field(default=0, description="Events of the agent's stream with no counterpart.")
+    unverified: list[str] = Field(default_factory=list, description="Those events, described (the first 50).")
+    unverified_ids: list[str] = Field(
+        default_factory=list, description="Tool-use ids of the unverified tool calls and results."
+    )
+    reported_usage: Usage | None = Field(default=None, description="The usage the agent CLI reported.")
+    reported_cost_usd: float | None = Field(default=None, description="The cost the agent CLI reported.")
+    notes: list[str] = Field(default_factory=list, description="What was refused or replaced, and why.")
+
+    @property
+    def verified(self) -> bool:
+        """Checked at a harness point, in a sandbox the agent could not leave."""
+        return self.source != "agent" and self.confined
+
+
 Phase = Literal["setup", "agent", "stop", "verify", "end"]
 
 
@@ -287,8 +372,14 @@ class EpisodeEnd(_Event):
     status: Status = Field(description="How the episode ended.")
     score: float = Field(default=0.0, description="Weighted mean of criterion scores.")
     timings: Timings = Field(default_factory=Timings, description="Phase timings.")
-    usage: Usage = Field(default_factory=Usage, description="Agent token totals by bucket.")
-    cost_usd: float | None = Field(default=None, description="Agent cost; null when the price is unknown.")
+    usage: Usage = Field(
+        default_factory=Usage,
+        description="Agent token totals by bucket: as the endpoint served them when it has a record "
+        "(record.source), else as the agent CLI reported them.",
+    )
+    cost_usd: float | None = Field(
+        default=None, description="Agent cost, from the same source; null when the price is unknown."
+    )
     num_turns: int = Field(default=0, description="Agent turns (assistant messages at top level).")
     duration_api_s: float | None = Field(default=None, description="Time the agent spent in model calls.")
     error: str | None = Field(default=None, description="Why the episode is invalid or ended early.")
@@ -316,13 +407,26 @@ class EpisodeEnd(_Event):
     )
     invalid_cause: InvalidCause | None = Field(
         default=None,
-        description="Set on an invalid episode: harness, provider, agent or grader (--resume runs the "
-        "harness's again).",
+        description="Set on an invalid episode, from the harness's own evidence: harness, provider or "
+        "grader (--resume runs the harness's again; 'agent' only in older files).",
+    )
+    record: RecordCheck | None = Field(
+        default=None,
+        description="Where tool calls, usage and cost come from (the endpoint's record, or the agent's "
+        "own, unverified) and what had no counterpart there; null in older files.",
     )
 
 
 Event = Annotated[
-    EpisodeStart | Message | ToolCall | ToolResult | CliCall | PhaseEvent | CriterionResult | EpisodeEnd,
+    EpisodeStart
+    | Message
+    | ToolCall
+    | ToolResult
+    | CliCall
+    | ModelCall
+    | PhaseEvent
+    | CriterionResult
+    | EpisodeEnd,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -431,13 +535,16 @@ class TrajectoryWriter:
 
     ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
     Text the agent produced never makes an event unwritable: undecodable bytes and lone surrogates
-    are kept as JSON escapes (``coder_eval/untrusted_json.py``).
+    are kept as JSON escapes (``coder_eval/untrusted_json.py``). ``renamed`` (a path -> the path the
+    file names instead) writes each line as it would read had the episode run from the path named
+    (a task's files frozen for the run, ``coder_eval.run.frozen``).
     """
 
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
+    def __init__(self, path: Path, *, durable: bool = True, renamed: Sequence[tuple[str, str]] = ()) -> None:
         self.path = path
         self.durable = durable
         self.events: list[Event] = []
+        self.renamed = [(json.dumps(a)[1:-1], json.dumps(b, ensure_ascii=False)[1:-1]) for a, b in renamed]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = path.open("a", encoding="utf-8")
@@ -447,6 +554,8 @@ class TrajectoryWriter:
     def write(self, event: Event) -> None:
         """Append one event as one line and flush it (``RunWriteError`` when the file cannot take it)."""
         line = event_line(event) + "\n"
+        for copy, named in self.renamed:
+            line = line.replace(copy, named)
         try:
             self._file.write(line)
             self._file.flush()

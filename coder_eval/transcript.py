@@ -40,6 +40,7 @@ from coder_eval.trajectory import (
     EpisodeStart,
     Event,
     Message,
+    ModelCall,
     PhaseEvent,
     ToolCall,
     ToolResult,
@@ -149,6 +150,10 @@ def _lines(event: Event) -> list[str]:
         return [f"-- {_flat(event.name)}{where} --"]
     if isinstance(event, CriterionResult):
         return _criterion(event)
+    if isinstance(event, ModelCall):
+        answer = "no answer" if event.status is None else f"HTTP {event.status}"
+        uses = sum(1 for b in event.content if b.get("type") == "tool_use")
+        return [f"  ⇄ model request {event.seq} ({_flat(event.kind)}): {answer}, {uses} tool use(s)"]
     return _end(event)
 
 

@@ -69,27 +69,48 @@ display(
 )
 
 # %% [markdown]
-# ## Confusion matrix
+# ## Each arm
 #
-# Rows are the expected label, columns the observed one; the diagonal is correct. With several
-# variants this matrix pools them; the per-variant section below splits them.
+# How each variant classifies, on its own: its confusion matrix (rows are the expected label, columns
+# the observed one; the diagonal is correct), its accuracy and macro F1, and each label's precision and
+# recall. In an A/B run the arms classify differently (an arm without the skill never observes it), so
+# they are shown apart first; the next section pools them.
+
+# %%
+by_variant = {v: ca.classification(chosen[chosen.variant_id == v], result.criterion_id) for v in sorted(items.variant_id.unique())}
+size = 1.2 * len(result.confusion) + 2
+fig, axes = plt.subplots(1, len(by_variant), figsize=(size * len(by_variant), size - 0.5), squeeze=False)
+for ax, (v, r) in zip(axes[0], by_variant.items()):
+    plots.confusion_plot(r, ax)
+    ax.set_title(f"{plots.plain_text(v)}: accuracy {'n/a' if pd.isna(r.accuracy) else f'{r.accuracy:.0%}'} (n={r.n})")
+plt.tight_layout()
+plt.show()
+per_variant = pd.DataFrame(
+    [
+        {"variant_id": v, "n": r.n, "accuracy": r.accuracy, "accuracy_low": r.accuracy_low,
+         "accuracy_high": r.accuracy_high, "macro_f1": r.macro_f1}
+        for v, r in by_variant.items()
+    ]
+)
+display(readable(per_variant.set_index("variant_id"), why={"accuracy": "no items", "macro_f1": "no items"}))
+label_columns = ["support", "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "f1"]
+per_label = pd.concat({v: r.per_label.set_index("label")[label_columns] for v, r in by_variant.items()}, names=["variant_id"])
+display(readable(per_label, why=label_why))
+
+# %% [markdown]
+# ## All arms pooled
+#
+# Every selected variant's items together (with one variant, the same as above). *Precision* of a
+# label: of the items observed as that label, the share that expected it. *Recall*: of the items that
+# expected it, the share observed as it. *F1* is their harmonic mean; *macro F1* the mean F1 over
+# labels. Intervals are 95 %: Wilson for accuracy, precision and recall when each task has one item, a
+# cluster bootstrap over tasks when tasks have several (repeats or variants), and always a cluster
+# bootstrap for F1 (the `method` column, and the text beside the accuracy, say which).
 
 # %%
 fig, ax = plt.subplots(figsize=(1.2 * len(result.confusion) + 2, 1.0 * len(result.confusion) + 1.5))
 plots.confusion_plot(result, ax)
 plt.show()
-result.confusion
-
-# %% [markdown]
-# ## Accuracy and per-label scores
-#
-# *Precision* of a label: of the items observed as that label, the share that expected it. *Recall*: of
-# the items that expected it, the share observed as it. *F1* is their harmonic mean; *macro F1* the mean
-# F1 over labels. Intervals are 95 %: Wilson for accuracy, precision and recall when each task has one
-# item, a cluster bootstrap over tasks when tasks have several (repeats or variants), and always a
-# cluster bootstrap for F1 (the `method` column, and the text beside the accuracy, say which).
-
-# %%
 headline = readable(
     pd.DataFrame([{"accuracy": result.accuracy, "accuracy_low": result.accuracy_low,
                    "accuracy_high": result.accuracy_high, "macro_f1": result.macro_f1}]),
@@ -101,36 +122,8 @@ display(
         f"{result.accuracy_method}, n = {result.n}); **macro F1 {headline.macro_f1}**."
     )
 )
+display(result.confusion)
 readable(result.per_label.set_index("label"), why=label_why)
-
-# %% [markdown]
-# ## Per variant
-#
-# The sections above pool every selected variant. In an A/B run the question is usually how each arm
-# classifies: here each variant gets its own confusion matrix and per-label precision and recall (same
-# methods as above).
-
-# %%
-by_variant = {v: ca.classification(chosen[chosen.variant_id == v], result.criterion_id) for v in sorted(items.variant_id.unique())}
-per_variant = pd.DataFrame(
-    [
-        {"variant_id": v, "n": r.n, "accuracy": r.accuracy, "accuracy_low": r.accuracy_low,
-         "accuracy_high": r.accuracy_high, "macro_f1": r.macro_f1}
-        for v, r in by_variant.items()
-    ]
-)
-display(readable(per_variant.set_index("variant_id"), why={"accuracy": "no items", "macro_f1": "no items"}))
-if len(by_variant) > 1:
-    size = 1.2 * len(result.confusion) + 2
-    fig, axes = plt.subplots(1, len(by_variant), figsize=(size * len(by_variant), size - 0.5), squeeze=False)
-    for ax, (v, r) in zip(axes[0], by_variant.items()):
-        plots.confusion_plot(r, ax)
-        ax.set_title(f"{plots.plain_text(v)}: accuracy {'n/a' if pd.isna(r.accuracy) else f'{r.accuracy:.0%}'} (n={r.n})")
-    plt.tight_layout()
-    plt.show()
-    label_columns = ["support", "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "f1"]
-    per_label = pd.concat({v: r.per_label.set_index("label")[label_columns] for v, r in by_variant.items()}, names=["variant_id"])
-    display(readable(per_label, why=label_why))
 
 # %% [markdown]
 # ## Misclassified items

@@ -19,6 +19,10 @@
 # difference, grey: inconclusive). Below are the tasks whose pass rate flipped between the two variants,
 # and the transcript of any episode of either variant (episodes of flipped tasks are listed first).
 #
+# To compare two runs (a change against the run before it), pick the run and a *baseline run*: each
+# variant is compared with the baseline run's variant of the same id, as `coder-eval run --baseline`
+# compares them.
+#
 # This needs a live kernel (JupyterLab or Voila); the static reports (`coder-eval report`) are complete
 # without it.
 

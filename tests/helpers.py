@@ -56,10 +56,11 @@ def flagged_task(folder: Path, task_id: str, flag: Path) -> Path:
 
 
 def coder_eval(
-    *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None
+    *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``coder-eval`` CLI in a subprocess, as a user would (``env``: instead of this one's)."""
-    env = {**(os.environ if env is None else env), "COLUMNS": "200", "NO_COLOR": "1"}
+    """Run the ``coder-eval`` CLI in a subprocess, as a user would (``env``: instead of this one's;
+    ``columns``: the terminal's width)."""
+    env = {**(os.environ if env is None else env), "COLUMNS": str(columns), "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "coder_eval", *args],
         cwd=cwd,
@@ -69,6 +70,14 @@ def coder_eval(
         timeout=timeout,
         check=False,
     )
+
+
+def scripted_list_price(notes: list[str]) -> float | None:
+    """What the agent priced a scripted episode's tokens at, from the note that says its cost is $0."""
+    import re
+
+    found = [re.search(r"agent priced its tokens at \$(\d+\.\d+)", note) for note in notes]
+    return next((float(m.group(1)) for m in found if m), None)
 
 
 VIEW_START_S = 90

@@ -132,8 +132,9 @@ def test_the_demo_until_conclusive_says_why_it_stopped_and_plan_forecasts_its_co
     quick_look: Path, tmp_path: Path
 ) -> None:
     """The demo's API tasks run ``--until-conclusive``: the stop, its reason in words and the sequence
-    plot reach the console, run.json and the compare report; from that run, ``plan`` forecasts what a
-    fixed run of the same tasks costs, and a real one lands inside the forecast's interval."""
+    plot reach the console, run.json and the compare report; from that run, ``plan`` forecasts the
+    tokens of a fixed run of the same tasks, and a real one lands inside the forecast's interval (its
+    cost is $0: a scripted model has no price)."""
     from coder_eval.analysis.stats.forecast import history, spend
     from coder_eval.manifest import read_manifest
 
@@ -158,10 +159,15 @@ def test_the_demo_until_conclusive_says_why_it_stopped_and_plan_forecasts_its_co
     planned = coder_eval("plan", *args, "--history", str(runs), cwd=tmp_path)
     assert planned.returncode == 0 and "forecast from earlier runs" in planned.stdout, planned.stdout
     tasks = {e.task_id for e in read_manifest(runs / "pilot").episodes}
-    forecast = {arm: spend(seen, "cost_usd", len(tasks)) for arm, seen in history(runs, tasks).items()}
+    seen = history(runs, tasks)
+    forecast = {arm: spend(arm_seen, "total_tokens", len(tasks)) for arm, arm_seen in seen.items()}
 
-    real = ca.load_runs(quick_look).episodes.groupby("variant_id")["cost_usd"].sum()  # a fixed run
+    fixed = ca.load_runs(quick_look).episodes  # a fixed run; a scripted model's episodes cost $0
+    assert fixed["cost_usd"].sum() == 0 and all(
+        spend(s, "cost_usd", len(tasks)).mean == 0 for s in seen.values()
+    )
+    real = fixed.groupby("variant_id")["total_tokens"].sum()
     assert set(forecast) == set(real.index) == {"baseline", "with_skill"}
-    for arm, cost in real.items():
+    for arm, tokens in real.items():
         expected = forecast[str(arm)]
-        assert expected is not None and expected.low <= cost <= expected.high, (arm, cost, expected)
+        assert expected is not None and expected.low <= tokens <= expected.high, (arm, tokens, expected)

@@ -3,7 +3,9 @@ here, so samples cannot rot.
 
 How to write a block (the fence's info string: a language, then ``key=value`` words):
 
-- ```` ```python ````: executed; top-level ``await`` works.
+- ```` ```python ````: executed as a script (``python file.py`` would run it: top-level ``await`` is a
+  ``SyntaxError`` there, so samples use ``asyncio.run``); ```` ```python cell=notebook ```` marks a
+  notebook cell, where top-level ``await`` works.
 - ```` ```bash ````: each command (``\\`` continues a line) runs through bash; it must exit 0, or the
   code given with ``exit=N``. ``coder-eval`` is the project's own.
 - ```` ```yaml as=KIND ````: loaded by coder_eval's own loader; KIND is ``task`` (a whole task file),
@@ -14,12 +16,17 @@ How to write a block (the fence's info string: a language, then ``key=value`` wo
 - anything else, or a block that must not run (a real model, the full demo, an excerpt with
   ``...``): ```` ```text norun="why" ```` -- the reason is required.
 
-Each block runs on its own, in a fresh folder that holds a copy of tasks/ and experiments/ and, in
-runs/, the test fixture runs ``skill-ab`` (variants ``baseline`` and ``with_skill``, a labelled
-``skill_triggered`` criterion) and ``three-way``, with ``runs/latest`` pointing at ``skill-ab``. Task
-YAML is written as ``tasks/examples/doc.yaml``, so ``fixtures/...`` paths resolve as in the examples.
-A shell block marked ``cwd=repo`` runs in the repository itself instead (commands about the
-repository's own files, such as running a test file; they must write nothing there but caches).
+Each block runs on its own, in a fresh folder that holds a copy of tasks/ and experiments/, of the
+fixture runs under ``tests/fixtures/runs/`` (``skill-ab`` and ``three-way``: a sample that needs them
+names them by that path, as it would in a clone), and of what ``make run`` leaves: its run of
+``experiments/skills_ab.yaml`` under ``runs/`` (variants ``baseline`` and ``with_skill``, the labelled
+``skill`` criterion of the trigger dataset), ``runs/latest`` pointing at it, ``runs/history.duckdb``
+and its reports in ``reports/``. That run is made once per session, by the command the Makefile's
+``run`` target runs, and only for the blocks that read it (they name ``runs/latest``,
+``runs/history.duckdb``, ``reports/`` or the folder ``"runs"``; those are slow). Task YAML is written as
+``tasks/examples/doc.yaml``, so ``fixtures/...`` paths resolve as in the examples. A shell block
+marked ``cwd=repo`` runs in the repository itself instead (commands about the repository's own
+files, such as running a test file; they must write nothing there but caches).
 """
 
 from __future__ import annotations
@@ -97,13 +104,63 @@ def blocks(doc: Path) -> list[Block]:
 ALL = [b for doc in DOCS for b in blocks(doc)]
 
 
+MADE_RUN = re.compile(r"runs/latest|runs/history\.duckdb|reports/|[\"']runs[\"']")
+"""What a block reads of the state ``make run`` leaves."""
+
+
+def reads_made_run(block: Block) -> bool:
+    return bool(MADE_RUN.search(block.text))
+
+
+def make_run_command() -> list[str]:
+    """The command the Makefile's ``run`` target runs (without an agent, a model or a key: the demo),
+    as argv for this venv's ``coder-eval``."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    recipe = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe, "the Makefile has no run target"
+    line = next(line for line in recipe.group(1).splitlines() if "coder-eval run" in line)
+    words = shlex.split(_without_make_ifs(line.strip()))
+    assert words[0] == "$(VENV)/bin/coder-eval", line
+    return [str(Path(sys.executable).parent / "coder-eval"), *words[1:]]
+
+
+def _without_make_ifs(text: str) -> str:
+    """``text`` with each ``$(if ...)`` left out (the demo sets none of their variables)."""
+    while (start := text.find("$(if ")) >= 0:
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0 and end > start + 1:
+                break
+        text = text[:start] + text[end + 1 :]
+    return text
+
+
+@pytest.fixture(scope="session")
+def made_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding what ``make run`` leaves (runs/, reports/), made once by its command."""
+    folder = tmp_path_factory.mktemp("made-run")
+    for name in ("tasks", "experiments"):
+        shutil.copytree(REPO / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CODER_EVAL_"))}
+    done = subprocess.run(
+        make_run_command(), cwd=folder, env=env, capture_output=True, text=True, timeout=3000
+    )
+    assert done.returncode == 0 and (folder / "runs" / "latest").is_dir(), done.stdout + done.stderr
+    return folder
+
+
 @pytest.fixture
-def scratch(tmp_path: Path) -> Path:
+def scratch(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """The folder a block runs in (see the module docstring)."""
     for name in ("tasks", "experiments"):
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(FIXTURE_RUNS, tmp_path / "runs")
-    (tmp_path / "runs" / "latest").symlink_to("skill-ab")
+    shutil.copytree(FIXTURE_RUNS, tmp_path / "tests" / "fixtures" / "runs")
+    block = getattr(request, "param", None) or request.node.callspec.params.get("block")
+    if isinstance(block, Block) and reads_made_run(block):
+        made = request.getfixturevalue("made_run")
+        for name in ("runs", "reports"):
+            shutil.copytree(made / name, tmp_path / name, symlinks=True)
     return tmp_path
 
 
@@ -125,13 +182,19 @@ def test_every_block_is_runnable_or_says_why_not() -> None:
 
 
 def runnable(*languages: str) -> list[Any]:
-    return [pytest.param(b, id=b.id) for b in ALL if b.language in languages and "norun" not in b.options]
+    """The blocks to run; those that read ``make run``'s run are slow (it is made first)."""
+    return [
+        pytest.param(b, id=b.id, marks=[pytest.mark.slow] if reads_made_run(b) else [])
+        for b in ALL
+        if b.language in languages and "norun" not in b.options
+    ]
 
 
 @pytest.mark.parametrize("block", runnable("python"))
 def test_python_sample_runs(block: Block, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(scratch)
-    code = compile(block.text, block.id, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    notebook = block.options.get("cell") == "notebook"
+    code = compile(block.text, block.id, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if notebook else 0)
     result = eval(code, {"__name__": "__doc_sample__"})  # the sample is ours, from the repository
     if asyncio.iscoroutine(result):
         asyncio.run(result)

@@ -6,7 +6,9 @@ to), and nothing but the login page for a browser without the URL's token."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,5 +87,48 @@ def test_the_explorer_names_both_arms_and_links_readable_transcripts(served: Ser
                 stranger.goto(url, timeout=WAIT_MS)
                 assert stranger.url.startswith(f"{view_url}login?next=")
                 assert stranger.locator("table.explorer-comparison, .line").count() == 0
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def newer_first_url(tmp_path: Path) -> Iterator[str]:
+    """The fixture runs with ``skill-ab`` (first by name) made a day after ``three-way``."""
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURE_RUNS, runs)
+    manifest = runs / "skill-ab" / "run.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**data, "created_at": "2025-03-02T12:00:00Z"}), encoding="utf-8")
+    with served_view([str(runs), "--port", str(free_port())], tmp_path) as view:
+        yield view.url
+
+
+def test_the_explorer_opens_on_the_newest_run_and_compares_it_with_a_baseline_run(
+    newer_first_url: str,
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(WAIT_MS)
+            page.goto(newer_first_url, timeout=WAIT_MS)
+            table = page.locator("table.explorer-comparison")
+            table.wait_for()
+            runs = page.locator(".widget-select-multiple select")
+            picked = runs.evaluate("s => Array.from(s.selectedOptions).map(o => o.value)")
+            assert picked == ["skill-ab — skill-ab"]  # the newest, though not the last by name
+            assert "candidate with_skill" in table.locator("thead").inner_text()
+
+            against = page.locator(".widget-dropdown", has_text="baseline run").locator("select")
+            against.select_option(label="three-way — three-way")
+            script = "() => document.querySelector('table.explorer-comparison')?.innerText.includes(%r)"
+            page.wait_for_function(script % "baseline three-way · with_skill", timeout=WAIT_MS)
+            assert "candidate skill-ab · with_skill" in table.locator("thead").inner_text()
+            status = page.locator(".widget-html", has_text="against the baseline run").first.inner_text()
+            assert "Run skill-ab against the baseline run three-way" in status and "tasks paired" in status
+            summary = page.locator("table.explorer-summary").inner_text()
+            assert "NaN" not in summary and "three-way · with_skill" in summary
         finally:
             browser.close()

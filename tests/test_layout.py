@@ -30,6 +30,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "criteria/judges/__init__.py": "a docstring; the judges are tested in tests/criteria/judges/",
     "episode/__init__.py": "a docstring; the recipe runs in tests/episode/test_runner.py",
+    "endpoint/__init__.py": "a docstring; the record is tested in tests/endpoint/test_check.py",
     "executors/__init__.py": "the executor table; tested through tests/executors/dask/test_executor.py",
     "experiment/__init__.py": "re-exports; tests/experiment/test_resolve.py",
     "interop/__init__.py": "re-exports; tests/analysis/frames/test_inspect.py",
@@ -79,7 +80,7 @@ WITHOUT_OWN_TEST: dict[str, str] = {
         "fields validated in tests/agents/test_spec.py and tests/agents/opencode/test_home.py"
     ),
     "agents/oracle.py": (
-        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor_scripts.py"
+        "no test of its own; tests/run/test_validate.py and tests/interop/task_readers/test_harbor.py"
     ),
     "agents/skill_sources.py": "tested through tests/episode/test_skill_offer.py",
     # analysis: frames and methods tested through the public functions that use them
@@ -107,7 +108,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "cli/__init__.py": "two names; tests/cli/test_commands.py",
     "cli/export.py": "tested through tests/interop/exporters/test_atif_export.py",
     "cli/inputs.py": "tested through tests/test_cli.py and tests/experiment/test_overrides.py",
-    "cli/run_console.py": "tested through tests/test_cli.py and tests/security/test_terminal_attacks.py",
     "cli/run_options.py": "option types only; tested through tests/test_cli.py",
     "episode/plan.py": "tested through tests/episode/test_runner.py and tests/episode/test_simulator.py",
     "experiment/inputs.py": "tested through tests/run/test_session.py and tests/test_cli.py",
@@ -142,9 +142,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "criteria/judges/context.py": "no test of its own; tests/criteria/judges/test_llm.py",
     "criteria/judges/workspace.py": "tested through tests/criteria/judges/test_agent.py",
     "criteria/judges/panel.py": "no test of its own; the judges' tests/criteria/judges/test_llm.py",
-    "criteria/recorded_calls.py": (
-        "tested through tests/agents/test_cli_agents.py and tests/criteria/test_base.py"
-    ),
     "criteria/suite_metrics.py": "tested through tests/run/test_gates.py",
     # executors
     "executors/base.py": "the executor protocol (types); tests/executors/dask/test_executor.py",
@@ -189,7 +186,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "sandbox/local.py": (
         "no test of its own; every driver's tests build on it (tests/sandbox/test_drivers.py)"
     ),
-    "sandbox/provision.py": "tested through tests/sandbox/test_seed.py",
     "sandbox/docker/rootfs.py": "tested through tests/sandbox/docker/test_base_image.py",
     "sandbox/spec.py": "fields validated in tests/sandbox/test_drivers.py",
     "sandbox/toolchain.py": (

@@ -22,6 +22,7 @@ from packaging.requirements import Requirement
 import coder_eval
 from coder_eval.run.render import TEMPLATES
 from coder_eval.trajectory import read_trajectory
+from coder_eval.version import DISTRIBUTION, pip_install
 from tests.helpers import REPO
 from tests.wheelhouse import wheelhouse
 
@@ -50,6 +51,34 @@ def test_templates_and_the_default_experiment_are_package_resources() -> None:
         ).read_text(encoding="utf-8")
     shipped = importlib.resources.files("coder_eval.experiments") / "default.yaml"
     assert yaml.safe_load(shipped.read_text(encoding="utf-8"))["experiment_id"] == "default"
+
+
+PIP_INSTALL = re.compile(r"pip install[^`\n]*?['\"]?\b(?P<name>[\w.-]+)\[(?P<extra>[\w,]+)\]")
+"""A ``pip install NAME[EXTRA]`` in prose, a sample, a workflow or a hint."""
+
+
+def test_the_distribution_is_its_own_name_and_every_install_line_uses_it() -> None:
+    assert PYPROJECT["project"]["name"] == DISTRIBUTION == "coder-eval-toolkit"
+    assert PYPROJECT["project"]["scripts"] == {"coder-eval": "coder_eval.cli:main"}
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert {Requirement(r).name for e in extras.values() for r in e if "coder" in r} == {DISTRIBUTION}
+    texts = [
+        REPO / "README.md",
+        *sorted((REPO / "docs").rglob("*.md")),
+        *sorted((REPO / "docs").rglob("*.yml")),
+    ]
+    texts += sorted((REPO / "coder_eval").rglob("*.py"))
+    named = {
+        (p.relative_to(REPO).as_posix(), m["name"])
+        for p in texts
+        for m in PIP_INSTALL.finditer(p.read_text(encoding="utf-8"))
+    }
+    assert named, "no install line found: the pattern is wrong"
+    wrong = {(path, name) for path, name in named if name not in (DISTRIBUTION, ".")}
+    assert wrong == set(), (
+        "install lines must name the distribution (the PyPI name coder-eval is another project)"
+    )
+    assert pip_install("lab") == "pip install 'coder-eval-toolkit[lab]'"
 
 
 def test_environment_yml_installs_the_core_and_analysis_dependencies_only() -> None:
@@ -84,7 +113,7 @@ def build_wheel(folder: Path) -> Path:
     result = subprocess.run([*pip, str(source), "-w", str(folder / "dist")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr.lower(), result.stderr
-    return next((folder / "dist").glob("coder_eval-*.whl"))
+    return next((folder / "dist").glob("coder_eval_toolkit-*.whl"))
 
 
 def fresh_venv(folder: Path, wheel: Path, house: Path) -> Path:
@@ -94,7 +123,7 @@ def fresh_venv(folder: Path, wheel: Path, house: Path) -> Path:
     links = ["--find-links", str(house), "--find-links", str(wheel.parent)]
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
     result = subprocess.run(
-        [*install, *links, "coder_eval[analysis]"], env=env, capture_output=True, text=True
+        [*install, *links, f"{DISTRIBUTION}[analysis]"], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
     return folder / "bin"

@@ -153,8 +153,8 @@ def test_a_closed_trajectory_is_synced_and_its_copy_closed_once_waited_for(
         synced.append(os.fstat(fd).st_ino)
         real_fsync(fd)
 
+    DISK_SYNC.wait()  # what earlier tests closed is synced before this one counts
     monkeypatch.setattr(os, "fsync", fsync)
-    DISK_SYNC.wait()
     before = open_descriptors()
     paths = [tmp_path / f"t--default--r{i}.jsonl" for i in range(5)]
     for path in paths:
@@ -167,6 +167,7 @@ def test_a_closed_trajectory_is_synced_and_its_copy_closed_once_waited_for(
 
 def test_a_scratch_trajectory_is_not_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[int] = []
+    DISK_SYNC.wait()
     monkeypatch.setattr(os, "fsync", synced.append)
     with TrajectoryWriter(tmp_path / "t.jsonl", durable=False) as writer:
         writer.write(start())

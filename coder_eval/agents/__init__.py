@@ -47,7 +47,7 @@ class NoneSpec(AgentSpecBase):
 class OracleSpec(AgentSpecBase):
     """``type: oracle``: runs the task's ``reference_solution``."""
 
-    CAPABILITIES: ClassVar[Capabilities] = Capabilities(checks_graders=True)
+    CAPABILITIES: ClassVar[Capabilities] = Capabilities(checks_graders=True, runs_reference=True)
 
     type: Literal["oracle"] = kind_field("oracle")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from coder_eval.trajectory import Status, Usage
+from coder_eval.trajectory import InvalidCause, Status, Usage
 
 if TYPE_CHECKING:
     from coder_eval.agents.raw_events import RawEventLog
@@ -32,12 +32,15 @@ class EventSink(Protocol):
 
 @dataclass(frozen=True)
 class ModelEndpoint:
-    """Where the model is served when the runner provides it (the scripted server)."""
+    """Where the model is served when the runner provides it: the scripted server, or the harness's
+    API proxy in front of a real model (``scripted`` False), which holds the real key; the agent's
+    CLI only ever gets ``api_key``, a dummy."""
 
     base_url: str
     api_key: str = "scripted-dummy-key"
     model: str | None = None
-    """The model the scripted server answers as (what the agent should ask for), when it says."""
+    """The model to ask for: the one the scripted server answers as, or the task's real model."""
+    scripted: bool = True
 
     def env(self) -> dict[str, str]:
         """Environment that points an Anthropic-API client at this endpoint."""
@@ -108,11 +111,22 @@ class AgentRequest:
 
 @dataclass
 class AgentResult:
-    """How the agent's run ended. ``invalid`` means the agent was not measured (infra, auth, crash)."""
+    """How the agent's run ended.
+
+    ``invalid`` means the agent was not measured, on the harness's own evidence only (``cause``): its
+    CLI is missing or could not start, the harness stopped it, the model endpoint failed as the
+    harness saw it. A CLI that dies, exits non-zero or ends without a result is ``agent_error``, the
+    agent's failure; what its CLI says of a provider error is kept in ``provider_claim``, unchecked,
+    for the episode to weigh against the endpoint's record (``coder_eval.episode.record``).
+    """
 
     status: Status = "completed"
     invalid: bool = False
     error: str | None = None
+    cause: InvalidCause | None = None
+    """Why it is invalid (set with ``invalid``): ``harness`` or ``provider``."""
+    provider_claim: str | None = None
+    """The provider error the agent's CLI reported, unchecked (never a reason to be invalid by itself)."""
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     num_turns: int = 0

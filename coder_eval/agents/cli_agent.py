@@ -17,9 +17,12 @@ fills in its steps (``program``, ``launch``, ``recorder``, ``versions``, and the
 | the CLI finished its turn and exited 0 | completed | no |
 | more model turns than ``max_turns`` (the CLI is stopped) | max_turns | no |
 | over ``max_usd`` while streaming (the CLI is stopped) | budget_exceeded | no |
-| the CLI reported a provider error (auth, 429, 5xx, a dead endpoint, a cut stream) | infra_error | yes |
-| the CLI is missing or cannot start | infra_error | yes |
-| the CLI crashed or exited without finishing, with no provider error | agent_error | yes |
+| the CLI reported a provider error (auth, 429, 5xx, no answer) | agent_error (``provider_claim``) | no |
+| the CLI is missing or cannot start | infra_error | yes (``harness``) |
+| the CLI crashed or exited without finishing | agent_error | no |
+
+A claimed provider error is checked against the model endpoint's record by the episode
+(``coder_eval.episode.record``): it makes the episode ``invalid`` only when the endpoint served it.
 """
 
 from __future__ import annotations
@@ -155,21 +158,22 @@ def cli_result(recorder: Recorder, end: CliEnd, cli_name: str) -> AgentResult:
         num_turns=steps.turns,
         final_message=steps.final_text,
     )
-    result.status, result.invalid, result.error = _verdict(recorder, end, cli_name)
+    result.status, result.error, result.provider_claim = _verdict(recorder, end, cli_name)
     return result
 
 
-def _verdict(recorder: Recorder, end: CliEnd, cli_name: str) -> tuple[Status, bool, str | None]:
+def _verdict(recorder: Recorder, end: CliEnd, cli_name: str) -> tuple[Status, str | None, str | None]:
+    """(status, error, the provider error the CLI claimed): nothing the CLI does makes it invalid."""
     if end.stopped is not None:
-        return end.stopped, False, end.reason
+        return end.stopped, end.reason, None
+    finished = recorder.completed and end.exit_code == 0
+    if finished and not (recorder.errors and not recorder.completed):
+        return "completed", None, None
     detail = f"; stderr: {end.stderr}" if end.stderr else ""
-    if recorder.errors and not recorder.completed:
-        return "infra_error", True, f"model API error: {recorder.errors[-1]}{detail}"
-    if recorder.completed and end.exit_code == 0:
-        return "completed", False, None
     if recorder.errors:
-        return "infra_error", True, f"model API error: {recorder.errors[-1]}{detail}"
-    return "agent_error", True, f"{cli_name} exited {end.exit_code} without finishing its turn{detail}"
+        claim = f"model API error: {recorder.errors[-1]}"
+        return "agent_error", f"{cli_name} exited {end.exit_code} reporting a {claim}{detail}", claim
+    return "agent_error", f"{cli_name} exited {end.exit_code} without finishing its turn{detail}", None
 
 
 Program = TypeVar("Program")
@@ -217,18 +221,19 @@ class CliAgent(Generic[Program, Spec]):
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         program, missing = self.program()
         if program is None:
-            return AgentResult(invalid=True, status="infra_error", error=missing)
+            return AgentResult(invalid=True, status="infra_error", error=missing, cause="harness")
         try:
             spec = own_spec(request, self.spec_class)
             self.check(request, spec)
             launch, model = await self.launch(request, spec, program)
         except (AgentError, ValueError) as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+            return AgentResult(invalid=True, status="infra_error", error=str(exc), cause="harness")
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
         await self.before_run(request, sink, spec, program, launch)
         recorder = self.recorder(sink, model)
         limits = request.limits
-        end = await run_cli(request, launch, recorder, Limits(max_turns(spec, limits), limits.max_usd))
+        max_usd = limits.max_usd if request.endpoint is None else None  # a scripted model has no price
+        end = await run_cli(request, launch, recorder, Limits(max_turns(spec, limits), max_usd))
         result = cli_result(recorder, end, self.cli_name)
         result.versions = self.versions(program)
         return self.after_run(spec, result)

@@ -87,6 +87,6 @@ def model_name(request: AgentRequest, spec: CliAgentSpec, scripted_default: str)
 
     Example: a scripted task whose script says ``model: gpt-5.1-codex`` -> ``"gpt-5.1-codex"``.
     """
-    if request.endpoint is None:
+    if request.endpoint is None or not request.endpoint.scripted:
         return spec.model
     return request.endpoint.model or scripted_default

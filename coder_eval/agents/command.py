@@ -2,7 +2,9 @@
 
 ``{prompt}`` in ``agent.command`` is replaced by the shell-quoted prompt; with
 ``prompt_on_stdin: true`` the prompt is also written to the command's stdin. A non-zero exit means
-the agent crashed: the episode is ``invalid``.
+the agent crashed: its failure (``agent_error``), never ``invalid`` (an agent that exits non-zero
+whenever it would fail must not leave its failures out of its pass rate). A provider error its
+stream reports is only a claim, checked against the endpoint's record when there is one.
 
 With ``events: none`` (the default) stdout becomes the final assistant message. With ``events:
 claude-stream-json`` or ``events: atif`` stdout is read as that JSONL event stream
@@ -46,7 +48,7 @@ class CommandAgent:
         try:
             env = resolve_env(spec.env)
         except AgentError as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+            return AgentResult(invalid=True, status="infra_error", error=str(exc), cause="harness")
         if request.endpoint is not None:
             env.update(request.endpoint.env())
         result = await request.sandbox.exec(
@@ -62,7 +64,7 @@ class CommandAgent:
             outcome = read_stream(spec.events, result.stdout, sink)
         if result.exit_code != 0:
             tail = result.stderr.strip()[-500:]
-            outcome.invalid, outcome.status = True, "agent_error"
+            outcome.status = "agent_error"
             outcome.error = f"agent command exited {result.exit_code}: {tail}"
         return outcome
 
@@ -103,6 +105,6 @@ def read_stream(kind: str, stdout: str, sink: EventSink) -> AgentResult:
         versions={f"command_{kind}": stream.version} if stream.version else {},
     )
     if stream.errors and not stream.completed:
-        result.invalid, result.status = True, "infra_error"
+        result.status, result.provider_claim = "agent_error", stream.errors[-1]
         result.error = f"the agent reported an error: {stream.errors[-1]}"
     return result

@@ -56,7 +56,12 @@ class OracleAgent:
     async def run(self, request: AgentRequest, sink: EventSink) -> AgentResult:
         script = request.reference_script
         if not script:
-            return AgentResult(invalid=True, status="agent_error", error="the task has no reference_solution")
+            return AgentResult(
+                invalid=True,
+                status="agent_error",
+                error="the task has no reference_solution",
+                cause="harness",
+            )
         answer = "Reference solution applied."
         blocks = steps(script)
         for number, step in enumerate(blocks, start=1):

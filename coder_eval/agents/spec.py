@@ -101,10 +101,15 @@ def kind_field(kind: str) -> Any:
 
 @dataclass(frozen=True)
 class RealEndpoint:
-    """Where a kind's real model is: the host variable that moves it, and the provider's default."""
+    """Where a kind's real model is: the host variable that moves it, the provider's default, and
+    its key: the host variable that holds it and the header its API takes it in (``x-api-key``,
+    ``authorization`` as a bearer token, ``x-goog-api-key``). The harness's API proxy sends the key;
+    the agent's CLI never sees it (``coder_eval.endpoint.proxy``)."""
 
     variable: str
     default: str
+    key: str = ""
+    header: str = "x-api-key"
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,8 @@ class Capabilities:
     """Its events are seen while it runs (false: read after it exits, so it cannot be stopped early)."""
     needs_prompt: bool = True
     """A task for it must give a prompt (``none`` reads none)."""
+    runs_reference: bool = False
+    """It runs the task's reference solution (``oracle``): the only kind shown a solution folder."""
 
     @property
     def talks_to_model(self) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -27,6 +27,7 @@ import typer
 import typer.main
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Column
 from typer.core import TyperCommand, TyperGroup
 
 from coder_eval.cli.commands import COMMANDS
@@ -226,6 +227,15 @@ def exit_code(exc: CoderEvalError) -> int:
 def _interrupted() -> int:
     console.print("interrupted")
     return ExitCode.INTERRUPTED
+
+
+def whole(header: str, values: Iterable[str]) -> Column:
+    """A table column of identifiers (run ids, episode ids, task and criterion ids) that is never cut
+    with ``…`` however narrow the terminal: the id is what ``--baseline`` or ``show`` needs, whole.
+
+    Example: ``Table(whole("run", ids), "status")``.
+    """
+    return Column(header, no_wrap=True, min_width=max([len(header), *map(len, values)]))
 
 
 def warn(lines: list[str]) -> None:

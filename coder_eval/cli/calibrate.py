@@ -11,13 +11,17 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from coder_eval.cli.app import app, console, out
+from coder_eval.cli.app import app, console, out, whole
+from coder_eval.errors import AnalysisError, InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @app.command()
@@ -40,9 +44,14 @@ def calibrate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = load_runs(run_dirs)
-    found = calibrate(runs.criteria, read)
-    table = Table("criterion", "n", "agreement", "kappa [95 %]", "judge+/people+", "judge+/people-",
-                  "judge-/people+", "judge-/people-", "bias", "raters (alpha)", "fit to gate",
+    try:
+        found = calibrate(runs.criteria, read)
+    except AnalysisError as exc:  # the labels do not fit the runs: a usage error
+        raise InputError(f"{labels}: {exc}; {matching_hint(read, runs.criteria)}") from exc
+    ids = [j.criterion_id for j in found.judges]
+    table = Table(whole("criterion", ids), "n", "agreement", "kappa [95 %]", "judge+/people+",
+                  "judge+/people-", "judge-/people+", "judge-/people-", "bias", "raters (alpha)",
+                  "fit to gate",
                   title=f"judges against people (kappa interval: {KAPPA_METHOD})")  # fmt: skip
     for j in found.judges:
         c = j.confusion
@@ -70,9 +79,10 @@ def calibrate(
 
 
 def kappa_text(kappa: float, low: float, high: float) -> str:
-    """``'0.71 [0.52, 0.86]'``, or why there is none: ``'n/a (no episode both graded)'``."""
+    """``'0.71 [0.52, 0.86]'``, or ``undefined`` and why in brief (the line under the table says it
+    in full): ``'undefined (one verdict)'``, ``'undefined (nothing graded)'``."""
     if math.isnan(kappa):
-        return "n/a (one verdict)" if not math.isnan(low) else "n/a (nothing graded)"
+        return "undefined (one verdict)" if not math.isnan(low) else "undefined (nothing graded)"
     return f"{kappa:.2f} [{low:.2f}, {high:.2f}]"
 
 
@@ -81,3 +91,13 @@ def alpha_text(alpha: float, note: str) -> str:
     if not math.isnan(alpha):
         return f" ({alpha:.2f})"
     return "" if note == "one rater" else " (n/a)"
+
+
+def matching_hint(labels: pd.DataFrame, criteria: pd.DataFrame) -> str:
+    """What the labels name against what the runs graded, for a label set that matches nothing."""
+    first = labels.iloc[0]
+    graded = sorted(map(str, criteria["criterion_id"].dropna().unique()))[:5] or ["none"]
+    return (
+        f"the first label names episode {first['episode_id']!r}, criterion {first['criterion_id']!r}; "
+        f"the runs graded criteria {', '.join(graded)} on {criteria['episode_id'].nunique()} episodes"
+    )

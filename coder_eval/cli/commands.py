@@ -46,6 +46,10 @@ COMMANDS: dict[str, CommandRow] = {
         "coder_eval.cli.regrade",
         "Grade a run's recorded episodes again, as the task files now define them or as recorded.",
     ),
+    "replay": CommandRow(
+        "coder_eval.cli.replay",
+        "Replay a run's episodes through the real CLI from their endpoint records, with no key, and compare.",
+    ),
     "run": CommandRow(
         "coder_eval.cli.run", "Run tasks and write one trajectory per episode under runs/<run_id>/."
     ),

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
-from coder_eval.cli.app import app, console, out
+from coder_eval.cli.app import app, console, out, whole
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from coder_eval.store import RunStore
 
 StoreOpt = Annotated[
     Path | None, typer.Option(help="The run store (default $CODER_EVAL_STORE, else runs/history.duckdb).")
@@ -51,13 +53,13 @@ def history(
     ] = False,
 ) -> None:
     """Index runs into the run store and list them (filters narrow), with their headline."""
-    from coder_eval.store import RunFilter, RunStore, index_runs, list_runs
+    from coder_eval.store import RunFilter, index_runs, list_runs
 
     if rebuild and not index:
         raise typer.BadParameter("it rebuilds from the folders --index names", param_hint="'--rebuild'")
-    with RunStore.open(store, read_only=not index) as opened:
+    with open_store(store, read_only=not index, rebuild=rebuild) as opened:
         if index:
-            report = index_runs(opened, index, rebuild=rebuild)
+            report = index_runs(opened, index)
             console.print(f"{opened.path}: {report.line()}", highlight=False, markup=False)
             for problem in report.problems:
                 console.print(f"  {problem}", highlight=False, markup=False)
@@ -70,6 +72,23 @@ def history(
             print_tasks(load_store(opened, listed["run_id"].tolist()[::-1]))
         else:
             print_runs(listed)
+
+
+def open_store(path: Path | None, *, read_only: bool, rebuild: bool) -> RunStore:
+    """The store, opened; with ``rebuild``, emptied (a file that is not coder_eval's store moved
+    aside first, and where it went printed)."""
+    from coder_eval.store import RunStore
+
+    if not rebuild:
+        return RunStore.open(path, read_only=read_only)
+    store, moved = RunStore.rebuild(path)
+    if moved is not None:
+        console.print(
+            f"{store.path}: not a usable run store; moved aside to {moved}, rebuilding",
+            highlight=False,
+            markup=False,
+        )
+    return store
 
 
 def utc(value: datetime | None) -> datetime | None:
@@ -86,8 +105,9 @@ def print_runs(runs: pd.DataFrame) -> None:
     if runs.empty:
         out.print("no runs match", highlight=False)
         return
-    table = Table("run", "created (UTC)", "status", "branch", "commit", "episodes", "pass rate", "cost $",
-                  "headline", box=None, pad_edge=False)  # fmt: skip
+    table = Table(whole("run", map(str, runs["run_id"])), "created (UTC)", "status", "branch", "commit",
+                  "episodes", "pass rate", "cost $", Column("headline", overflow="fold"), box=None,
+                  pad_edge=False)  # fmt: skip
     for row in runs.itertuples():
         table.add_row(*map(escape, (
             str(row.run_id), f"{row.created_at:%Y-%m-%d %H:%M}", str(row.status), text(row.git_branch),

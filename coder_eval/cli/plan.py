@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from coder_eval.cli import plan_forecast as forecast
 from coder_eval.cli import run_options as own
-from coder_eval.cli.app import app, out, warn
+from coder_eval.cli.app import app, out, warn, whole
 from coder_eval.cli.inputs import (
     AgentOpt,
     DefineOpt,
@@ -30,7 +30,7 @@ from coder_eval.cli.inputs import (
 )
 from coder_eval.errors import ExitCode
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.settings import runs_root
 from coder_eval.experiment.skill_arms import skill_names
@@ -84,6 +84,7 @@ def plan(
     resolution = inputs.resolve()
     check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], runs_root())
     asked.check(resolution)
+    check_environments(p.task for p in resolution.plans)
     out.print(variant_table(resolution))
     out.print(task_table(resolution))
     out.print(episode_table(resolution))
@@ -104,7 +105,12 @@ def variant_table(resolution: Resolution) -> Table:
     title = f"experiment {experiment.experiment_id}: {len(experiment.variants)} variants × {n_tasks} tasks"
     skills = _offered(resolution)
     columns = ["variant", "agent", "model", "tasks", "repeats", "episodes", *(["skills"] if skills else [])]
-    table = Table(*columns, "description", title=title)
+    table = Table(
+        whole("variant", experiment.variant_ids),
+        *columns[1:],
+        Column("description", overflow="fold"),
+        title=title,
+    )
     for variant in experiment.variants:
         plans = [p for p in resolution.plans if p.variant_id == variant.variant_id]
         table.add_row(
@@ -131,7 +137,8 @@ def _offered(resolution: Resolution) -> dict[str, list[str]]:
 def task_table(resolution: Resolution) -> Table:
     """Per task, the agent and model each variant resolves to (a task may set its own)."""
     variants = resolution.experiment.variant_ids
-    table = Table("task", *variants, title="agent · model per task and variant")
+    ids = [p.task.task_id for p in resolution.plans]
+    table = Table(whole("task", ids), *variants, title="agent · model per task and variant")
     resolved: dict[str, dict[str, str]] = {}
     for p in resolution.plans:
         agent = p.task.agent
@@ -143,7 +150,8 @@ def task_table(resolution: Resolution) -> Table:
 
 def episode_table(resolution: Resolution) -> Table:
     plans = resolution.plans
-    table = Table("episode", "task", "variant", "repeat", "agent", "model", title=f"{len(plans)} episodes")
+    episodes = whole("episode", [p.episode_id for p in plans])
+    table = Table(episodes, "task", "variant", "repeat", "agent", "model", title=f"{len(plans)} episodes")
     for p in plans:
         agent = p.task.agent
         table.add_row(
@@ -157,8 +165,12 @@ def validate(paths: Annotated[list[Path], typer.Argument(help="Task files or fol
     """Grader self-test: every task must pass with the oracle agent and fail with the none agent."""
     from coder_eval.run.validate import validate_tasks
 
-    report = asyncio.run(validate_tasks([t for t in load_tasks(paths) if not t.skip]))
-    table = Table("task", "oracle", "none", "verdict", title="grader self-test")
+    tasks = [t for t in load_tasks(paths) if not t.skip]
+    check_environments(tasks)
+    report = asyncio.run(validate_tasks(tasks))
+    table = Table(
+        whole("task", [r.task_id for r in report]), "oracle", "none", "verdict", title="grader self-test"
+    )
     for row in report:
         style = "green" if row.ok else "red"
         table.add_row(row.task_id, row.oracle, row.none, f"[{style}]{row.verdict}[/{style}]")

@@ -11,6 +11,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
+from coder_eval.cli.app import whole
 from coder_eval.experiment import Resolution
 from coder_eval.manifest import UntilConclusiveRule
 
@@ -37,12 +38,10 @@ def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, 
     if not seen:
         return None, None
     table = Table(
-        "variant",
-        "episodes",
-        *LABELS.values(),
-        "from",
+        whole("variant", resolution.experiment.variant_ids), "episodes", *LABELS.values(),
+        whole("from", [r for arm in seen.values() for r in arm.runs]),
         title=f"forecast from earlier runs in {folder} (95 % predictive intervals)",
-    )
+    )  # fmt: skip
     per_episode = []
     for variant in resolution.experiment.variant_ids:
         planned = sum(p.variant_id == variant for p in resolution.plans)
@@ -60,8 +59,8 @@ def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, 
             if metric == "cost_usd" and got is not None:
                 per_episode.append(got.mean / planned)
         tasks = len(next(iter(arm.values.values()), {}))
-        origin = f"{tasks} of {planned_tasks} tasks, from {', '.join(sorted(arm.runs))}"
-        table.add_row(variant, str(planned), *cells, "; ".join([origin, *sorted(notes)]))
+        origin = f"{tasks} of {planned_tasks} tasks, from"
+        table.add_row(variant, str(planned), *cells, "\n".join([origin, *sorted(arm.runs), *sorted(notes)]))
     return table, (float(np.mean(per_episode)) if per_episode else None)
 
 

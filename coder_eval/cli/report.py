@@ -53,7 +53,11 @@ def report(
     ] = None,
     store: Annotated[Path | None, typer.Option(help="Markdown: the run store --baseline reads.")] = None,
     link_base: Annotated[
-        str | None, typer.Option(help="Markdown: a URL the report links start with (a CI artifact's).")
+        str | None,
+        typer.Option(
+            help="Markdown: a URL the report links start with, or with {path} where each report's "
+            "path goes (a CI artifact's: URL#{path})."
+        ),
     ] = None,
 ) -> None:
     """Render a report notebook to HTML for one or more runs."""
@@ -81,7 +85,7 @@ def _markdown(
 ) -> None:
     """The Markdown summary of one run, printed or written to ``out_file``."""
     from coder_eval.analysis.views.markdown import run_markdown
-    from coder_eval.store.baseline_ref import compare_with_baseline
+    from coder_eval.store.baseline_ref import check_reference, compare_with_baseline
     from coder_eval.store.connection import store_for
 
     if len(run_dirs) != 1:
@@ -89,7 +93,9 @@ def _markdown(
     run = run_dirs[0]
     regression, note = None, None
     if baseline is not None:
-        regression, _, note = compare_with_baseline(run, baseline, store_for(run.resolve(), store))
+        history = store_for(run.resolve(), store)
+        check_reference(baseline, history)
+        regression, _, note = compare_with_baseline(run, baseline, history)
     text = run_markdown(run, regression, link_base, baseline_note=note)
     if out_file is None:
         sys.stdout.write(text)
@@ -129,5 +135,7 @@ def print_report_outcomes(outcomes: Sequence[ReportOutcome]) -> None:
             console.print(f"[red]report {o.template} failed:[/red] {escape(str(o.error))}", highlight=False)
         elif not o.ok:
             _failed(o.template, o.error, o.html_path or Path())
+        elif o.kept:
+            out.print(f"report: {o.html_path} (kept: no episode ran since it was rendered)", highlight=False)
         else:
             out.print(f"report: {o.html_path}", highlight=False)

@@ -22,6 +22,9 @@ from coder_eval.cli.summary import print_finished, print_outcome, print_run_tota
 from coder_eval.episode.snapshots import DEFAULT_MAX_MB
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from coder_eval.experiment import Resolution
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.run import AfterRun, Placement, RunSession
 
@@ -73,7 +76,8 @@ def run(
     from coder_eval.experiment.inputs import RunInputs
     from coder_eval.experiment.settings import runs_root
     from coder_eval.run import AfterRun, Batch
-    from coder_eval.run.regression import check_max_drop, regression_gate
+    from coder_eval.run.frozen import check_frozen
+    from coder_eval.run.regression import check_experiment_gate, check_max_drop, regression_gate
     from coder_eval.store.connection import store_for
 
     placement = _placement(executor, scheduler)
@@ -94,7 +98,14 @@ def run(
         raise typer.BadParameter("it is for --resume", param_hint="'--replan' / '--retry-invalid'")
     asked = Asked.of(until_conclusive, delta, decide_on, max_tasks, max_episodes)
     asked = replace(asked, gate_alone=gate == (None, "worse"))
-    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked)
+    gate_store = store_for(run_dir or runs_root() / "run", store)
+
+    def check(resolution: Resolution) -> None:
+        asked.check(resolution)
+        check_experiment_gate(resolution, after.baseline, gate_store)
+        check_frozen(resolution.plans, placement.executor)
+
+    session = _open(inputs, run_dir, resume, replan, retry_invalid, asked, check, here=scheduler is None)
     try:
         warn(session.warnings)
         print_gate_plan(session, after)
@@ -115,34 +126,49 @@ def run(
 
 def print_gate_plan(session: RunSession, after: AfterRun) -> None:
     """Before the episodes, with ``--baseline --fail-on worse``: the smallest drop the gate sees."""
+    from coder_eval.errors import StoreBusy
     from coder_eval.run.regression import gate_plan_line
     from coder_eval.store.connection import store_for
 
     if after.baseline is None or after.fail_on != "worse":
         return
     resolution = session.resolution
-    line = gate_plan_line(
-        after.baseline,
-        store_for(session.run.path, after.store),
-        resolution.task_ids,
-        max(resolution.repeats.values()),
-        after.max_drop,
-    )
+    try:
+        line = gate_plan_line(
+            after.baseline,
+            store_for(session.run.path, after.store),
+            resolution.task_ids,
+            max(resolution.repeats.values()),
+            after.max_drop,
+        )
+    except StoreBusy as exc:  # the run's end looks again: a busy store is not gated, never a failure
+        line = f"--fail-on worse: the smallest drop the gate sees is not computed ({exc})"
     if line is not None:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _open(
-    inputs: RunInputs, run_dir: Path | None, resume: bool, replan: bool, retry: bool, asked: Asked
+    inputs: RunInputs,
+    run_dir: Path | None,
+    resume: bool,
+    replan: bool,
+    retry: bool,
+    asked: Asked,
+    check: Callable[[Resolution], None],
+    *,
+    here: bool,
 ) -> RunSession:
-    """A new run, or the run to resume with what it runs again decided (and printed)."""
+    """A new run (``check`` refuses a plan before anything is made), or the run to resume with what
+    it runs again decided (and printed); ``here``: its episodes run on this machine (not on a
+    cluster's workers), whose environments are checked."""
     from coder_eval.experiment.settings import runs_root
     from coder_eval.run import RunSession
 
     if not resume:
-        return RunSession.create(inputs, run_dir, check=asked.check)
+        return RunSession.create(inputs, run_dir, check=check, here=here)
     session = RunSession.reopen(run_dir or runs_root() / "latest")
     try:
+        asked.check_resumed(session.manifest.adaptive)
         print_took_over(session)
         print_decision(session.resume(inputs, replan=replan, retry_invalid=retry))
     except BaseException:

@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from coder_eval.run import Batch, RunSession
 
 
+OPTIONS = {"delta": "delta", "metrics": "decide-on", "max_tasks": "max-tasks", "max_episodes": "max-episodes"}
+"""A rule's field -> the option of ``coder-eval run`` that sets it."""
+
+
+def rule_text(rule: UntilConclusiveRule) -> str:
+    """``delta 0.2, decide-on passed, max-tasks none, max-episodes none``"""
+    shown = {f: getattr(rule, f) for f in OPTIONS}
+    return ", ".join(
+        f"{OPTIONS[f]} {', '.join(v) if isinstance(v, list) else 'none' if v is None else v}"
+        for f, v in shown.items()
+    )
+
+
 @dataclass(frozen=True)
 class Asked:
     """What the command line asked: ``flag`` None follows the experiment's block; the rest
@@ -53,12 +66,39 @@ class Asked:
             UntilConclusiveRule.model_validate(overrides)
         except ValidationError as exc:
             first = exc.errors()[0]
-            name = {"metrics": "decide-on", "max_tasks": "max-tasks", "max_episodes": "max-episodes"}
-            option = name.get(str(first["loc"][0]), str(first["loc"][0]))
+            option = OPTIONS.get(str(first["loc"][0]), str(first["loc"][0]))
             raise typer.BadParameter(
                 first["msg"].removeprefix("Value error, "), param_hint=f"'--{option}'"
             ) from exc
         return cls(flag, overrides)
+
+    def check_resumed(self, record: AdaptiveRecord | None) -> None:
+        """``--resume`` keeps the design and the rule the run recorded before its first result: a
+        different one asked for is refused (exit 2) naming the recorded value; the same one given
+        again is accepted."""
+        if record is None:
+            if self.flag or self.overrides:
+                raise typer.BadParameter(
+                    "this run was started with a fixed design (no until_conclusive rule in its run.json); "
+                    "a resume keeps it: start a new run to stop at the answer",
+                    param_hint="'--until-conclusive'",
+                )
+            return
+        if self.flag is False:
+            raise typer.BadParameter(
+                f"this run was started --until-conclusive ({rule_text(record.rule)}); a resume keeps it",
+                param_hint="'--fixed-design'",
+            )
+        for field, value in self.overrides.items():
+            recorded = getattr(record.rule, field)
+            if value != recorded:
+                shown = ", ".join(recorded) if isinstance(recorded, list) else recorded
+                raise typer.BadParameter(
+                    f"this run recorded {field} {shown if shown is not None else 'none (no cap)'} "
+                    "in its run.json before its first result; a resume keeps its rule: resume without "
+                    "the option, or start a new run",
+                    param_hint=f"'--{OPTIONS.get(field, field)}'",
+                )
 
     def rule(self, resolution: Resolution) -> UntilConclusiveRule | None:
         """The rule of a new run (None: the fixed design)."""
@@ -122,9 +162,19 @@ def print_sequence(record: AdaptiveRecord) -> None:
 def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
     """The episodes (until the answer, when a rule says so), under a progress bar; after Ctrl-C,
     how to resume."""
+    from coder_eval.run.batch import kept_episodes
+
     rule = asked.rule_of(session)
+    kept = kept_episodes(session.run, session.decision.rerun) if session.decision is not None else {}
+    stopped = session.manifest.adaptive.stop if session.manifest.adaptive is not None else None
+    if stopped is not None:
+        console.print(
+            f"until conclusive: this run had stopped ({stopped}); a stop is final, so nothing more runs",
+            highlight=False,
+        )
     with progress_bar() as bar:
-        shown = SequenceBar(bar) if rule is not None else BarProgress(bar)
+        plans = session.resolution.plans
+        shown = SequenceBar(bar, plans, kept) if rule is not None else BarProgress(bar, plans, kept)
         try:
             if rule is None:
                 session.execute(batch, shown)
@@ -137,6 +187,6 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
         except KeyboardInterrupt:
             console.print(resume_hint(session.run), highlight=False, soft_wrap=True)
             raise
-        shown.complete()
+        shown.complete(budget_stopped=session.batch is not None and session.batch.budget_stopped)
     if rule is not None:
         print_sequence(record)

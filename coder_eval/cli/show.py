@@ -5,6 +5,7 @@ Example::
     coder-eval show runs/latest fix-calc-bug--default--r0
     coder-eval show runs/latest --follow          # the whole run as it is written, until it stops
     coder-eval show runs/latest fix-calc-bug--default--r0 --follow    # one episode, until it ends
+    coder-eval show runs/new --follow --wait 120  # started first: waits for a run to begin there
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 POLL_S = 0.2
 """How often ``--follow`` looks for new lines."""
+WAIT_S = 60.0
+"""How long ``--follow`` waits, by default, for a run to start writing a folder that has no run.json."""
 NEAREST = 5
 """How many episode ids an unknown id's message suggests."""
 
@@ -42,6 +45,15 @@ def show(
             "and no episode the whole run until it stops (Ctrl-C stops).",
         ),
     ] = False,
+    wait: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            metavar="SECONDS",
+            help="With --follow: how long to wait for a run to start writing a "
+            "folder that has no run.json yet (started before the run).",
+        ),
+    ] = WAIT_S,
 ) -> None:
     """Print an episode's transcript: messages, tool calls and results, verdicts, outcome."""
     from coder_eval.cli.summary import print_not_passed, print_totals, shown_path
@@ -52,6 +64,8 @@ def show(
         path = trajectory_path(target, episode)
         out.print(transcript_text(path), markup=False, highlight=False, soft_wrap=True)
         return
+    if not target.is_file():
+        wait_for_run(target, wait, announce=lambda text: console.print(text, highlight=False, markup=False))
     if not target.is_file() and episode is None:
         run = RunDir.open(target)
         console.print(f"following the run {shown_path(run.path)}", highlight=False)
@@ -63,6 +77,37 @@ def show(
     console.print(f"following {path}", highlight=False)
     for text in follow_transcript(path, stopped):
         out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def wait_for_run(
+    target: Path,
+    timeout: float,
+    announce: Callable[[str], None] = lambda text: None,
+    poll_s: float = POLL_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Return once ``target`` holds a run's manifest (a run started there), waiting up to ``timeout``
+    seconds; ``InputError`` (exit 2) saying what to do when none appears.
+
+    Example: ``wait_for_run(Path("runs/new"), 60)`` returns as soon as ``runs/new/run.json`` exists.
+    """
+    from coder_eval.run_dir import MANIFEST
+
+    manifest = target / MANIFEST
+    if manifest.is_file():
+        return
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target}: not a run folder")
+    announce(f"waiting up to {timeout:g} s for a run to start in {target} (no {MANIFEST} yet)")
+    deadline = clock() + timeout
+    while not manifest.is_file():
+        if clock() >= deadline:
+            raise InputError(
+                f"{target}: no run started there within {timeout:g} s (no {MANIFEST}); start one with "
+                f"`coder-eval run ... --run-dir {target}`, or give --wait more seconds"
+            )
+        sleep(poll_s)
 
 
 def _followed(target: Path, episode: str | None) -> tuple[Path, Callable[[], bool]]:

@@ -29,6 +29,7 @@ from rich.text import Text
 from coder_eval.cli.app import console, out
 from coder_eval.cli.report import print_report_outcomes
 from coder_eval.cli.run_console import print_skills
+from coder_eval.errors import ExitCode
 from coder_eval.run.summary import NotPassed, RunSummary, VariantTotals, summarize_run
 from coder_eval.run_dir import RunDir
 from coder_eval.terminal import inert
@@ -51,6 +52,13 @@ def print_totals(run: RunDir, resumed: int | None = None, summary: RunSummary | 
     out.print(line + kept, highlight=False, soft_wrap=True)
     if summary.finished:
         out.print(totals_table(summary.variants))
+    if summary.unverified:
+        out.print(
+            f"record: {summary.unverified} of {summary.finished} episodes are the agent's own account, "
+            "unverified (no harness vantage point on the model, or a tempdir sandbox; docs/trajectory.md)",
+            highlight=False,
+            soft_wrap=True,
+        )
     return summary
 
 
@@ -176,6 +184,13 @@ def print_outcome(result: RunResult) -> None:
     if result.budget_stopped:
         console.print(
             f"budget of ${result.max_cost_usd} reached: {result.batch.not_started} episodes not started"
+        )
+    if result.finished.not_gated is not None:
+        console.print(
+            f"not gated: the store is busy, so the run was not compared with its baseline "
+            f"(exit {ExitCode.NOT_GATED}; run again, or compare later with coder-eval report --baseline)",
+            highlight=False,
+            soft_wrap=True,
         )
     summary = result.totals
     if not result.measured:

@@ -18,6 +18,7 @@ import typer
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
+from coder_eval.version import pip_install
 
 
 @app.command()
@@ -42,7 +43,7 @@ def view(
         from coder_eval.cli.viewer import serve
     except ImportError as exc:
         raise InputError(
-            f"view needs Voila (the lab extra): pip install 'coder_eval[lab]' ({exc.name} is missing)"
+            f"view needs Voila (the lab extra): {pip_install('lab')} ({exc.name} is missing)"
         ) from exc
     console.print(f"starting the explorer on {len(runs)} path(s); Ctrl-C stops it", highlight=False)
     with tempfile.TemporaryDirectory(prefix="coder-eval-view-") as folder:

@@ -44,6 +44,7 @@ from coder_eval.criteria.base import (
     parse_json,
     read_texts,
 )
+from coder_eval.criteria.seen import seen_of
 from coder_eval.errors import PatternTimeout, WorkspaceFileError
 from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
@@ -105,8 +106,10 @@ class ClassificationMatch(OriginalCriterion):
         return label if self.case_sensitive else label.lower()
 
     async def evaluate(self, ctx: GradingContext) -> Verdict:
+        text: str | None = None
         try:
-            reading = await bounded(self._read, (await read_texts(ctx.sandbox, [self.path]))[0])
+            text = (await read_texts(ctx.sandbox, [self.path]))[0]
+            reading = await bounded(self._read, text)
         except PatternTimeout as exc:
             reading = Reading(None, str(exc))
         except WorkspaceFileError:
@@ -119,6 +122,8 @@ class ClassificationMatch(OriginalCriterion):
         allowed = {self._norm(label) for label in self.labels or []}
         if self.labels is not None and observed != NONE_LABEL and observed not in allowed:
             details["out_of_labels"] = True
+        if observed != expected and text is not None:
+            details |= seen_of(self.path, text)  # what the label was read from
         return Verdict(
             score=1.0 if observed == expected else 0.0,
             details=details,

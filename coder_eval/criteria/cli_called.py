@@ -29,12 +29,13 @@ Example::
 from __future__ import annotations
 
 import shlex
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from coder_eval.cli_match import CliMatch
 from coder_eval.criteria.base import CriterionSpec, GradingContext, TaskFacts, Verdict
+from coder_eval.criteria.seen import seen_of, seen_text
 from coder_eval.criteria.transcript import DETAIL_LIMIT
 from coder_eval.errors import GraderError
 from coder_eval.patterns import bounded
@@ -83,10 +84,30 @@ class CliCalled(CriterionSpec, CliMatch):
         matching = [c for c in calls if self.matches(c.argv[1:])]
         count = len(matching)
         ok = count >= self.min_count and (self.max_count is None or count <= self.max_count)
-        details = {
+        details: dict[str, Any] = {
             "count": count,
             "expected": f"{self.min_count}..{'∞' if self.max_count is None else self.max_count}",
             "matching": [shlex.join(c.argv) for c in matching][:DETAIL_LIMIT],
             "calls": [shlex.join(c.argv) for c in calls][:DETAIL_LIMIT],
         }
+        if not ok:
+            details |= self._why_not(calls, matching)
         return Verdict(score=1.0 if ok else 0.0, details=details)
+
+    def _why_not(self, calls: list[CliCall], matching: list[CliCall]) -> dict[str, Any]:
+        """Too few matching calls: the call that came closest and the part of it that did not match;
+        too many: the matching calls."""
+        count = len(matching)
+        if count > (self.max_count if self.max_count is not None else count):
+            failed = f"{count} matching calls, at most {self.max_count} expected"
+            return {
+                "failed": [failed],
+                **seen_of("the matching calls", "\n".join(shlex.join(c.argv) for c in matching)),
+            }
+        failed = f"{count} matching calls, at least {self.min_count} expected"
+        misses = [(m, c) for c in calls if (m := self.mismatch(c.argv[1:])) is not None]
+        if not misses:
+            return {"failed": [failed], "seen_in": "the recorded calls", "seen": "no call"}
+        miss, call = max(misses, key=lambda pair: pair[0].stage)  # the first of the closest
+        said = f"{failed}; nearest call {seen_text(shlex.join(call.argv), 120)}: {miss.why}"
+        return {"failed": [said]}

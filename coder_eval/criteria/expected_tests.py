@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder_eval.criteria.base import Verdict
+from coder_eval.criteria.seen import seen_of
 from coder_eval.errors import WorkspaceFileError
 from coder_eval.sandbox.base import ExecResult, Sandbox
 from coder_eval.sandbox.pytest_reports import PytestReport
@@ -128,6 +129,7 @@ def graded_verdict(
             *missing,
             *(f"{i} ({outcomes.get(i, 'not collected')})" for i in not_passed),
         ][:50]
+        details |= seen_of("the test output", failure_lines(result.output))
     if expected is not None and expected.known and collected - graded - _author_skipped(expected, outcomes):
         details["not_graded"] = len(collected - graded - _author_skipped(expected, outcomes))
     exit_ok = result.exit_code == 0 or (expected is not None and expected.known)
@@ -135,6 +137,17 @@ def graded_verdict(
     if total == 0:
         details["error"] = "no test was collected"
     return Verdict(score=len(passed) / total if total else 0.0, passed=ok, details=details)
+
+
+def failure_lines(output: str, most: int = 3) -> str:
+    """What a failing pytest run said went wrong: its first ``E`` lines (the assertion and what it
+    compared), else its last lines.
+
+    Example: ``failure_lines("F\\nE   assert -1 == 5\\n1 failed")`` -> ``"E   assert -1 == 5"``.
+    """
+    lines = output.splitlines()
+    said = [line.rstrip() for line in lines if line.startswith("E ")][:most]
+    return "\n".join(said or [line.rstrip() for line in lines if line.strip()][-most:])
 
 
 def _graded(

@@ -3,7 +3,9 @@
 The matched files are read as one text (in path order). ``includes`` must each appear, ``excludes``
 must not, ``patterns`` must each match (``re.search``; a plain string is searched multiline, a
 ``{pattern, must_match, flags}`` entry with exactly its flags, and must not match when ``must_match``
-is false). The score is the share of checks that hold; it passes at ``pass_threshold`` (0.9).
+is false). The score is the share of checks that hold; it passes at ``pass_threshold`` (0.9). A
+failed check records what it read (``seen``, bounded and escaped), so its reason reads
+``patterns[0] '^3$' not found in out.txt: '25\n'``.
 
 Example::
 
@@ -36,6 +38,7 @@ from coder_eval.criteria.base import (
     read_texts,
 )
 from coder_eval.criteria.flags import Flags, flag_value
+from coder_eval.criteria.seen import files_named, seen_of
 from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
 
@@ -70,13 +73,23 @@ class FileContains(OriginalCriterion):
         checks.update({f"excludes {s!r}": norm(s) not in folded for s in self.excludes})
         return checks
 
+    @staticmethod
+    def _failure(name: str) -> str:
+        """How a failed check reads: an inclusion or a pattern ``not found``, the rest ``found``."""
+        wanted = name.startswith("includes") or (name.startswith("patterns") and not name.endswith("absent"))
+        return f"{name.removesuffix(' absent')} {'not found' if wanted else 'found'}"
+
     async def evaluate(self, ctx: GradingContext) -> Verdict:
         files = await matching_files(ctx.sandbox, self.path)
         if not files:
             return Verdict(score=0.0, details={"error": f"no file matches {self.path!r}"})
-        checks = await bounded(self._checks, "\n".join(await read_texts(ctx.sandbox, files)))
-        failed = [name for name, ok in checks.items() if not ok]
-        return Verdict(score=fraction(checks), details={"files": len(files), "failed": failed})
+        text = "\n".join(await read_texts(ctx.sandbox, files))
+        checks = await bounded(self._checks, text)
+        failed = [self._failure(name) for name, ok in checks.items() if not ok]
+        details: dict[str, object] = {"files": len(files), "failed": failed}
+        if failed:
+            details |= seen_of(files_named(files), text)
+        return Verdict(score=fraction(checks), details=details)
 
 
 class FileCheck(FileContains):
@@ -119,4 +132,9 @@ class FileMatchesRegex(OriginalCriterion):
         texts = dict(zip(files, await read_texts(ctx.sandbox, files), strict=True))
         hits = await bounded(lambda: [p for p, text in texts.items() if search(self.pattern, text, flags)])
         ok = bool(hits) == self.must_match
-        return Verdict(score=1.0 if ok else 0.0, details={"matched_in": hits})
+        details: dict[str, object] = {"matched_in": hits}
+        if not ok:
+            details["failed"] = [f"pattern {self.pattern!r} {'not found' if self.must_match else 'found'}"]
+            where = hits[0] if hits else files[0]
+            details |= seen_of(files_named([where, *(f for f in files if f != where)]), texts[where])
+        return Verdict(score=1.0 if ok else 0.0, details=details)

@@ -20,6 +20,7 @@ loads to the same assertion. The score is the share of checks (schema, each asse
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from coder_eval.criteria.base import (
     parse_json,
     read_texts,
 )
+from coder_eval.criteria.seen import seen_of, seen_text, seen_value
 from coder_eval.errors import GraderError, WorkspaceFileError
 from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
@@ -121,14 +123,38 @@ class Assertion(BaseModel):
 
     def judged(self, document: Any) -> Judged:
         """Whether the assertion holds on ``document``, and why not when no comparison was made."""
-        try:
-            value = jmespath.search(self.expression, document)
-        except JMESPathError:  # a function applied to the wrong type in this document: not as expected
+        value, error = self._search(document)
+        if error is not None:
             return Judged(False)
         problem = out_of_range(value) if self.operator in ORDERING else None
         if problem is not None:
             return Judged(False, f"{self.expression}: {problem}; not compared")
         return Judged(compare(self.operator, value, self.expected))
+
+    def mismatch(self, document: Any) -> str | None:
+        """None when the assertion holds of ``document``; else what was found there, bounded and
+        escaped: ``"found 25"``, ``"found nothing"``, ``"cannot be evaluated here: ..."``; ``""``
+        when a number found cannot be compared (``judged`` says why)."""
+        value, error = self._search(document)
+        if error is not None:
+            return f"cannot be evaluated here: {seen_text(error, 80)}"
+        judged = self.judged(document)
+        if judged.holds:
+            return None
+        if judged.problem is not None:
+            return ""
+        return "found nothing" if value is None else f"found {seen_value(value)}"
+
+    def _search(self, document: Any) -> tuple[Any, str | None]:
+        try:
+            return jmespath.search(self.expression, document), None
+        except JMESPathError as exc:  # a function applied to the wrong type in this document: not as expected
+            return None, str(exc)
+
+    @property
+    def name(self) -> str:
+        """``total equals 24``: the assertion as a failure names it."""
+        return f"{self.expression} {self.operator} {self.expected!r}"
 
 
 class Judged(NamedTuple):
@@ -296,16 +322,21 @@ class JsonCheck(OriginalCriterion):
         if schema is not None:
             errors = schema_errors(schema, document)
             checks["schema"] = not errors
+        failed = ["schema"] if errors else []
         for assertion in self.assertions:
-            name = f"{assertion.expression} {assertion.operator} {assertion.expected!r}"
-            checks[name], problem = assertion.judged(document)
+            found = assertion.mismatch(document)
+            checks[assertion.name] = found is None
+            failed += [] if found is None else [f"{assertion.name}, {found}" if found else assertion.name]
+            problem = assertion.judged(document).problem if found == "" else None
             if problem is not None:
-                problems[name] = problem
-        failed = [name for name, ok in checks.items() if not ok]
+                problems[assertion.name] = problem
         details: dict[str, Any] = {"failed": failed, "schema_errors": errors[:10]}
-        return Verdict(
-            score=fraction(checks), details={**details, **({"problems": problems} if problems else {})}
-        )
+        if problems:
+            details["problems"] = problems
+        if failed:
+            with contextlib.suppress(ValueError):  # an integer past the int-string limit: no excerpt
+                details |= seen_of(self.path, json.dumps(document, ensure_ascii=False))
+        return Verdict(score=fraction(checks), details=details)
 
 
 def schema_errors(schema: dict[str, Any], document: Any) -> list[str]:

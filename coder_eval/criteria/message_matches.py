@@ -29,6 +29,7 @@ import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
+from coder_eval.criteria.seen import seen_of
 from coder_eval.criteria.transcript import assistant_texts, final_text
 from coder_eval.patterns import bounded, search
 
@@ -85,6 +86,13 @@ class MessageMatches(CriterionSpec):
         else:
             details["text_end"] = texts[-1][-EXCERPT:] if texts else ""
         ok = ("match" in details) == self.should_match
+        if not ok:
+            details["failed"] = [f"pattern {self.pattern!r} {'not found' if self.should_match else 'found'}"]
+            where = "the final answer" if self.scope == "final" else "the transcript"
+            said = details.get("match")
+            details |= (
+                seen_of(where, said) if said is not None else seen_of(where, details["text_end"], tail=True)
+            )
         return Verdict(score=1.0 if ok else 0.0, details=details)
 
 

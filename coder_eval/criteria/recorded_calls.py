@@ -6,6 +6,11 @@ shell-quoted arguments, program name left out), an optional ``exit_code`` and op
 ``stdout_json`` assertions on the call's JSON output. With ``ordered``, matches must come in the
 listed order. ``forbid`` lists calls that must not happen. The score is the share of checks that hold.
 
+An expectation no call met says why, from the last call whose arguments matched its ``args_regex``
+(else that none did): the sub-check that failed and what that call had, e.g.
+``expect[0] '^pages update 12\\b': call 'sitectl pages update 12 --title x': stdout_json
+request.path equals '/pages/12', found '/pages/13'``. A forbidden call names the call that happened.
+
 Example::
 
     - type: recorded_calls
@@ -26,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, TaskFacts, Verdict, fraction
 from coder_eval.criteria.json_check import Assertion
+from coder_eval.criteria.seen import seen_text
 from coder_eval.errors import GraderError, did_you_mean
 from coder_eval.patterns import bounded, search
 from coder_eval.trajectory import CliCall
@@ -40,17 +46,30 @@ class CallPattern(BaseModel):
     stdout_json: list[Assertion] = Field(default_factory=list, description="Assertions on JSON stdout.")
 
     def matches(self, call: CliCall) -> bool:
-        if not search(self.args_regex, shlex.join(call.argv[1:])):
-            return False
+        return self.args_match(call) and self.mismatch(call) is None
+
+    def args_match(self, call: CliCall) -> bool:
+        """Whether the call's arguments match ``args_regex`` (the command pattern)."""
+        return search(self.args_regex, shlex.join(call.argv[1:])) is not None
+
+    def mismatch(self, call: CliCall) -> str | None:
+        """Past its arguments, the first sub-check ``call`` fails and what it had; None when none does.
+
+        Example: ``"exit_code 1, expected 0"``; ``"stdout_json request.method equals 'POST', found 'GET'"``.
+        """
         if self.exit_code is not None and call.exit_code != self.exit_code:
-            return False
+            return f"exit_code {call.exit_code}, expected {self.exit_code}"
         if not self.stdout_json:
-            return True
+            return None
         try:
             document: Any = json.loads(call.stdout)
         except (ValueError, RecursionError):  # not JSON, an integer past the int-string limit, too deep
-            return False
-        return all(a.holds(document) for a in self.stdout_json)
+            return f"stdout_json: stdout is not JSON: {seen_text(call.stdout, 80)}"
+        for assertion in self.stdout_json:
+            found = assertion.mismatch(document)
+            if found is not None:
+                return f"stdout_json {assertion.name}, {found}"
+        return None
 
 
 class RecordedCalls(CriterionSpec):
@@ -77,19 +96,42 @@ class RecordedCalls(CriterionSpec):
 
     def _verdict_on(self, calls: list[CliCall]) -> Verdict:
         checks: dict[str, bool] = {}
+        failed: list[str] = []
         cursor = 0
         for i, pattern in enumerate(self.expect):
             start = cursor if self.ordered else 0
             hit = next((j for j in range(start, len(calls)) if pattern.matches(calls[j])), None)
-            checks[f"expect[{i}] {pattern.args_regex!r}"] = hit is not None
+            name = f"expect[{i}] {pattern.args_regex!r}"
+            checks[name] = hit is not None
             if hit is not None:
                 cursor = hit + 1
+            else:
+                failed.append(f"{name}: {_why_unmet(pattern, calls, start)}")
         for i, pattern in enumerate(self.forbid):
-            checks[f"forbid[{i}] {pattern.args_regex!r}"] = not any(pattern.matches(c) for c in calls)
+            name = f"forbid[{i}] {pattern.args_regex!r}"
+            made = next((c for c in calls if pattern.matches(c)), None)
+            checks[name] = made is None
+            failed += [] if made is None else [f"{name}: called {_call_text(made)}"]
         if self.min_calls:
-            checks[f"at least {self.min_calls} calls"] = len(calls) >= self.min_calls
-        details = {
-            "calls": [shlex.join(c.argv) for c in calls][:50],
-            "failed": [name for name, ok in checks.items() if not ok],
-        }
+            name = f"at least {self.min_calls} calls"
+            checks[name] = len(calls) >= self.min_calls
+            failed += [] if checks[name] else [f"{name}: {len(calls)} made"]
+        details = {"calls": [shlex.join(c.argv) for c in calls][:50], "failed": failed}
         return Verdict(score=fraction(checks), details=details)
+
+
+def _why_unmet(pattern: CallPattern, calls: list[CliCall], start: int) -> str:
+    """Why no call met an expectation: the last call whose arguments matched and the sub-check it
+    failed; else that no call's arguments matched (or none after the previous expectation's)."""
+    candidates = [c for c in calls[start:] if pattern.args_match(c)]
+    if not candidates:
+        earlier = start and any(pattern.matches(c) for c in calls[:start])
+        return (
+            "only before the previous expected call (ordered)" if earlier else "no call's arguments matched"
+        )
+    call = candidates[-1]
+    return f"call {_call_text(call)}: {pattern.mismatch(call)}"
+
+
+def _call_text(call: CliCall) -> str:
+    return seen_text(shlex.join(call.argv), 120)

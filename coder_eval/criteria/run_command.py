@@ -32,6 +32,7 @@ from coder_eval.criteria.base import GradingContext, OriginalCriterion, Regex, V
 from coder_eval.criteria.expected_tests import ExpectedTests, graded_verdict, pytest_env
 from coder_eval.criteria.grader_faults import check_grader_files
 from coder_eval.criteria.hidden_tests import runs_pytest
+from coder_eval.criteria.seen import seen_of, seen_text
 from coder_eval.errors import WorkspaceFileError
 from coder_eval.patterns import bounded, search
 
@@ -85,21 +86,26 @@ class RunCommand(OriginalCriterion):
                 details["tests"] = {
                     k: v for k, v in tests.details.items() if k not in ("output", "exit_code")
                 }
-        checks.update(await bounded(self._output_checks, result.stdout))
+        output = await bounded(self._output_checks, result.stdout)
+        checks.update(output)
         details["failed"] = [name for name, ok in checks.items() if not ok]
+        if not all(output.values()):
+            details |= seen_of(f"the stdout of `{seen_text(self.command, 60)[1:-1]}`", result.stdout)
         return Verdict(score=fraction(checks), details=details)
 
     def _output_checks(self, stdout: str) -> dict[str, bool]:
         checks: dict[str, bool] = {}
         if self.stdout_equals is not None:
-            checks["stdout_equals"] = stdout.strip() == self.stdout_equals.strip()
+            checks[f"stdout_equals {self.stdout_equals!r}"] = stdout.strip() == self.stdout_equals.strip()
         if self.expected_stdout is not None:
-            checks[f"expected_stdout ({self.stdout_match})"] = _stdout_matches(
+            checks[f"expected_stdout ({self.stdout_match}) {self.expected_stdout!r}"] = _stdout_matches(
                 stdout, self.expected_stdout, self.stdout_match
             )
         checks.update({f"contains {s!r}": s in stdout for s in self.stdout_contains})
         if self.stdout_regex is not None:
-            checks["stdout_regex"] = search(self.stdout_regex, stdout, re.MULTILINE) is not None
+            checks[f"stdout_regex {self.stdout_regex!r}"] = (
+                search(self.stdout_regex, stdout, re.MULTILINE) is not None
+            )
         return checks
 
     def tests_command(self) -> str | None:

@@ -25,7 +25,7 @@ from coder_eval.criteria.transcript import message_text
 from coder_eval.episode.iterations import Grade, GraderFeedback, armed_criteria, early_stop_check
 from coder_eval.episode.simulator import Simulator, open_simulation
 from coder_eval.episode.stage import Stage
-from coder_eval.episode.watch import EarlyCheck, Watch
+from coder_eval.episode.watch import EarlyCheck, Watch, WatchOutcome
 from coder_eval.errors import AgentError, CoderEvalError
 from coder_eval.plugins import crash_text
 from coder_eval.pricing import cost_usd
@@ -71,6 +71,12 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task.run_limits.task_timeout,
         )
     stage.notes += outcome.notes + _single_iteration(task)
+    result = _ended(task, sink, stage, outcome)
+    return apply_budgets(task.run_limits, result)
+
+
+def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchOutcome) -> AgentResult:
+    """The agent's result, or what its recorded messages say when a time limit or the watch ended it."""
     if outcome.timed_out:
         limit = f"task_timeout of {task.run_limits.task_timeout:g} s"
         return _provider_check(task, sink, stage, _stopped(task, sink, "timeout", f"{limit} reached"), limit)
@@ -82,7 +88,26 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task, sink, stage, result, f"turn_timeout of {task.run_limits.turn_timeout:g} s"
         )
     assert outcome.result is not None
-    return _apply_budgets(task.run_limits, outcome.result)
+    return outcome.result
+
+
+def unpriced(task: TaskSpec, notes: list[str], result: AgentResult) -> AgentResult:
+    """A scripted model has no price: its episode costs $0, whatever the agent priced its tokens at
+    (Claude Code prices them at the list price of the model name the script answers as). The note
+    keeps that figure, so the tokens can still be priced as if a real model had spent them. Applied
+    to the settled result (the endpoint's record prices what the scripted server answered as).
+
+    Example: a scripted episode the CLI priced at $0.1312 -> ``cost_usd == 0.0`` and the note
+    ``"scripted model: no price, so the episode costs $0 (the agent priced its tokens at $0.1312)"``.
+    """
+    if task.agent.model != "scripted" or result.cost_usd is None or result.cost_usd == 0:
+        return result
+    notes.append(
+        f"scripted model: no price, so the episode costs $0 (the agent priced its tokens at "
+        f"${result.cost_usd:.4f})"
+    )
+    result.cost_usd = 0.0
+    return result
 
 
 async def _named(kind: str, run: Coroutine[Any, Any, AgentResult]) -> AgentResult:
@@ -112,7 +137,7 @@ def limits_hit(result: AgentResult, limits: Limits, counted: Sequence[str]) -> l
     task set: ``cpu time`` for ``max_cpu_seconds``, ``file size`` for ``max_disk_mb``,
     ``processes`` for ``max_pids``)."""
     hits = list(counted)
-    if result.invalid and result.status == "agent_error":
+    if not result.invalid and result.status == "agent_error":
         configured = {
             "cpu time": limits.max_cpu_seconds,
             "file size": limits.max_disk_mb,
@@ -134,7 +159,7 @@ def at_limit(result: AgentResult, limits: Limits, hits: Sequence[str]) -> AgentR
         "cpu time": f"a process was killed at the CPU-time limit ({limits.max_cpu_seconds} s)",
         "file size": f"a process was stopped writing past the file-size limit ({limits.max_disk_mb} MB)",
     }
-    result.status, result.invalid = "resource_limit", False
+    result.status, result.invalid, result.cause = "resource_limit", False, None
     result.error = "; ".join([*(said[h] for h in hits), *([result.error] if result.error else [])])
     return result
 
@@ -144,28 +169,24 @@ def _provider_check(
 ) -> AgentResult:
     """A model agent cut off by a time limit while its model owed it a reply was not measured: the
     provider was unavailable. Never answered at all: ``infra_error``. Answered, then stopped
-    answering: ``model_stalled``. Both ``invalid``; anything else stays the agent's ``timeout``.
+    answering: ``model_stalled``. Both ``invalid`` (``provider``); anything else stays the agent's
+    ``timeout``.
 
-    The scripted server says whether it was asked, whether it answered and whether it holds a request
-    (a CLI that never asked spent the time itself: its ``timeout``); for a real model,
-    the trajectory's assistant messages say whether it answered (a CLI that reports a step only when
-    its tool finishes may hide an answer until then), and under ``network: model`` the model proxy
-    says whether a request went unanswered. Elsewhere a stall cannot be told from a slow agent, and
-    the timeout stays the agent's."""
-    if not task.agent.CAPABILITIES.talks_to_model:
+    Only the harness's own vantage point counts: the scripted server says whether it was asked,
+    whether it answered and whether it holds a request (a CLI that never asked spent the time itself:
+    its ``timeout``); the API proxy in front of a real model says the same. Where the harness has no
+    vantage point a stall cannot be told from a slow agent (the CLI's own stream is the agent's
+    account), and the timeout stays the agent's."""
+    if not task.agent.CAPABILITIES.talks_to_model or stage.model_answered is None:
         return result
-    replies = [e for e in sink.events if isinstance(e, Message) and e.role == "assistant" and e.content]
-    if stage.model_answered is not None:
-        answered = stage.model_answered()
-        if answered is None:  # the CLI never asked (still starting): the time was its own
-            return result
-    else:
-        answered = any(m.model != "<synthetic>" for m in replies)
+    answered = stage.model_answered()
+    if answered is None:  # the CLI never asked (still starting): the time was its own
+        return result
     if not answered:
-        result.status, result.invalid = "infra_error", True
+        result.status, result.invalid, result.cause = "infra_error", True, "provider"
         result.error = f"provider unavailable: the model did not answer once before the {limit} was reached"
     elif stage.model_stalled is not None and stage.model_stalled():
-        result.status, result.invalid = "model_stalled", True
+        result.status, result.invalid, result.cause = "model_stalled", True, "provider"
         result.error = (
             f"the model stopped answering mid-episode: a request was unanswered when the {limit} was reached"
         )
@@ -233,7 +254,8 @@ def _early_stop(task: TaskSpec, stage: Stage) -> EarlyCheck | None:
     return early_stop_check(armed_criteria(task), context)
 
 
-def _apply_budgets(limits: RunLimits, result: AgentResult) -> AgentResult:
+def apply_budgets(limits: RunLimits, result: AgentResult) -> AgentResult:
+    """A completed run over a token or dollar budget is ``budget_exceeded`` (the agent's fail)."""
     if result.status != "completed" or result.invalid:
         return result
     over = token_overrun(limits, result.usage)

@@ -10,7 +10,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -118,31 +117,30 @@ def episode_score(results: Sequence[CriterionResult]) -> float:
 def episode_outcome(
     result: AgentResult, results: Sequence[CriterionResult]
 ) -> tuple[Outcome, Status, str | None]:
-    """Three-valued outcome: invalid (not measured), else pass iff every gating criterion passed."""
+    """Three-valued outcome: invalid (not measured, on the harness's evidence), else pass iff every
+    gating criterion passed and the agent's run ended on its own terms (a timeout, a budget, a limit or
+    an agent error is a fail whatever the workspace shows)."""
     if result.invalid:
         return "invalid", result.status if result.status != "completed" else "agent_error", result.error
     broken = [r for r in results if r.gating and r.error]
     if broken:
         reason = f"gating criterion {broken[0].criterion_id!r} failed: {broken[0].error}"
         return "invalid", "grader_error", reason
-    if result.status in ("timeout", "budget_exceeded", "resource_limit"):  # the agent's failure
+    if result.status in (
+        "timeout",
+        "budget_exceeded",
+        "resource_limit",
+        "agent_error",
+    ):  # the agent's failure
         return "fail", result.status, result.error
     passed = all(r.passed for r in results if r.gating)
     return ("pass" if passed else "fail"), result.status, result.error
 
 
-PROVIDER_ERROR = re.compile(
-    r"model API error|provider unavailable|\b(429|5\d\d)\b|rate.?limit|overload|connection", re.IGNORECASE
-)
-"""An agent's ``infra_error`` that the model's provider caused (not a CLI that is missing or broken)."""
-
-
-def invalid_cause(status: Status, error: str | None) -> InvalidCause:
-    """Who made an invalid episode measure nothing, from how it ended: the provider (no answer, a
-    stall, API errors), a gating grader, or the agent's CLI; ``harness`` is set where it happens
-    (an exception in a phase, a lost dask worker)."""
+def invalid_cause(result: AgentResult, status: Status) -> InvalidCause:
+    """Who made an invalid episode measure nothing, on the harness's evidence: a gating grader that
+    could not run, else what the agent phase established (the provider, as the endpoint served it, or
+    the harness); ``harness`` when nothing else says."""
     if status == "grader_error":
         return "grader"
-    if status == "model_stalled" or (status == "infra_error" and PROVIDER_ERROR.search(error or "")):
-        return "provider"
-    return "agent"
+    return result.cause if result.cause in ("provider", "harness") else "harness"

@@ -11,9 +11,23 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from coder_eval.run_dir import episode_id
 from coder_eval.task import TaskSpec
+
+
+@dataclass(frozen=True)
+class FrozenFiles:
+    """The task's files as the run froze them when it was planned (``coder_eval.run.frozen``): what
+    the episode runs is what ``task_hash`` hashed."""
+
+    task_hash: str
+    """The task's hash, from the frozen files: what ``episode_start`` records."""
+    moves: tuple[tuple[str, str], ...] = ()
+    """Each path the task names -> its frozen copy on this host (the ``local`` executor runs them)."""
+    bundle_file: Path | None = None
+    """The task's folder packed as a bundle, on this host (the ``dask`` executor sends it)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +41,8 @@ class EpisodePlan:
     bundle: str | None = None
     """The sha256 of the task's folder packed as a bundle, set by an executor that sends it to a
     worker with no view of the suite (``coder_eval.executors.dask.bundles``); None: the suite is here."""
+    frozen: FrozenFiles | None = None
+    """The task's files frozen for the run (None: they are read where the task names them)."""
 
     @property
     def episode_id(self) -> str:

@@ -12,6 +12,7 @@ import asyncio
 import platform
 import re
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import IO, Any
 
 from coder_eval.agents import AgentResult
 from coder_eval.agents.raw_events import RawEventLog, raw_log
-from coder_eval.episode.agent_phase import Turn, at_limit, limits_hit, run_agent
+from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent, unpriced
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
     Grade,
@@ -27,6 +28,7 @@ from coder_eval.episode.iterations import (
     armed_outcome,
 )
 from coder_eval.episode.plan import EpisodePlan
+from coder_eval.episode.record import settle_on_record
 from coder_eval.episode.skill_record import skill_load
 from coder_eval.episode.snapshots import SnapshotTarget, keep_snapshot, take_snapshot
 from coder_eval.episode.stage import ScriptedProvider, Stage, close_quietly, open_stage
@@ -61,12 +63,14 @@ async def run_episode(
     keep: SnapshotTarget | None = None,
     durable: bool = True,
     raw_events: Path | None = None,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """Run one episode and write its trajectory to ``path``; never raises for agent or grader faults.
     The workspace is kept at ``keep`` when given (``snapshots.py``); the trajectory is synced to disk
     as it closes unless ``durable`` is False (a worker's scratch copy, written durably elsewhere);
     every raw event the agent's CLI emits is logged at ``raw_events`` when given
-    (``coder_eval.agents.raw_events``).
+    (``coder_eval.agents.raw_events``); ``renamed``: paths the trajectory names as the task does (the
+    plan runs from frozen copies).
 
     A provider failure a retry can fix (rate limit, overload, a 5xx) is retried as the task's
     ``retry`` block says: each failed attempt's trajectory is kept beside ``path`` as
@@ -80,7 +84,7 @@ async def run_episode(
         for attempt in range(1, retry.max_retries + 2):
             if raw is not None and attempt > 1:
                 raw.note(f"attempt {attempt}")
-            end = await _attempt(plan, provider, run_id, path, keep, durable, raw)
+            end = await _attempt(plan, provider, run_id, path, keep, durable, raw, renamed)
             if attempt > retry.max_retries or not retryable(end):
                 break
             try:
@@ -92,14 +96,20 @@ async def run_episode(
     return end
 
 
-RETRYABLE = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overload|provider unavailable|connection", re.IGNORECASE)
+RETRYABLE = re.compile(
+    r"\b(408|429|5\d\d)\b|rate.?limit|overload|provider unavailable|no answer|connection", re.IGNORECASE
+)
 """A provider error worth another attempt (a wrong key or a bad request is not)."""
 
 
 def retryable(end: EpisodeEnd) -> bool:
-    """The episode was not measured because the provider failed in a way that can pass."""
+    """The episode was not measured because the provider failed, as the harness saw it, in a way that
+    can pass (never on the agent's word: ``invalid_cause`` is ``provider`` only on the endpoint's record)."""
     return (
-        end.outcome == "invalid" and end.status == "infra_error" and bool(RETRYABLE.search(end.error or ""))
+        end.outcome == "invalid"
+        and end.invalid_cause == "provider"
+        and end.status == "infra_error"
+        and bool(RETRYABLE.search(end.error or ""))
     )
 
 
@@ -111,6 +121,7 @@ async def _attempt(
     keep: SnapshotTarget | None,
     durable: bool = True,
     raw: RawEventLog | None = None,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> EpisodeEnd:
     """One attempt at the episode: the phases below.
 
@@ -119,7 +130,7 @@ async def _attempt(
     sandbox from the snapshot, graders) -> ``end`` (sandboxes removed). Each is marked in the
     trajectory and timed in ``episode_end``.
     """
-    with TrajectoryWriter(path, durable=durable) as sink:
+    with TrajectoryWriter(path, durable=durable, renamed=renamed) as sink:
         sink.write(start_event(plan, run_id))
         phases = _Phases(sink)
         notes: list[str] = []
@@ -159,24 +170,28 @@ async def _phases(
     notes.extend(stage.notes)
     phases.enter("stop")
     await stage.sandbox.stop()
+    settled = settle_on_record(plan.task, stage.vantage, stage.confined, sink, result)
+    result = apply_budgets(plan.task.run_limits, unpriced(plan.task, notes, settled.result))
     hits = limits_hit(result, plan.task.sandbox.limits, stage.sandbox.limits_hit())
     if hits:
         result = at_limit(result, plan.task.sandbox.limits, hits)
     try:
         snapshot = stack.enter_context(await take_snapshot(stage.sandbox))
     except WorkspaceTooLarge as exc:
-        return workspace_too_large(result, exc, plan.task)
+        end = workspace_too_large(result, exc, plan.task)
+        end.record = settled.record
+        return end
     kept = None
     if keep is not None and not result.invalid:  # an episode that measured nothing is never re-graded
         kept = await _keep_snapshot(snapshot, keep, plan.task, notes)
     phases.enter("verify")
     results: list[CriterionResult] = []
     if not result.invalid:
-        results = await verify(plan, stage, snapshot, list(sink.events), result.final_message, notes)
+        results = await verify(plan, stage, snapshot, settled.grading_events, result.final_message, notes)
         for event in results:
             sink.write(event)
     end = end_event(result, results, plan.task)
-    end.snapshot = kept
+    end.snapshot, end.record = kept, settled.record
     if plan.task.agent.CAPABILITIES.talks_to_model:  # they load skills: what was offered and loaded
         end.skills = skill_load(stage.plugins, sink.events)
     return end
@@ -264,7 +279,7 @@ def start_event(plan: EpisodePlan, run_id: str) -> EpisodeStart:
         tags=task.tags,
         agent=task.agent.model_dump(mode="json"),
         task=recorded_task_data(task),
-        task_hash=task_hash(task),
+        task_hash=plan.frozen.task_hash if plan.frozen is not None else task_hash(task),
         provenance=plan.provenance,
         dataset_row=task.dataset_row,
         versions=versions(),
@@ -313,7 +328,7 @@ def end_event(result: AgentResult, results: list[CriterionResult], task: TaskSpe
     return EpisodeEnd(
         outcome=outcome,
         status=status,
-        invalid_cause=invalid_cause(status, error) if outcome == "invalid" else None,
+        invalid_cause=invalid_cause(result, status) if outcome == "invalid" else None,
         score=episode_score(results),
         usage=result.usage,
         cost_usd=result.cost_usd,

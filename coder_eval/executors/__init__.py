@@ -23,6 +23,7 @@ from typing import Any, Literal, NamedTuple, cast
 from coder_eval.errors import InputError, did_you_mean
 from coder_eval.executors.base import Executor
 from coder_eval.executors.local import LocalExecutor
+from coder_eval.version import pip_install
 
 ExecutorName = Literal["local", "dask"]
 
@@ -38,7 +39,7 @@ class ExecutorKind(NamedTuple):
     """``"module:function"``: ``function(slots=, scheduler=)`` returns an async context manager of
     an ``Executor``; imported only when the executor is chosen."""
     extra: str | None = None
-    """The optional extra (``pip install 'coder_eval[EXTRA]'``) its module needs."""
+    """The optional extra (``pip install 'coder-eval-toolkit[EXTRA]'``) its module needs."""
     scheduler_check: str | None = None
     """``"module:function"``: an async check that a scheduler answers (executors that take one)."""
 
@@ -98,5 +99,5 @@ def _load(name: str, target: str) -> Any:
         extra = EXECUTORS[name].extra
         raise InputError(
             f"the {name} executor needs the {extra!r} extra ({exc.name or exc} is not installed): "
-            f"pip install 'coder_eval[{extra}]'"
+            + pip_install(str(extra))
         ) from exc

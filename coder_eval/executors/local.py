@@ -16,12 +16,15 @@ from coder_eval.agents.raw_events import raw_events_enabled, raw_events_path
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.episode.snapshots import SnapshotTarget
+from coder_eval.executors.dask.bundles import relocated
 from coder_eval.trajectory import EpisodeEnd
 
 
 class LocalExecutor:
     """``run_episode`` itself: the trajectory is written at ``path`` as the episode goes, the snapshot
-    straight into the run directory (and, with ``CODER_EVAL_RAW_SDK_LOG`` set, the raw event log)."""
+    straight into the run directory (and, with ``CODER_EVAL_RAW_SDK_LOG`` set, the raw event log). A
+    plan whose task files were frozen (``coder_eval.run.frozen``) runs from the frozen copies, and its
+    trajectory names them where the task does."""
 
     dashboard: str | None = None
 
@@ -32,7 +35,12 @@ class LocalExecutor:
         self, plan: EpisodePlan, run_id: str, path: Path, keep: SnapshotTarget | None = None
     ) -> EpisodeEnd:
         raw = raw_events_path(path) if raw_events_enabled() else None
-        return await run_episode(plan, run_id, path, keep=keep, raw_events=raw)
+        if plan.frozen is None or not plan.frozen.moves:
+            return await run_episode(plan, run_id, path, keep=keep, raw_events=raw)
+        moves = dict(plan.frozen.moves)
+        renamed = [(copy, named) for named, copy in moves.items()]
+        here = relocated(plan, moves)
+        return await run_episode(here, run_id, path, keep=keep, raw_events=raw, renamed=renamed)
 
 
 @asynccontextmanager

@@ -16,21 +16,33 @@
 - a relative plugin path found from the working directory, not next to the file that names it.
 
 Example: ``for line in plan_warnings(resolution): print("warning:", line)``
+
+And refusals (:func:`check_environments`, exit 2 from ``plan``, ``run`` and ``validate``): a task
+whose environment cannot run here as written, never run in another one: a docker image it needs
+that is not on this machine (a named one, or one its Dockerfile starts ``FROM``), and container
+paths (``/app``, ``/tests``) on a driver that cannot show them (``tempdir``, or ``auto`` falling
+back to it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from coder_eval.criteria import CRITERIA
+from coder_eval.errors import InputError
 from coder_eval.experiment.credentials import missing_keys
 from coder_eval.experiment.merge import SETTINGS
 from coder_eval.experiment.resolve import Resolution, SourceFile
 from coder_eval.experiment.skill_arms import skill_warnings
-from coder_eval.sandbox import resolve_driver
+from coder_eval.sandbox import DockerSpec, resolve_driver
+from coder_eval.sandbox.bwrap import interpreter_folders, unshowable
+from coder_eval.sandbox.docker.images import image_problem
+from coder_eval.sandbox.provision import fixed_paths_problem
 from coder_eval.task import TaskSpec
 from coder_eval.task.dataset import ROW_REF
 from coder_eval.task.files import special_files
@@ -72,10 +84,13 @@ def _special_files(resolution: Resolution) -> Iterator[str]:
 
 
 def _dropped_agent_fields(resolution: Resolution) -> Iterator[str]:
-    """Not the ``settings`` layer's alone: a ``DEFAULT_*`` setting is for the kinds that have the field."""
+    """Agent fields another layer set that the chosen agent has not. A task's own fields for the agent
+    it was written for are left out silently: whoever chose another agent (``--agent oracle``, a
+    variant) meant to; so are the ``settings`` layer's (a ``DEFAULT_*`` setting is for the kinds that
+    have the field)."""
     for plan in resolution.plans:
         for path, layer in plan.provenance.items():
-            if layer.startswith("dropped:") and layer != f"dropped:{SETTINGS}":
+            if layer.startswith("dropped:") and layer not in ("dropped:task", f"dropped:{SETTINGS}"):
                 yield (
                     f"{path} (set by {layer.removeprefix('dropped:')}) is not a field of the "
                     f"{plan.task.agent.type!r} agent of task {plan.task.task_id!r}: it is left out"
@@ -159,3 +174,38 @@ def _turn_timeout_warnings(resolution: Resolution) -> Iterator[str]:
                 f"x {turns} turn(s) ends the episode before task_timeout ({whole:g} s) can: the task "
                 "timeout never applies"
             )
+
+
+def check_environments(tasks: Iterable[TaskSpec]) -> None:
+    """``InputError`` naming every task whose environment cannot run here, with what to do."""
+    unique = list({id(task): task for task in tasks}.values())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        problems = asyncio.run(environment_problems(unique))
+    else:  # a notebook's loop runs: check on a thread of its own
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            problems = pool.submit(asyncio.run, environment_problems(unique)).result()
+    if problems:
+        raise InputError("\n".join(problems))
+
+
+async def environment_problems(tasks: Sequence[TaskSpec]) -> list[str]:
+    """One line per task whose environment cannot run here (see the module docstring)."""
+    found: list[str] = []
+    for task in tasks:
+        driver, _ = await resolve_driver(task.sandbox.driver)
+        paths = task.container_paths()
+        problem = fixed_paths_problem(driver, task.sandbox.workdir, paths)
+        if problem is None and driver == "bwrap":
+            problem = unshowable(paths, interpreter_folders())
+        if problem is None and isinstance(task.sandbox, DockerSpec):
+            options = task.sandbox.docker
+            dockerfile = Path(options.dockerfile_path) if options.dockerfile_path else None
+            build = options.build
+            problem = await image_problem(
+                image=options.image, dockerfile=dockerfile, args=build.args, exclude=build.exclude
+            )
+        if problem is not None:
+            found.append(f"task {task.task_id!r} ({task.source_path}) cannot run here: {problem}")
+    return found

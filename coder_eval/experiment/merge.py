@@ -39,6 +39,7 @@ MERGE_RULES: dict[str, Rule] = {
     "sandbox.shims": "append",
     "sandbox.record_cli": "append",
     "sandbox.ignore_patterns": "append",
+    "sandbox.scratch_dirs": "replace",
     "sandbox.limits": "deep-merge",
     "sandbox.env": "deep-merge",
     "run_limits": "deep-merge",

@@ -12,7 +12,8 @@ The new trajectory (docs/regrade.md):
   criteria from the task file when one was given), and ``regraded_from`` (the recorded run, the
   outcome there, where the criteria came from);
 - the agent's events, copied as recorded (messages, tool calls and results, recorded CLI calls, the
-  ``setup``, ``agent`` and ``stop`` phases), never run again;
+  endpoint's ``model_call`` record, the ``setup``, ``agent`` and ``stop`` phases), never run again;
+  graders read them through the record check, as when the episode ran (``endpoint/check.py``);
 - a new ``verify`` phase, the new criteria, the ``end`` phase and a new ``episode_end``: outcome,
   status and score from the new verdicts; the agent's tokens, cost, turns and final message as
   recorded; ``timings`` as recorded but for ``verify_s`` (this re-grade's) and ``total_s`` adjusted.
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_eval.agents import AgentResult
+from coder_eval.endpoint.check import verified_view
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import (
     BeforeAgent,
@@ -128,8 +130,9 @@ async def _grade(
     notes: list[str] = [*recorded.graded.notes, *_kept_note(split)]
     failure: Exception | None = None
     ran: list[CriterionResult] = []
-    try:
-        ran = await _run(recorded, split, snapshot, list(sink.events), end, notes)
+    checked = end.record.source if end.record is not None else None
+    try:  # graders read what the endpoint's record verifies, as when the episode ran
+        ran = await _run(recorded, split, snapshot, verified_view(list(sink.events), checked), end, notes)
     except Exception as exc:  # the harness failed, not the agent: recorded, and the batch goes on
         failure = exc
     results = split.merged(ran) if failure is None else []
@@ -138,6 +141,7 @@ async def _grade(
     sink.write(PhaseEvent(name="end"))
     new_end = _new_end(end, results, recorded.graded.task, time.monotonic() - started, notes, failure)
     new_end.snapshot = end.snapshot if snapshot is not None else None
+    new_end.record = end.record
     sink.write(new_end)
     kept, missing = sorted(split.kept), sorted(split.missing)
     return Regraded(

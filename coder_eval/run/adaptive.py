@@ -94,10 +94,16 @@ def execute_until_conclusive(
     session: RunSession, batch: Batch = Batch(), progress: Progress | None = None
 ) -> AdaptiveRecord:
     """Run the recorded order until the decision (``start`` first; a reopened run resumes where
-    it was, with the same order and the same decision from the same episodes)."""
+    it was, with the same order and the same decision from the same episodes). A run that has
+    stopped (decided, blocked, at a cap or budget) stays stopped: a resume runs nothing more."""
     record = session.manifest.adaptive
     if record is None:
         raise InputError(f"{session.run.path}: not a run --until-conclusive started (no rule in run.json)")
+    if record.stop is not None:
+        planned = {e.episode_id for e in session.manifest.episodes}
+        kept = len(session.run.finished_episodes().keys() & planned)
+        session.batch = BatchSummary(skipped_done=kept, budget_stopped=record.stop == "max_cost_usd")
+        return record
     if batch.max_cost is None and record.rule.max_cost_usd is not None:
         batch = replace(batch, max_cost=record.rule.max_cost_usd)
     scheduler = _Scheduler(session, batch, progress or Quiet())
@@ -115,6 +121,7 @@ class _Scheduler:
             batch, resume=session.resuming, rerun=session.decision.rerun if session.decision else frozenset()
         )
         self.plans = {p.episode_id: p for p in session.resolution.plans}
+        """The plans, until ``drive`` takes them as the session froze them."""
         self.groups = by_task(session.manifest.episodes)
         self.attempts: Counter[str] = Counter()  # re-runs of a task's invalid episodes
         self.summary = BatchSummary()
@@ -126,6 +133,7 @@ class _Scheduler:
 
     async def drive(self, executor: Executor) -> BatchSummary:
         run = self.session.run
+        self.plans = {p.episode_id: p for p in self.session.plans}
         if self.batch.resume:
             self.summary.skipped_done = len(kept_episodes(run, self.batch.rerun).keys() & self.plans.keys())
         rerun = set(self.batch.rerun)
@@ -218,10 +226,12 @@ class _Scheduler:
         """The final record: the decision, why it stopped, the tasks that ran and did not count."""
         record = state.record
         counted = set(record.order[: state.next_index])
-        ran = [
-            t for t in record.order if t not in counted and any(p.episode_id in ends for p in self.groups[t])
-        ]
         blocked = record.order[state.next_index] if stop == "blocked" else None
+        ran = [
+            t
+            for t in record.order
+            if t not in counted and t != blocked and any(p.episode_id in ends for p in self.groups[t])
+        ]
         final = record.model_copy(
             update={
                 "stop": stop,

@@ -167,7 +167,9 @@ def redecide(
     record: AdaptiveRecord, episodes: Sequence[PlannedEpisode], ends: Mapping[str, EpisodeEnd]
 ) -> AdaptiveRecord:
     """The decision from other verdicts of the same episodes (a regrade): the same order and cap;
-    the tasks that ran count while each is complete, the first look that decides stops it."""
+    the tasks that ran count while each is complete, the first look that decides stops it. A run
+    that had stopped at a decision the new verdicts do not reach says so (``regraded``), never that
+    a cap stopped it."""
     from coder_eval.run.adaptive_words import reason_text
 
     state = replay(record, episodes, ends)
@@ -177,9 +179,12 @@ def redecide(
         for t in record.order
         if t not in counted and t in {e.task_id for e in episodes if e.episode_id in ends}
     ]
-    stop = "decided" if state.decided else record.stop if record.stop != "decided" else "all_tasks"
-    if not state.decided and stop == "all_tasks" and state.next_index < record.max_tasks:
-        stop = "max_tasks"
+    stop = "decided" if state.decided else record.stop
+    if not state.decided and record.stop == "decided":  # the tasks after the old decision never ran
+        every = state.next_index >= record.max_tasks
+        stop = (
+            "regraded" if not every else "all_tasks" if record.max_tasks == len(record.order) else "max_tasks"
+        )
     final = state.record.model_copy(
         update={
             "stop": stop,

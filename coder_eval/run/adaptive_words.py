@@ -115,6 +115,12 @@ def _why(record: AdaptiveRecord, unmeasured: str | None) -> str:
         return f"the budget of {rule.max_episodes} episodes"
     if record.stop == "max_cost_usd":
         return "the dollar budget"
+    if record.stop == "regraded":
+        ran = record.decided_tasks + len(record.in_flight)
+        return (
+            f"the run had stopped at its decision after {ran} tasks; the regraded verdicts do not "
+            "decide on them, and no later task ran"
+        )
     if unmeasured is not None:
         return f"task {record.blocked} has no {unmeasured} (a price unknown?): it cannot count"
     return f"the harness lost task {record.blocked}'s episodes {ATTEMPT_RUNS} times; a task is never dropped"

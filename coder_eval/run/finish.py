@@ -13,15 +13,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from coder_eval.errors import CoderEvalError, InputError, StoreError
+from coder_eval.errors import CoderEvalError, InputError, StoreBusy
 from coder_eval.experiment import Resolution
 from coder_eval.manifest import GateRecord
 from coder_eval.run.gates import GateResult, evaluate_gates, failed
 from coder_eval.run.junit import JunitCounts, write_junit
-from coder_eval.run.regression import FailOn, Guard, baseline_gates, sequence_gate, skill_gates
+from coder_eval.run.regression import NAN, FailOn, Guard, baseline_gates, sequence_gate, skill_gates
 from coder_eval.run.reports import ReportOutcome, render_run_reports
 from coder_eval.run.summary import RunSummary
 from coder_eval.run_dir import RunDir, RunManifest
+from coder_eval.version import pip_install
 
 if TYPE_CHECKING:
     from coder_eval.analysis.answer.baseline_run import Regression
@@ -66,6 +67,8 @@ class Finished:
     index_error: str | None = None
     regression: Regression | None = None
     baseline_note: str | None = None
+    not_gated: str | None = None
+    """Why a gate asked for (``--fail-on worse``) was not evaluated: another process held the store."""
 
     @property
     def failed_gates(self) -> bool:
@@ -83,11 +86,14 @@ def finish_run(
     after: AfterRun,
     totals: RunSummary,
     on_reports: Callable[[list[str]], None] | None = None,
+    nothing_new: bool = False,
 ) -> Finished:
-    """Headline, gates, JUnit and reports for a finished (or budget-stopped) run. No reports when
-    nothing was measured (they would show nothing; ``coder-eval report`` renders them anyway)."""
+    """Gates, headline, JUnit, reports and the run store for a finished (or budget-stopped) run, in
+    that order: the gates and the run's own record (run.json) are written before anything that may
+    fail (a report, the store), and none of those fails the run. No reports when nothing was
+    measured (they would show nothing; ``coder-eval report`` renders them anyway); with
+    ``nothing_new`` (a resume that ran no episode) up-to-date reports are kept as they are."""
     finished = Finished(reports_skipped=after.report and not totals.measured)
-    finished.headline_line, finished.headline_error = record_headline(run, manifest)
     if after.min_pass_rate is not None or resolution.suites:
         finished.gates = run_gates(run, manifest, resolution, after.min_pass_rate)
     gate = resolution.experiment.baseline
@@ -97,17 +103,22 @@ def finish_run(
         record_baseline(run, manifest, after, finished)
     if after.fail_on == "worse":
         add_gates(run, manifest, finished, guard_gates(run, manifest, after.fail_on))
+    finished.headline_line, finished.headline_error = record_headline(run, manifest)
     if after.junit_xml is not None:
         finished.junit = write_junit(run, after.junit_xml)
     if after.report and totals.measured:
-        finished.reports = render_run_reports(run.path, manifest.variants, on_reports, after.reports_dir)
+        finished.reports = render_run_reports(
+            run.path, manifest.variants, on_reports, after.reports_dir, reuse=nothing_new
+        )
     if after.index:
         finished.indexed_into, finished.index_error = index_finished(run.path, after.store)
     return finished
 
 
 def record_baseline(run: RunDir, manifest: RunManifest, after: AfterRun, finished: Finished) -> None:
-    """The run against its baseline, as gate rows added to the others (and to run.json)."""
+    """The run against its baseline, as gate rows added to the others (and to run.json). A store
+    another process holds leaves the run not gated (``not_gated``), never failed; a baseline that
+    cannot be read fails the gate with ``--fail-on worse``."""
     from coder_eval.store.connection import store_for
 
     assert after.baseline is not None
@@ -115,9 +126,13 @@ def record_baseline(run: RunDir, manifest: RunManifest, after: AfterRun, finishe
         rows, finished.regression, finished.baseline_note = baseline_gates(
             run, store_for(run.path, after.store), after.baseline, Guard(after.fail_on, after.max_drop)
         )
-    except StoreError as exc:  # a baseline named in the experiment file that names nothing
+    except StoreBusy as exc:
+        finished.not_gated = str(exc) if after.fail_on == "worse" else None
+        note = f"not gated: {exc}"
+        rows = [GateResult("baseline", "(all)", "passed", NAN, verdict="not gated", note=note)]
+    except CoderEvalError as exc:  # a baseline that names nothing, or is not a run
         verdict: Literal["fail", "not gated"] = "fail" if after.fail_on == "worse" else "not gated"
-        rows = [GateResult("baseline", "(all)", "passed", float("nan"), verdict=verdict, note=str(exc))]
+        rows = [GateResult("baseline", "(all)", "passed", NAN, verdict=verdict, note=str(exc))]
     add_gates(run, manifest, finished, rows)
 
 
@@ -140,7 +155,7 @@ def add_gates(run: RunDir, manifest: RunManifest, finished: Finished, rows: list
 
 def index_finished(folder: Path, store: Path | None) -> tuple[Path | None, str | None]:
     """Index the run into the run store; returns the store, or why it was not indexed (never fails
-    the run: ``coder-eval history --index`` indexes it later)."""
+    the run, whatever goes wrong: ``coder-eval history --index`` indexes it later)."""
     try:
         from coder_eval.store import RunStore, index_run
         from coder_eval.store.connection import store_for
@@ -152,6 +167,12 @@ def index_finished(folder: Path, store: Path | None) -> tuple[Path | None, str |
             index_run(opened, folder)
     except (CoderEvalError, OSError) as exc:
         return None, f"{exc}; index it later with coder-eval history --index {folder}"
+    except Exception as exc:  # the promise: indexing never fails a finished run
+        why = f"{type(exc).__name__}: {exc}"
+        return (
+            None,
+            f"{path}: cannot index the run ({why}); index it later with coder-eval history --index {folder}",
+        )
     return path, None
 
 
@@ -170,6 +191,8 @@ def record_headline(run: RunDir, manifest: RunManifest) -> tuple[str | None, str
         verdicts = headline(run.path)
     except CoderEvalError as exc:
         return None, str(exc)
+    except Exception as exc:  # the gates are recorded already; a headline that fails fails nothing
+        return None, f"{type(exc).__name__}: {exc}"
     manifest.headline = jsonable(verdicts.headline())
     run.write_manifest(manifest)
     return verdicts.line(), None
@@ -182,7 +205,7 @@ def run_gates(
     try:
         from coder_eval.analysis import load_runs
     except ImportError as exc:
-        raise InputError("gates need the analysis extra: pip install 'coder_eval[analysis]'") from exc
+        raise InputError(f"gates need the analysis extra: {pip_install('analysis')}") from exc
     ungated = [v.variant_id for v in resolution.experiment.variants if not v.gated]
     results = evaluate_gates(
         load_runs(run.path), manifest.variants, resolution.suites, min_pass_rate, ungated

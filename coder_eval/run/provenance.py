@@ -4,7 +4,9 @@ each task's content hash.
 A task's **content hash** is the sha256 of its task file's bytes and of every file or folder that
 file names by a path relative to itself (fixtures, hidden tests, scripts, a dataset's rows). It
 leaves out what an experiment adds (a variant's skill, model or plugin), so a run with a changed
-skill still pairs with its baseline, while a task whose own files changed does not.
+skill still pairs with its baseline, while a task whose own files changed does not. Paths are
+hashed relative to the task's folder, so two checkouts of the same suite in different places (a CI
+runner's and a laptop's) hash alike.
 
 The branch is what ``--baseline latest-on-<branch>`` selects by. A CI checkout is usually a detached
 HEAD, so the branch is read from ``CODER_EVAL_BRANCH``, else GitHub Actions' ``GITHUB_HEAD_REF`` (a
@@ -21,14 +23,14 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from coder_eval.manifest import SourceRecord
-from coder_eval.task.files import hash_files
+from coder_eval.task.files import copy_of, hash_files
 
 if TYPE_CHECKING:
     from coder_eval.experiment import Resolution
@@ -68,31 +70,33 @@ def source_of(paths: Sequence[Path]) -> SourceRecord | None:
     return SourceRecord(git_commit=commit, git_branch=branch, git_dirty=bool(status))
 
 
-def task_content_hashes(resolution: Resolution) -> dict[str, str]:
-    """Each task id of the run -> its content hash (the module docstring says what it covers)."""
+def task_content_hashes(resolution: Resolution, read_from: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each task id of the run -> its content hash (the module docstring says what it covers;
+    ``read_from``: files read from their frozen copies, ``task_files.hash_files``)."""
     hashes: dict[str, str] = {}
     for source in resolution.sources:
         try:
-            value = file_content_hash(source.path)
+            value = file_content_hash(source.path, read_from)
         except OSError:
             continue
         hashes.update({task.task_id: value for task in source.tasks})
     return hashes
 
 
-def file_content_hash(path: Path) -> str:
+def file_content_hash(path: Path, read_from: Mapping[str, str] | None = None) -> str:
     """sha256 of a task file's bytes and of what it names relative to its folder; a task that is a
     folder (a Harbor task directory) is the folder's content."""
     if path.is_dir():
-        return hash_files(hashlib.sha256(b"folder"), [str(path.resolve())])
-    data = path.read_bytes()
+        return hash_files(hashlib.sha256(b"folder"), [str(path.resolve())], read_from, base=path.resolve())
+    data = copy_of(path.resolve(), read_from).read_bytes()
     try:
         raw = yaml.safe_load(data) if path.suffix in (".yaml", ".yml") else None
     except yaml.YAMLError:
         raw = None
-    folder = path.parent
+    folder = path.parent.resolve()
     named = {str((folder / value).resolve()) for value in strings(raw) if names_a_path(folder, value)}
-    return hash_files(hashlib.sha256(data), sorted(named))
+    ordered = sorted(named, key=lambda name: os.path.relpath(name, folder))
+    return hash_files(hashlib.sha256(data), ordered, read_from, base=folder)
 
 
 def strings(value: Any) -> Iterator[str]:

@@ -6,7 +6,9 @@ only on a called regression, and the plain guards beside the test.
   change is called worse, Holm-adjusted across the variants (``analysis.answer.baseline_run``); with
   ``--max-drop`` also when its point estimate drops by more than that, called or not. The note says
   what an inconclusive row could have seen (its MDE). Without ``--fail-on worse`` rows read
-  ``not gated``; when ``latest-on-BRANCH`` finds no run yet there are no rows and the note says why.
+  ``not gated``; when ``latest-on-BRANCH`` finds no run yet there are no rows and the note says why;
+  when no task pairs (none in common, or every one changed), one row passes and says "nothing
+  paired" and why.
 - ``skill_gates`` (``gate: skill-loaded``): with ``--fail-on worse``, a skill an arm was offered that
   its CLI loaded in none of its episodes fails the run (a renamed or broken skill measures the agent
   without it).
@@ -34,6 +36,7 @@ from coder_eval.run_dir import RunDir
 
 if TYPE_CHECKING:
     from coder_eval.analysis.answer.baseline_run import ArmRegression, Regression
+    from coder_eval.experiment import Resolution
     from coder_eval.manifest import AdaptiveRecord
 
 FailOn = Literal["worse", "never"]
@@ -77,6 +80,17 @@ def regression_gate(
     return reference, cast(FailOn, fail_on)
 
 
+def check_experiment_gate(resolution: Resolution, reference: str | None, store: Path) -> None:
+    """Before any episode: the baseline the experiment file names (when ``--baseline`` does not
+    replace it) is checked as ``--baseline`` is (``InputError``, exit 2, when it names nothing)."""
+    gate = resolution.experiment.baseline
+    if reference is None and gate is not None:
+        from coder_eval.store.baseline_ref import check_reference  # the statistics, for a gate only
+
+        where = resolution.experiment.path or "the experiment"
+        check_reference(gate.run, store, named=f"{where}: baseline: run:")
+
+
 def check_max_drop(max_drop: float | None, reference: str | None) -> float | None:
     """``--max-drop`` checked before anything runs: in (0, 1], and only with ``--baseline``."""
     if max_drop is None:
@@ -91,15 +105,21 @@ def check_max_drop(max_drop: float | None, reference: str | None) -> float | Non
 def baseline_gates(
     run: RunDir, store: Path, reference: str, guard: Guard | FailOn
 ) -> tuple[list[GateResult], Regression | None, str | None]:
-    """The gate rows, the comparison they come from, and a note when there is no baseline."""
+    """The gate rows, the comparison they come from, and a note when there is no baseline (or it is a
+    budget-stopped one, which pairs only the tasks it reached)."""
     from coder_eval.store.baseline_ref import compare_with_baseline
 
     guard = guard if isinstance(guard, Guard) else Guard(guard)
     regression, found, note = compare_with_baseline(run.path, reference, store)
     if regression is None or found is None:
         return [], None, note
+    if regression.nothing_paired:
+        shown: Verdict = "pass" if guard.fail_on == "worse" else "not gated"
+        row = GateResult("baseline", "(all)", "passed", NAN, label=f"vs {found.run_id}", verdict=shown,
+                         note=regression.nothing_paired)  # fmt: skip
+        return [row], regression, note
     rows = [arm_row(arm, regression, found.run_id, guard) for arm in regression.arms]
-    return rows, regression, None
+    return rows, regression, note
 
 
 def arm_row(arm: ArmRegression, regression: Regression, baseline_id: str, guard: Guard) -> GateResult:

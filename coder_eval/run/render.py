@@ -286,7 +286,8 @@ def _kernel_lost(kernel: ReportKernel | None, output: Path, error: str) -> str:
     return mark_failed(output, error)
 
 
-def _read_index(out: Path) -> dict[str, Any]:
+def read_index(out: Path) -> dict[str, Any]:
+    """The report folder's ``summary.json`` index (empty when there is none or it cannot be read)."""
     try:
         index = json.loads((out / INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -295,13 +296,13 @@ def _read_index(out: Path) -> dict[str, Any]:
 
 
 def _has_good_entry(out: Path, template: str) -> bool:
-    entry = _read_index(out).get("reports", {}).get(template)
+    entry = read_index(out).get("reports", {}).get(template)
     return isinstance(entry, dict) and entry.get("ok") is True
 
 
 def update_index(out: Path, template: str, runs: Sequence[Path], result: ReportResult) -> None:
     """Record this render in ``<out>/summary.json`` (replaced atomically), keeping other templates."""
-    index = _read_index(out)
+    index = read_index(out)
     headline = json.loads(result.summary_path.read_text(encoding="utf-8")) if result.ok else None
     index.setdefault("reports", {})[template] = {
         "ok": result.ok,

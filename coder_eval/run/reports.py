@@ -5,6 +5,9 @@ else the first, against the first other) when the experiment has two or more var
 ``classification_report`` for each criterion that recorded labels (in
 ``reports/<run_id>/<criterion_id>/`` when there are several).
 
+A run resumed with nothing left to run keeps its reports when each rendered well after its last
+trajectory was written (``reuse``): rendering them again would show the same (34 s for the demo).
+
 Example::
 
     outcomes = render_run_reports(Path("runs/latest"), ["baseline", "with_skill"])
@@ -41,6 +44,8 @@ class ReportOutcome:
     ok: bool
     error: str | None = None
     raised: bool = False
+    kept: bool = False
+    """Not rendered again: the page from before still shows every trajectory (``reuse``)."""
 
 
 def render_run_reports(
@@ -48,22 +53,35 @@ def render_run_reports(
     variants: Sequence[str],
     on_start: Callable[[list[str]], None] | None = None,
     out_dir: Path | None = None,
+    reuse: bool = False,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
     told their templates first), one after the other in one kernel (``report_kernel.py``); a failed
-    one is recorded in its outcome, and the others are still rendered."""
+    one is recorded in its outcome, and the others are still rendered. With ``reuse`` (nothing new
+    ran), reports that are up to date are kept as they are, when all of them are."""
     from coder_eval.run.render import REPORTS_DIR, run_id
     from coder_eval.run.report_kernel import ReportKernel
 
     with ReportKernel() as kernel:
         folder = out_dir or REPORTS_DIR / run_id(run)  # where render_report writes the first one
-        folder.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(ImportError):  # no notebook stack: each report says so below
-            kernel.start(folder)
+        if not reuse:  # the kernel starts while the reports are prepared
+            _start(kernel, folder)
         jobs = report_jobs(run, list(variants), out_dir)
+        if reuse:
+            kept = [kept_report(run, job) for job in jobs]
+            if all(k is not None for k in kept):
+                return [k for k in kept if k is not None]
+            _start(kernel, folder)
         if on_start is not None:
             on_start([job.template for job in jobs])
         return [_render(run, job, kernel) for job in jobs]
+
+
+def _start(kernel: ReportKernel, folder: Path) -> None:
+    """Start ``kernel`` in ``folder`` (made); without the notebook stack each report says so."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(ImportError):
+        kernel.start(folder)
 
 
 def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
@@ -78,6 +96,25 @@ def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> 
         folder = base / criterion if len(labelled) > 1 else out_dir
         jobs.append(ReportJob("classification_report", {"criterion": criterion}, folder))
     return jobs
+
+
+def kept_report(run: Path, job: ReportJob) -> ReportOutcome | None:
+    """The report ``job`` rendered before, when its last render worked, on this run, after the run's
+    last trajectory was written; else None (it must be rendered)."""
+    from coder_eval.run.render import REPORTS_DIR, read_index
+    from coder_eval.run.render_files import RenderFiles
+
+    folder = job.out_dir or REPORTS_DIR / run.resolve().name
+    entry = read_index(folder).get("reports", {}).get(job.template)
+    page = RenderFiles(folder, job.template).html
+    if not isinstance(entry, dict) or entry.get("ok") is not True or not page.is_file():
+        return None
+    if [Path(r).resolve() for r in entry.get("runs", [])] != [run.resolve()]:
+        return None
+    trajectories = [p.stat().st_mtime_ns for p in (run / "episodes").glob("*.jsonl")]
+    if trajectories and page.stat().st_mtime_ns <= max(trajectories):
+        return None
+    return ReportOutcome(job.template, page, ok=True, kept=True)
 
 
 def labelled_criteria(run: Path) -> list[str]:

@@ -1,8 +1,9 @@
 """What a finished run returns: its totals, what the finish did, and the exit code they decide.
 
 Exit code precedence: nothing measured (5) over a budget stop (3) over a failed gate (1) over a
-failed report (4); with ``require_all_pass``, any episode that did not pass is a failed gate (1:
-over a failed report, under a budget stop). An interruption (130) and an unwritable run directory
+gate that could not be evaluated (7: the run store was busy) over a failed report (4); with
+``require_all_pass``, any episode that did not pass is a failed gate (1: over a gate not evaluated
+and a failed report, under a budget stop). An interruption (130) and an unwritable run directory
 (6) are raised, never returned.
 
 Example::
@@ -61,6 +62,8 @@ class RunResult:
     def exit_code(self) -> int:
         """The run's exit code (the precedence in the module docstring)."""
         code = ExitCode.GATE_FAILED if self.finished.failed_gates else 0
+        if self.finished.not_gated is not None:
+            code = code or ExitCode.NOT_GATED
         if self.finished.failed_reports:
             code = code or ExitCode.REPORT_FAILED
         if self.budget_stopped:
@@ -68,5 +71,5 @@ class RunResult:
         if not self.measured:
             return ExitCode.NOTHING_MEASURED
         if self.all_passed_failed:
-            return ExitCode.GATE_FAILED if code in (0, ExitCode.REPORT_FAILED) else code
+            return ExitCode.GATE_FAILED if code in (0, ExitCode.REPORT_FAILED, ExitCode.NOT_GATED) else code
         return code

@@ -26,16 +26,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
+from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import versions
 from coder_eval.errors import InputError
 from coder_eval.experiment import Resolution
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.experiment.checks import check_environments, plan_warnings
 from coder_eval.experiment.inputs import RunInputs
 from coder_eval.experiment.settings import runs_root
 from coder_eval.manifest import CompareRecord, ExperimentRecord, InputsRecord, VariantRecord
 from coder_eval.run.batch import BatchSummary
 from coder_eval.run.execute import SANDBOX_LOG_FILE, Batch, Drive, Progress, Quiet, execute
 from coder_eval.run.finish import AfterRun, finish_run
+from coder_eval.run.frozen import freeze
 from coder_eval.run.provenance import source_of, task_content_hashes
 from coder_eval.run.result import RunResult, Totals
 from coder_eval.run.resume import ResumeDecision, decide_resume
@@ -63,6 +65,7 @@ class RunSession:
         self.decision: ResumeDecision | None = None
         self.batch: BatchSummary | None = None
         self.max_cost: float | None = None
+        self._frozen: list[EpisodePlan] | None = None
 
     @classmethod
     def create(
@@ -72,14 +75,19 @@ class RunSession:
         *,
         command: Sequence[str] | None = None,
         check: Callable[[Resolution], None] | None = None,
+        here: bool = True,
     ) -> RunSession:
         """Resolve ``inputs`` and make the run directory (default ``runs/<run_id>``, ``$RUNS_DIR``
         for ``runs``: ``coder_eval.experiment.settings``); ``InputError``
         (exit 2) before anything is made when an input is bad (``check`` may refuse the resolved
-        plan too) or ``run_dir`` exists."""
+        plan too), a task's environment cannot run on this machine (``check_environments``; not
+        asked when ``here`` is false: the episodes run on a cluster's workers, which are asked) or
+        ``run_dir`` exists."""
         resolution = inputs.resolve()
         if check is not None:
             check(resolution)
+        if here:
+            check_environments(p.task for p in resolution.plans)
         root = run_dir.parent if run_dir else runs_root()
         check_episode_names([(p.episode_id, p.task.task_id) for p in resolution.plans], root)
         if run_dir is not None and run_dir.exists():
@@ -121,6 +129,11 @@ class RunSession:
                 raise InputError(
                     f"{path} was made by coder-eval regrade from {manifest.regraded_from.run_dir}; its "
                     "agents never run again: regrade that run again into a new --run-dir"
+                )
+            if manifest.replayed_from is not None:
+                raise InputError(
+                    f"{path} was made by coder-eval replay from {manifest.replayed_from.run_dir}: "
+                    "replay that run again into a new --run-dir"
                 )
         except BaseException:
             run.release()
@@ -169,16 +182,29 @@ class RunSession:
             reaped, problems = reaped + more, problems + other
         return Reaped(reaped, problems)
 
+    @property
+    def plans(self) -> list[EpisodePlan]:
+        """The episodes, their task files frozen while ``execute`` runs them (``run/frozen.py``)."""
+        return self._frozen if self._frozen is not None else self.resolution.plans
+
     def execute(
         self, batch: Batch = Batch(), progress: Progress | None = None, drive: Drive | None = None
     ) -> BatchSummary:
         """Run the episodes still to run (all of them in a new run; ``drive``: what chooses them,
-        as ``coder_eval.run.adaptive`` does); ``KeyboardInterrupt`` (or SIGTERM) leaves the run
-        ``interrupted``, and ``reopen`` + ``resume`` finish it."""
-        plans = self.resolution.plans
+        as ``coder_eval.run.adaptive`` does), from their task files frozen first (``InputError``,
+        before any episode, for files that cannot be: a link out of a task's folder, a folder over
+        the cap); ``KeyboardInterrupt`` (or SIGTERM) leaves the run ``interrupted``, and ``reopen``
+        + ``resume`` finish it."""
         rerun = self.decision.rerun if self.decision is not None else frozenset()
         batch = replace(batch, resume=self.resuming, rerun=rerun)
-        self.batch = execute(self.run, self.manifest, plans, batch, progress or Quiet(), drive)
+        with freeze(self.resolution.plans, batch.placement.executor) as frozen:
+            self._frozen = frozen.plans
+            if not self.resuming:  # run.json's hashes: of the bytes the episodes run
+                self.manifest.task_hashes = frozen.content_hashes(self.resolution)
+            try:
+                self.batch = execute(self.run, self.manifest, frozen.plans, batch, progress or Quiet(), drive)
+            finally:
+                self._frozen = None
         self.max_cost = batch.max_cost
         return self.batch
 
@@ -195,7 +221,11 @@ class RunSession:
     ) -> RunResult:
         """Headline, gates, JUnit and reports; the result says what each did, and the exit code."""
         totals = totals or self.totals()
-        finished = finish_run(self.run, self.manifest, self.resolution, after, totals.summary, on_reports)
+        ran = sum(self.batch.outcomes.values()) if self.batch is not None else 0
+        nothing_new = self.resuming and ran == 0
+        finished = finish_run(
+            self.run, self.manifest, self.resolution, after, totals.summary, on_reports, nothing_new
+        )
         return RunResult(
             self.run.path,
             totals.summary,

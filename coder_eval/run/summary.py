@@ -34,6 +34,9 @@ class VariantTotals:
     tokens: int = 0
     seconds: float = 0.0
     """Wall time of the episodes, summed."""
+    unverified: int = 0
+    """Episodes whose record is the agent CLI's own (no harness vantage point on its model, or a
+    sandbox that is no boundary): their tool calls, usage and cost were not checked at the endpoint."""
 
     @property
     def finished(self) -> int:
@@ -45,6 +48,7 @@ class VariantTotals:
         self.cost_usd += end.cost_usd or 0.0
         self.tokens += end.usage.total
         self.seconds += end.timings.total_s
+        self.unverified += end.record is not None and not end.record.verified
 
 
 class NotPassed(NamedTuple):
@@ -72,6 +76,11 @@ class RunSummary:
     @property
     def outcomes(self) -> dict[str, int]:
         return {k: sum(v.outcomes[k] for v in self.variants) for k in ("pass", "fail", "invalid")}
+
+    @property
+    def unverified(self) -> int:
+        """Finished episodes whose record was not checked at a harness point (see ``VariantTotals``)."""
+        return sum(v.unverified for v in self.variants)
 
     @property
     def measured(self) -> bool:

@@ -160,6 +160,37 @@ def check_sandbox_path(value: str) -> str:
 SandboxPath = Annotated[str, AfterValidator(check_sandbox_path)]
 """A path (or glob) relative to the sandbox root that cannot escape it."""
 
+HARNESS_FOLDERS = ("/coder_eval", "/proc", "/dev", "/sys")
+"""Absolute folders no task may claim: the harness's own in a container, and the kernel's."""
+
+
+def check_container_path(value: str) -> str:
+    """An absolute folder a task's scripts name (``/app``, ``/tests``, ``/logs/verifier``), normalised:
+    never ``/``, never with ``..``, never in the harness's or the kernel's folders.
+
+    Example: ``check_container_path("/app/")`` -> ``"/app"``; ``check_container_path("app")`` raises.
+    """
+    path = PurePosixPath(value)
+    if not path.is_absolute() or ".." in path.parts or str(path) == "/":
+        raise ValueError(f"{value!r} must be an absolute folder (not '/', no '..'), such as /app")
+    claimed = next((f for f in HARNESS_FOLDERS if path.parts[1] == f.lstrip("/")), None)
+    if claimed is not None:
+        raise ValueError(f"{value!r}: {claimed} is not the task's to use (the harness's or the kernel's)")
+    return str(path)
+
+
+def check_mount_point(value: str) -> str:
+    """A mount point: relative to the workspace (``hidden_tests``), or an absolute folder outside it
+    (``/tests``, shown there by ``bwrap`` and ``docker`` only).
+
+    Example: ``check_mount_point("/tests")`` -> ``"/tests"``; ``check_mount_point("../x")`` raises.
+    """
+    return check_container_path(value) if value.startswith("/") else check_sandbox_path(value)
+
+
+MountPoint = Annotated[str, AfterValidator(check_mount_point)]
+"""A workspace-relative path, or an absolute folder outside the workspace (see ``check_mount_point``)."""
+
 
 def resolved(path: Path) -> Path:
     """``path.resolve()``; ``WorkspaceFileError`` when links chain too deep to follow (Python 3.11

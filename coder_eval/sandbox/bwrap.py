@@ -15,7 +15,10 @@ and dies with its parent; nested user namespaces are refused. The filesystem it 
   the Python running coder_eval (so the agent's CLI and the verifier's tools start), and the task's
   read-only folders (``$TASK_DIR`` and, for graders, ``$REFERENCE_DIR``);
 - its own ``/proc`` (only the sandbox's processes; kernel settings read-only), ``/dev`` and ``/tmp``;
-- read-write: the workspace, HOME and TMPDIR of this sandbox only.
+- read-write: the workspace, HOME and TMPDIR of this sandbox only; with ``sandbox.workdir`` the
+  workspace is seen at that path (``/app``), and the folders this sandbox shows at fixed paths
+  (``scratch_dirs``, the verifier's ``/tests``, the oracle's ``/solution``) at theirs, each a fresh
+  copy (``provision.py``).
 
 The host's ``/root`` and ``/home``, the project checkout, the run directory and every other sandbox
 are not visible. When the PID namespace's first process ends, the kernel kills every other process in
@@ -39,8 +42,9 @@ from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import run_in_group
-from coder_eval.sandbox.provision import Provision
-from coder_eval.sandbox.spec import SandboxSpecBase
+from coder_eval.sandbox.provision import Provision, Shown, fixed_folders
+from coder_eval.sandbox.relay import relayed
+from coder_eval.sandbox.spec import SandboxSpecBase, overlap
 
 ETC_FILES = (
     "passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "protocols",
@@ -98,11 +102,22 @@ def namespace_flags(network: str) -> list[str]:
     ]
 
 
-def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: str) -> list[str]:
-    """The ``bwrap`` command line for one command of the sandbox at ``layout`` (without the command)."""
+def bwrap_argv(
+    bwrap: str,
+    layout: SandboxLayout,
+    provision: Provision,
+    *,
+    cwd: str,
+    inside: SandboxLayout | None = None,
+    shown: Sequence[Shown] = (),
+) -> list[str]:
+    """The ``bwrap`` command line for one command of the sandbox at ``layout`` (without the command);
+    ``inside`` is where commands see the workspace when it is not at its host path, ``shown`` the
+    folders shown at fixed paths."""
+    inside = inside or layout
     work = "--ro-bind" if provision.read_only_workspace else "--bind"
     own = [
-        *(work, str(layout.work), str(layout.work)),
+        *(work, str(layout.work), str(inside.work)),
         *("--bind", str(layout.home), str(layout.home)),
         *("--bind", str(layout.tmp), str(layout.tmp)),
     ]
@@ -113,11 +128,14 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         ("--bind", layout.verdicts),
         ("--ro-bind", layout.plugins),
         ("--bind", layout.env),
-        ("--bind", layout.node_modules),
     ]
     for how, folder in optional:
         if folder.exists():
             own += [how, str(folder), str(folder)]
+    if layout.node_modules.exists():  # beside the workspace, wherever commands see it
+        own += ["--bind", str(layout.node_modules), str(inside.node_modules)]
+    for target in outermost_targets(shown):
+        own += ["--bind", str(layout.shown_at(target)), target]
     shared = [str(p) for p in (*provision.host_paths, *(m.source for m in provision.mounts))]
     proc = [
         "--proc",
@@ -134,6 +152,36 @@ def bwrap_argv(bwrap: str, layout: SandboxLayout, provision: Provision, *, cwd: 
         *own,
         *("--chdir", cwd),
     ]
+
+
+def outermost_targets(shown: Sequence[Shown]) -> list[str]:
+    """The shown folders' targets without those inside another (staged inside it already)."""
+    targets = sorted({folder.target for folder in shown}, key=len)
+    kept: list[str] = []
+    for target in targets:
+        if not any(overlap(target, k) for k in kept):
+            kept.append(target)
+    return kept
+
+
+def unshowable(targets: Sequence[str], host_folders: Sequence[Path]) -> str | None:
+    """Why bubblewrap cannot show folders at ``targets``: one that is, holds or lies in a folder it
+    shows from the host (the system's, the interpreter's, the harness's), or ``/tmp`` itself.
+
+    Example: ``unshowable(["/usr/src/app"], [])`` -> ``"/usr/src/app overlaps /usr, which the bwrap
+    driver shows from the host read-only; ..."``.
+    """
+    bound = ["/usr", "/etc", "/tmp", *(f"/{name}" for name in TOP_LINKS), *map(str, host_folders)]
+    for target in targets:
+        for folder in bound:
+            if folder == "/tmp" and target.startswith("/tmp/"):
+                continue  # a fresh tmpfs: a folder in it can be shown
+            if overlap(target, folder):
+                return (
+                    f"{target} overlaps {folder}, which the bwrap driver shows from the host read-only; "
+                    "use another folder, or the docker driver"
+                )
+    return None
 
 
 async def bwrap_problem() -> str | None:
@@ -167,6 +215,7 @@ class BwrapSandbox(HostSandbox):
 
     driver = "bwrap"
     confined = True
+    shows_fixed_paths = True
 
     @classmethod
     async def check_available(cls) -> None:
@@ -174,6 +223,18 @@ class BwrapSandbox(HostSandbox):
         problem = await bwrap_problem()
         if problem is not None:
             raise SandboxError(f"sandbox driver 'bwrap' is unavailable: {problem}")
+
+    @classmethod
+    def check_fixed_paths(cls, spec: SandboxSpecBase, provision: Provision) -> None:
+        """``SandboxError`` when a folder the task shows at a fixed path would cover one bwrap binds."""
+        targets = [
+            *([spec.workdir] if spec.workdir else []),
+            *(f.target for f in fixed_folders(spec, provision)),
+        ]
+        hosts = [*interpreter_folders(), *provision.host_paths, *(m.source for m in provision.mounts)]
+        problem = unshowable(targets, hosts)
+        if problem is not None:
+            raise SandboxError(f"sandbox driver 'bwrap': {problem}")
 
     def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """``bwrap <namespaces> <mounts> --chdir <cwd> -- env -- <argv>`` (``env`` reports a program that
@@ -186,13 +247,15 @@ class BwrapSandbox(HostSandbox):
             python = str(Path(sys.executable).absolute())
             argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
         bwrap = shutil.which("bwrap") or "bwrap"
-        return [*bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd), "--", "/usr/bin/env", "--", *argv]
+        line = bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd, inside=self.inside, shown=self.fixed)
+        return [*line, "--", "/usr/bin/env", "--", *argv]
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """The agent's CLI in the sandbox (under the forwarder with ``network: model``, as every command)."""
-        return self.command(argv, cwd=cwd or self.workdir)
+        """The agent's CLI in the sandbox (under the forwarder with ``network: model``, as every command),
+        its streams relayed from the host (``relay.py``): nothing in the sandbox holds a pipe of them."""
+        return relayed(self.command(argv, cwd=cwd or self.workdir))
 
     async def stop(self) -> None:
         """Kill every bwrap started here; the kernel then kills everything in its PID namespace. With a

@@ -21,6 +21,8 @@ the task's ``sandbox.docker.working_dir``)::
     <base>/env       a per-sandbox virtualenv (``sandbox.python``)
     <base>/node_modules  npm packages (``sandbox.node``), found by Node from any workspace file
                      (beside the workspace: in a container, ``/node_modules`` for ``/workspace``)
+    <base>/shown     on the host, the folders shown at fixed paths (``/tests`` -> ``shown/tests``,
+                     ``Provision.shown_folders``), bound there by ``bwrap``
 
 Only ``work`` is meant for the agent; the rest sits beside it, so a listing of the workspace shows
 the task's files and nothing else. ``bin``, ``run``, ``tools`` and ``verdicts`` exist only in the
@@ -91,6 +93,15 @@ class SandboxLayout:
         return self.base / "env"
 
     @property
+    def shown(self) -> Path:
+        return self.base / "shown"
+
+    def shown_at(self, target: str) -> Path:
+        """Where the folder shown at ``target`` is staged. Example: ``/logs/verifier`` ->
+        ``<base>/shown/logs/verifier``."""
+        return self.shown / target.lstrip("/")
+
+    @property
     def node_modules(self) -> Path:
         """Beside the workspace, so Node finds it from any workspace file by walking up (under docker
         ``/node_modules`` for the default ``/workspace``)."""
@@ -104,6 +115,34 @@ class SandboxLayout:
     def make_folders(self, folders: Collection[str]) -> None:
         for name in folders:
             (self.base / name).mkdir(exist_ok=True)
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """Folders commands see elsewhere than on the host (``bwrap`` with ``workdir`` or shown folders):
+    (as seen inside, on the host) pairs, each path translated through the innermost that holds it.
+
+    Example: ``PathMap((("/app", Path("/tmp/s/work")),)).to_host("/app/x.py")`` ->
+    ``(Path("/tmp/s/work"), Path("/tmp/s/work/x.py"))``; ``.to_inside(Path("/tmp/s/work/x.py"))`` ->
+    ``"/app/x.py"``.
+    """
+
+    pairs: tuple[tuple[str, Path], ...]
+
+    def to_host(self, path: str) -> tuple[Path, Path] | None:
+        """(the host folder an absolute inside ``path`` lies in, ``path`` on the host); None if none."""
+        for seen, host in sorted(self.pairs, key=lambda pair: -len(pair[0])):
+            if path == seen or path.startswith(seen.rstrip("/") + "/"):
+                return host, host / path[len(seen) :].lstrip("/")
+        return None
+
+    def to_inside(self, host: Path) -> str:
+        """How commands see the host path ``host`` (itself when no pair holds it)."""
+        for seen, folder in sorted(self.pairs, key=lambda pair: -len(pair[1].parts)):
+            if host.is_relative_to(folder):
+                relative = host.relative_to(folder).as_posix()
+                return seen if relative == "." else f"{seen.rstrip('/')}/{relative}"
+        return str(host)
 
 
 def interpreter_bin() -> Path:

@@ -8,7 +8,9 @@ Example::
 
 A driver subclass says how a command is started (:meth:`HostSandbox.command`) and how everything it
 started is stopped (:meth:`HostSandbox.stop`). Paths inside are the host paths of the layout
-(``layout.py``), so ``workdir`` is the host path of ``<base>/work``.
+(``layout.py``), so ``workdir`` is the host path of ``<base>/work``; except in a driver that shows
+folders at fixed paths (``bwrap``): there the workspace is seen at the task's ``workdir`` (``/app``)
+and each shown folder at its target (``/tests``), and the verbs translate those paths to the host's.
 """
 
 from __future__ import annotations
@@ -35,11 +37,18 @@ from coder_eval.sandbox.base import (
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import SandboxLayout
+from coder_eval.sandbox.layout import PathMap, SandboxLayout
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.process import kill_group, run_in_group
-from coder_eval.sandbox.provision import Provision
-from coder_eval.sandbox.seed import install_recorders, install_tools, make_executable, seed_workspace
+from coder_eval.sandbox.provision import Provision, fixed_folders, fixed_paths_problem
+from coder_eval.sandbox.relay import relayed
+from coder_eval.sandbox.seed import (
+    install_recorders,
+    install_tools,
+    make_executable,
+    seed_workspace,
+    stage_shown,
+)
 from coder_eval.sandbox.snapshot import Bounds, Dropped, write_tar
 from coder_eval.sandbox.spec import SandboxSpecBase
 from coder_eval.sandbox.staged_plugins import stage_plugins
@@ -54,13 +63,21 @@ class HostSandbox:
     confined: ClassVar[bool] = False
     """Commands run without capabilities, as a user that owns none of the harness's files (so a
     protected package cache can be shared by hard links, ``envs.py``)."""
+    shows_fixed_paths: ClassVar[bool] = False
+    """Commands see the workspace at the task's ``workdir`` and shown folders at their targets."""
     cgroup: Cgroup | None = None
 
     def __init__(self, layout: SandboxLayout, spec: SandboxSpecBase, provision: Provision) -> None:
         self.layout = layout
         self.spec = spec
         self.provision = provision
-        self.workdir = str(layout.work)
+        self.fixed = fixed_folders(spec, provision) if self.shows_fixed_paths else ()
+        workdir = spec.workdir if self.shows_fixed_paths else None
+        self.inside = SandboxLayout(layout.base, workspace=Path(workdir)) if workdir else layout
+        """The layout as commands see it (the host's, but for a workspace shown at ``workdir``)."""
+        self.workdir = str(self.inside.work)
+        shown = [(f.target, layout.shown_at(f.target)) for f in self.fixed]
+        self.paths = PathMap(((self.workdir, layout.work), *shown))
         self.env: dict[str, str] = {}
         self.token = uuid.uuid4().hex
         self.dropped: list[Dropped] = []
@@ -77,6 +94,7 @@ class HostSandbox:
     ) -> Self:
         """Make and seed a fresh sandbox; ``SandboxError`` when it cannot be made here."""
         await cls.check_available()
+        cls.check_fixed_paths(spec, provision)
         try:
             base = Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve()
         except OSError as exc:
@@ -94,6 +112,14 @@ class HostSandbox:
     async def check_available(cls) -> None:
         """Raise ``SandboxError`` when this driver cannot run here (a plain folder always can)."""
 
+    @classmethod
+    def check_fixed_paths(cls, spec: SandboxSpecBase, provision: Provision) -> None:
+        """Raise ``SandboxError`` when the task needs folders at fixed paths this driver cannot show."""
+        targets = [f.target for f in fixed_folders(spec, provision)]
+        problem = None if cls.shows_fixed_paths else fixed_paths_problem(cls.driver, spec.workdir, targets)
+        if problem is not None:
+            raise SandboxError(problem)
+
     # -- making it -------------------------------------------------------------------------------
 
     def _make(self) -> None:
@@ -108,6 +134,7 @@ class HostSandbox:
             layout.make(() if self.deferred else provision.folders)
             register(layout.base, self.token)
             self.dropped, mock_dirs = seed_workspace(layout.work, provision)
+            stage_shown(self.fixed, layout.shown_at)
             stage_plugins(layout.plugins, provision.plugins)
             install_recorders(layout.bin, provision.recorders, str(self.host_socket("recorder")), layout.work)
             if not self.deferred:
@@ -119,7 +146,8 @@ class HostSandbox:
                 clone_env(provision.node_modules, layout.node_modules, link=self.confined)
         except OSError as exc:
             raise SandboxError(f"cannot seed the sandbox at {layout.base}: {exc}") from exc
-        self.env = sandbox_env(layout, provision, [str(d) for d in mock_dirs], self.token)
+        mocks = [self.paths.to_inside(d) for d in mock_dirs]
+        self.env = sandbox_env(self.inside, provision, mocks, self.token)
 
     @property
     def deferred(self) -> bool:
@@ -170,7 +198,7 @@ class HostSandbox:
         if not self._prepared:
             await asyncio.to_thread(self._prepare_commands)
         return await run_in_group(
-            self.command(argv, cwd=str(workdir)),
+            self.command(argv, cwd=self.paths.to_inside(workdir)),
             cwd=workdir,
             env={**self.env, **(env or {})},
             timeout=timeout if timeout is not None else self.provision.limits.timeout,
@@ -207,7 +235,7 @@ class HostSandbox:
         if Path(pattern).is_absolute():
             folder, rest = split_glob(pattern)
             root = self._host_path(folder)
-            return [str(root / found) for found in _matches(root, rest, include_links)]
+            return [f"{folder.rstrip('/')}/{found}" for found in _matches(root, rest, include_links)]
         return _matches(self.layout.work.resolve(), pattern, include_links)
 
     async def snapshot(self, out: IO[bytes], *, ignore: Sequence[str] = ()) -> None:
@@ -238,8 +266,9 @@ class HostSandbox:
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
     ) -> list[str]:
-        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands."""
-        return self.command(argv, cwd=cwd or self.workdir)
+        """For an agent's long-lived CLI: the argv that starts it the way ``exec`` starts commands, its
+        streams relayed so that its tools cannot write into them (``relay.py``)."""
+        return relayed(self.command(argv, cwd=cwd or self.workdir))
 
     async def stop(self) -> None:
         """Kill the process groups of every command started here and, with a control group, every
@@ -263,13 +292,19 @@ class HostSandbox:
     # -- paths -----------------------------------------------------------------------------------
 
     def _host_path(self, path: str, *, must_exist: bool = True) -> Path:
-        """The host path of ``path`` (workspace-relative, or absolute inside the sandbox), kept inside."""
-        root = self.layout.base if Path(path).is_absolute() else self.layout.work
-        candidate = root / path
+        """The host path of ``path`` (workspace-relative, or absolute inside the sandbox), kept inside
+        the folder it names (the workspace, a shown folder, or the sandbox's own)."""
+        root, candidate = self._root_of(path)
         target = resolved(candidate) if must_exist else resolved(candidate.parent) / candidate.name
         if not target.is_relative_to(root.resolve()):
             raise WorkspaceFileError(f"{path!r} resolves outside the sandbox ({target})")
         return target
+
+    def _root_of(self, path: str) -> tuple[Path, Path]:
+        """(the host folder ``path`` must stay in, ``path`` on the host, unresolved)."""
+        if not Path(path).is_absolute():
+            return self.layout.work, self.layout.work / path
+        return self.paths.to_host(path) or (self.layout.base, self.layout.base / path)
 
 
 def _matches(root: Path, pattern: str, include_links: bool) -> list[str]:

@@ -12,7 +12,9 @@ base URL the agent is given does not change) and relays each connection over a U
 the namespace to :class:`ModelProxy` in the harness, which connects to the real endpoint. For an
 endpoint that is not on loopback (a real API over HTTPS), the proxy speaks HTTP ``CONNECT`` and the
 agent gets ``HTTPS_PROXY=http://127.0.0.1:<port>``; only ``CONNECT`` to the allowed host and port is
-accepted, so nothing else can be reached through it.
+accepted, so nothing else can be reached through it. That tunnel is what is left when the host holds
+no key for the agent's provider: with a key, the forwarder's socket leads to the harness's API proxy
+instead (``coder_eval.endpoint.proxy``), which holds the key and records every request.
 """
 
 from __future__ import annotations

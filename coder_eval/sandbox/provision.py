@@ -10,17 +10,19 @@ Example::
 
 The agent's sandbox is seeded from the task's templates, gets the recording shims and the mock
 PATH directories; the verifier's is seeded from the agent's final workspace and gets the trusted
-toolchain (``toolchain.py``) and the task's read-only folders. Drivers only carry this out.
+toolchain (``toolchain.py``) and the task's read-only folders. Folders a task's scripts expect at
+fixed absolute paths (``/tests``, ``/logs``, ``/solution``: :class:`Shown`) are made by the
+isolating drivers only, each where this sandbox's role allows. Drivers only carry this out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
-from coder_eval.sandbox.spec import CliRecorder, Limits, Network, TemplateSource
+from coder_eval.sandbox.spec import CliRecorder, Limits, Network, SandboxSpecBase, TemplateSource
 from coder_eval.sandbox.staged_plugins import StagedPlugin
 
 Role = Literal["agent", "verifier", "judge"]
@@ -34,6 +36,19 @@ class Mount:
 
     source: Path
     variable: str | None = None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A folder shown at the fixed absolute path ``target`` inside: a fresh, writable copy of
+    ``source`` (a folder's contents, or a file by its name), or empty. Nothing in it is graded or
+    carried from one sandbox to the next; ``bwrap`` and ``docker`` make it, ``tempdir`` cannot.
+
+    Example: ``Shown("/tests", Path("task/tests"))`` (the verifier's), ``Shown("/logs/verifier")``.
+    """
+
+    target: str
+    source: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +81,16 @@ class Provision:
     """Workspace folder above which pytest loads no ``conftest.py`` (the hidden tests)."""
     plugins: tuple[StagedPlugin, ...] = ()
     """Host plugin and skills folders staged read-only beside the workspace (``plugins.py``)."""
+    shown: tuple[Shown, ...] = ()
+    """Folders at fixed absolute paths (scratch folders, the oracle's solution)."""
+
+    @property
+    def shown_folders(self) -> tuple[Shown, ...]:
+        """``shown``, and the hidden tests when their mount point is an absolute path (``/tests``)."""
+        hidden = self.hidden
+        if hidden is not None and hidden[1].startswith("/"):
+            return (*self.shown, Shown(hidden[1], hidden[0]))
+        return self.shown
 
     @property
     def has_recorders(self) -> bool:
@@ -90,3 +115,26 @@ class Provision:
             "plugins": bool(self.plugins),
         }
         return ("home", "tmp", *(name for name, wanted in used.items() if wanted))
+
+
+def fixed_folders(spec: SandboxSpecBase, provision: Provision) -> tuple[Shown, ...]:
+    """Every folder a sandbox shows at a fixed path: the provision's, then the spec's empty
+    ``scratch_dirs`` (fresh in every sandbox, the agent's and the verifier's alike)."""
+    return (*provision.shown_folders, *(Shown(folder) for folder in spec.scratch_dirs))
+
+
+def fixed_paths_problem(driver: str, workdir: str | None, targets: Sequence[str]) -> str | None:
+    """Why ``driver`` cannot show the workspace at ``workdir`` and folders at ``targets``; None if it can.
+
+    Example: ``fixed_paths_problem("tempdir", "/app", ["/tests"])`` -> ``"the tempdir driver runs in
+    a host folder and cannot show the workspace at /app, nor /tests, ..."``.
+    """
+    folders = [t for t in dict.fromkeys(targets) if t != workdir]
+    if driver != "tempdir" or (workdir is None and not folders):
+        return None
+    shown = f"the workspace at {workdir}" + (", nor " if folders else "") if workdir else ""
+    return (
+        f"the tempdir driver runs in a host folder and cannot show {shown}{', '.join(folders)} where "
+        "the task's scripts expect them (rewriting paths in files cannot be made complete): run it on "
+        "bwrap or docker (--driver bwrap)"
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from coder_eval.errors import SandboxError
@@ -24,7 +24,7 @@ from coder_eval.file_kinds import is_special
 from coder_eval.sandbox.base import inside
 from coder_eval.sandbox.layout import interpreter_bin
 from coder_eval.sandbox.network import FORWARDER
-from coder_eval.sandbox.provision import Provision
+from coder_eval.sandbox.provision import Provision, Shown
 from coder_eval.sandbox.recording import client_script
 from coder_eval.sandbox.snapshot import Bounds, Dropped, extract_tar
 from coder_eval.sandbox.spec import (
@@ -48,7 +48,7 @@ def seed_workspace(work: Path, provision: Provision) -> tuple[list[Dropped], lis
     dropped = extract_tar(snapshot, work, bounds) if snapshot is not None else []
     if provision.role == "verifier":
         drop_caches(work)
-    if provision.hidden is not None:
+    if provision.hidden is not None and not provision.hidden[1].startswith("/"):
         replace_with(work, provision.hidden[1], provision.hidden[0])
     for source in provision.sources:
         apply_template(source, work)
@@ -123,6 +123,23 @@ def replace_with(work: Path, mount_point: str, source: Path) -> None:
     elif target.is_dir():
         remove_tree(target)
     shutil.copytree(source, target, ignore=special_entries)
+
+
+def stage_shown(shown: Iterable[Shown], place: Callable[[str], Path]) -> None:
+    """Stage each folder shown at a fixed path at ``place(target)`` on the host: a copy of its
+    source (a folder's contents, or a file under its own name, modes kept), or an empty folder."""
+    for folder in shown:
+        target = place(folder.target)
+        target.mkdir(parents=True, exist_ok=True)
+        source = folder.source
+        if source is None:
+            continue
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True, ignore=special_entries)
+        elif source.is_file():
+            shutil.copy2(source, target / source.name)
+        else:
+            raise SandboxError(f"{source} (to be shown at {folder.target}) is not a file or folder")
 
 
 def apply_template(source: TemplateSource, root: Path) -> None:

@@ -14,6 +14,8 @@ Example::
         - tool: uip                       # a different answer per call
           responses: [{when: {verb: "projects list"}, stdout: "web\\n"}]
       limits: {max_memory_mb: 512, max_pids: 128}
+      workdir: /app                       # the workspace, as commands see it (bwrap, docker)
+      scratch_dirs: [/logs/verifier]      # empty writable folders, fresh in every sandbox
 
 Our earlier spellings load to the same models: ``{template_dir: D, target: T, starter_files: [...]}``
 for a template entry, ``network: true/false`` (``host``/``none``), ``shims: [{name, target}]``.
@@ -28,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     BeforeValidator,
@@ -40,7 +43,15 @@ from pydantic import (
 )
 
 from coder_eval.cli_match import CliMatch
-from coder_eval.sandbox.base import SandboxPath
+from coder_eval.sandbox.base import SandboxPath, check_container_path
+
+
+def overlap(a: str, b: str) -> bool:
+    """Whether one of two absolute folders is the other or inside it.
+
+    Example: ``overlap("/logs", "/logs/verifier")`` -> True; ``overlap("/app", "/application")`` -> False.
+    """
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 
 def _network_spelling(value: Any) -> Any:
@@ -49,6 +60,9 @@ def _network_spelling(value: Any) -> Any:
         return "host" if value else "none"
     return "host" if value == "bridge" else value
 
+
+ContainerPath = Annotated[str, AfterValidator(check_container_path)]
+"""An absolute folder a task's scripts name (``/app``, ``/tests``); see ``check_container_path``."""
 
 Network = Annotated[Literal["none", "model", "host"], BeforeValidator(_network_spelling)]
 """``none``: no network; ``model``: only the model endpoint; ``host``: the host's network."""
@@ -289,6 +303,12 @@ class SandboxSpecBase(_Strict):
     ignore_patterns: list[str] = Field(
         default_factory=list, description="Left out of snapshots and judge copies (gitignore style)."
     )
+    workdir: ContainerPath | None = Field(
+        default=None, description="Where commands see the workspace (bwrap, docker): /app."
+    )
+    scratch_dirs: list[ContainerPath] = Field(
+        default_factory=list, description="Empty writable folders at these paths in every sandbox."
+    )
 
     @model_validator(mode="after")
     def _checks(self) -> SandboxSpecBase:
@@ -297,6 +317,9 @@ class SandboxSpecBase(_Strict):
         names = [r.name for r in self.recorders]
         if len(names) != len(set(names)):
             raise ValueError(f"recorded CLI names must be unique, got {names}")
+        for folder in self.scratch_dirs:
+            if self.workdir is not None and overlap(folder, self.workdir):
+                raise ValueError(f"scratch_dirs: {folder!r} overlaps the workspace {self.workdir!r}")
         return self
 
     def with_task_paths(self, resolve: Callable[[str, tuple[str | int, ...], bool], str]) -> Self:

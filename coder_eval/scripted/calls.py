@@ -43,6 +43,8 @@ class NativeCall:
 def native_call(tool: ToolUse, view: RequestView) -> NativeCall:
     """``tool`` in the form of the CLI that sent ``view`` (unchanged when it offers that name)."""
     client = client_of(view.tools)
+    if isinstance(tool.input, str):  # a freeform input is already some CLI's own form
+        return NativeCall(tool.name, tool.input)
     if tool.name in view.tools or client is None or client == "claude-code":
         return NativeCall(tool.name, dict(tool.input))
     if client == "codex":
@@ -75,7 +77,7 @@ def _absolute(path: str, cwd: str | None) -> str:
 
 def _codex(tool: ToolUse, view: RequestView) -> NativeCall | None:
     """Codex's forms of the tools it lacks: shell reads and ``apply_patch`` patches."""
-    arguments = tool.input
+    arguments = tool.input if isinstance(tool.input, dict) else {}
     if tool.name == "Read":
         return NativeCall("exec_command", {"cmd": f"cat {shlex.quote(str(arguments.get('file_path', '')))}"})
     if tool.name == "Skill":

@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
         error = answer.selection.error
         http_error = error is not None and error.kind in HTTP_ERRORS
         status = dialect.error(error.kind, None)[0] if error is not None and http_error else 200
-        self._record(path, body, answer.kind, status, answer)
+        self._record(path, body, answer.kind, status, answer, dialect)
         if error is not None and http_error:
             return self._send_error(error, dialect)
         assert answer.message is not None
@@ -195,7 +195,15 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.settimeout(None)
         return b"".join(chunks)
 
-    def _record(self, path: str, body: Any, kind: str, status: int, answer: Answer | None = None) -> None:
+    def _record(
+        self,
+        path: str,
+        body: Any,
+        kind: str,
+        status: int,
+        answer: Answer | None = None,
+        dialect: Dialect | None = None,
+    ) -> None:
         selection = answer.selection if answer is not None else None
         error = selection.error if selection is not None else None
         self.app.log.add(
@@ -210,8 +218,19 @@ class Handler(BaseHTTPRequestHandler):
                 status=status,
                 ts=time.time(),
                 size=getattr(self, "_body_size", 0) if body is not None else 0,
+                answer=answer.message if answer is not None else None,
+                dialect=dialect.name if dialect is not None else None,
+                credential=self._credential(),
             )
         )
+
+    def _credential(self) -> str | None:
+        """The API key the request carried, in whichever header its API puts it."""
+        for name in ("x-api-key", "x-goog-api-key"):
+            if value := self.headers.get(name):
+                return str(value)
+        bearer = str(self.headers.get("authorization") or "")
+        return bearer.removeprefix("Bearer ").strip() or None
 
     def _send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(data).encode()

@@ -39,6 +39,12 @@ class RecordedRequest:
     ts: float
     size: int = 0
     """Bytes of the body as sent (its JSON is kept while the log's budget lasts, then ``body`` is None)."""
+    answer: dict[str, Any] | None = None
+    """The message served (Anthropic-shaped whatever the dialect), when one was."""
+    dialect: str | None = None
+    """The wire dialect that answered (``anthropic``, ``responses``, ``gemini``), when one did."""
+    credential: str | None = None
+    """The API key the request carried (``x-api-key``, ``x-goog-api-key`` or a bearer token)."""
 
 
 BODY_BUDGET_BYTES = 32 * 1024 * 1024

@@ -39,7 +39,11 @@ class ToolUse(_Model):
     """A tool call the assistant makes. Example: ``{name: Bash, input: {command: "ls"}}``."""
 
     name: str = Field(min_length=1, description="Tool name as offered in the request (Bash, Skill, ...).")
-    input: dict[str, Any] = Field(default_factory=dict, description="The tool's input object.")
+    input: dict[str, Any] | str = Field(
+        default_factory=dict,
+        description="The tool's input object; a string for a freeform tool (Codex's apply_patch), sent "
+        "as it is to a CLI that offers that tool.",
+    )
 
 
 class Block(_Model):

@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import queue
+import ssl
 import threading
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
@@ -99,7 +100,8 @@ class Workers:
 class ScriptedServer:
     """Serves ``script`` with ``seed`` on an ephemeral port; a context manager, or start()/stop().
 
-    ``log_path`` (optional) gets every :class:`RecordedRequest` appended as a JSON line.
+    ``log_path`` (optional) gets every :class:`RecordedRequest` appended as a JSON line. With ``tls``
+    (a server ``ssl.SSLContext``) it speaks HTTPS, as a real provider's API does.
 
     What reaches it may come from an agent's sandbox, so it is bounded: connections
     (:data:`MAX_CONNECTIONS`), request bodies (``handler.MAX_BODY_BYTES``, each sent within
@@ -114,6 +116,7 @@ class ScriptedServer:
         seed: int = 0,
         log_path: Path | None = None,
         host: str = "127.0.0.1",
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.script = load_script(script)
         self.seed = seed
@@ -121,6 +124,7 @@ class ScriptedServer:
         self.stopping = threading.Event()
         self.body_workers = Workers(BODY_SLOTS)
         self._host = host
+        self._tls = tls
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.log = RequestLog(log_path)
@@ -131,7 +135,7 @@ class ScriptedServer:
         if self._httpd is None:
             raise RuntimeError("ScriptedServer is not started")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self._tls is not None else 'http'}://{host!s}:{port}"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -153,6 +157,8 @@ class ScriptedServer:
             return self
         self.stopping.clear()
         self._httpd = _HTTPServer((self._host, 0), Handler)
+        if self._tls is not None:
+            self._httpd.socket = self._tls.wrap_socket(self._httpd.socket, server_side=True)
         self._httpd.app = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True

@@ -12,7 +12,7 @@ Example::
         runs = load_store(store)                       # coder_eval.analysis.Runs of every run
 
 Names resolve on first use: a run that only asks where its store is (``connection.store_for``) imports
-neither DuckDB nor pandas.
+DuckDB alone, not pandas or the analysis frames.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import warnings
@@ -26,6 +27,7 @@ from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.errors import CoderEvalError, StoreError
 from coder_eval.manifest import MANIFEST, RunManifest, read_manifest
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
+from coder_eval.store.connection import guarded
 from coder_eval.store.schema import FRAMES, JSON_COLUMNS, RUN_TABLES
 
 if TYPE_CHECKING:
@@ -72,13 +74,16 @@ def fingerprint(folder: Path) -> str:
 
 
 def index_runs(store: RunStore, paths: Iterable[Path], rebuild: bool = False) -> IndexReport:
-    """Index every run folder under ``paths``; ``rebuild`` empties the store first."""
+    """Index every run folder under ``paths``; ``rebuild`` empties the store first. A folder that
+    cannot be read is named in ``problems``; a store that cannot be written stops it (``StoreError``)."""
     if rebuild:
         store.reset()
     report = IndexReport()
     for folder in dict.fromkeys(run_folders(paths)):
         try:
             run_id, changed = index_run(store, folder)
+        except StoreError:  # the store failed, not the folder: the others would fail alike
+            raise
         except (CoderEvalError, OSError) as exc:
             report.problems.append(f"{folder}: {exc}")
             continue
@@ -91,28 +96,37 @@ def index_run(store: RunStore, folder: Path) -> tuple[str, bool]:
     folder = folder.resolve()
     manifest = read_manifest(folder)
     print_ = fingerprint(folder)
-    con = store.con
-    row = con.execute("SELECT fingerprint, run_dir FROM runs WHERE run_id = ?", [manifest.run_id]).fetchone()
+    with guarded(store.path, "read"):
+        row = store.con.execute(
+            "SELECT fingerprint, run_dir FROM runs WHERE run_id = ?", [manifest.run_id]
+        ).fetchone()
     if row is not None and row == (print_, str(folder)):
         return manifest.run_id, False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = load_runs(folder) if any((folder / EPISODES_DIR).glob("*.jsonl")) else None
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with guarded(store.path, f"index {folder} into"), transaction(store.con):
         for table in RUN_TABLES:
-            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [manifest.run_id])
+            store.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [manifest.run_id])
         if runs is not None:
             insert_frames(store, runs)
         insert_run(store, folder, manifest, print_, runs)
-        con.execute("COMMIT")
-    except duckdb.Error as exc:
-        con.execute("ROLLBACK")
-        raise StoreError(f"{store.path}: cannot index {folder}: {exc}") from exc
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return manifest.run_id, True
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction, committed at the end of the block, rolled back when it raises; a rollback
+    that fails (a commit that failed, on a full disk, has already ended the transaction) is let go,
+    so the error reported is the one that happened."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
 
 
 def insert_frames(store: RunStore, runs: Runs) -> None:

@@ -65,13 +65,14 @@ def frame_table(name: str, columns: tuple[Column, ...]) -> str:
     return f"CREATE TABLE IF NOT EXISTS {name} ({body})"
 
 
-def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    """The schema version the store was made with; None for a new (empty) file."""
+def stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The schema version the store was made with, as recorded (a number, unless damaged); None
+    when no version is recorded (a new, empty file, or not a store)."""
     tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "store_meta" not in tables:
         return None
     row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else None
+    return str(row[0]) if row else None
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,8 +1,9 @@
 """Loading tasks: sources found on disk, read by their format's reader, validated and fanned out.
 
-``READERS`` is the table of task formats: a coder_eval YAML task file, and a Harbor task directory
-(``coder_eval.interop.task_readers.harbor``). Each reader says which paths are its sources and reads
-one into a document; the schema (``coder_eval.task.schema``) validates every document alike.
+``READERS`` is the table of task formats: a coder_eval YAML task file, a Harbor task directory
+(``coder_eval.interop.task_readers.harbor``) and a Terminal-Bench task folder (``terminal_bench``).
+Each reader says which paths are its sources and reads one into a document; the schema
+(``coder_eval.task.schema``) validates every document alike.
 
 Example: ``load_tasks([Path("tasks/examples")])`` -> one ``TaskSpec`` per task (one per dataset row
 for dataset tasks); every problem is a ``TaskError`` naming the file, line and field.
@@ -23,6 +24,8 @@ from coder_eval.errors import TaskError
 from coder_eval.file_kinds import not_readable
 from coder_eval.interop.task_readers.harbor import CONFIG as HARBOR_CONFIG
 from coder_eval.interop.task_readers.harbor import harbor_doc, is_harbor_task
+from coder_eval.interop.task_readers.terminal_bench import RUNNER as TERMINAL_BENCH_RUNNER
+from coder_eval.interop.task_readers.terminal_bench import is_terminal_bench_task, terminal_bench_doc
 from coder_eval.plugins import check_plugins
 from coder_eval.task.dataset import dataset_rows, substitute_row
 from coder_eval.task.schema import TASK_FIELDS, TaskSpec
@@ -39,7 +42,8 @@ class TaskReader:
     """Whether a path given by name (a file, or a folder that is one task) is a source of this format."""
     read: Callable[[Path], YamlDoc]
     marker: str | None = None
-    """A file whose folder is one task of this format, searched for in folders (None: files only)."""
+    """A file whose folder may be one task of this format (``claims`` decides), searched for in
+    folders (None: files only)."""
 
 
 def _read_task_file(path: Path) -> YamlDoc:
@@ -48,11 +52,10 @@ def _read_task_file(path: Path) -> YamlDoc:
 
 READERS: tuple[TaskReader, ...] = (
     TaskReader("harbor", is_harbor_task, harbor_doc, marker=HARBOR_CONFIG),
+    TaskReader("terminal-bench", is_terminal_bench_task, terminal_bench_doc, marker=TERMINAL_BENCH_RUNNER),
     TaskReader("yaml", lambda path: path.is_file(), _read_task_file),
 )
 """Every task format, the first that claims a path reading it (a YAML task file last: any file)."""
-
-MARKERS = tuple(reader.marker for reader in READERS if reader.marker is not None)
 
 
 def reader_of(path: Path) -> TaskReader | None:
@@ -62,8 +65,9 @@ def reader_of(path: Path) -> TaskReader | None:
 
 def discover(paths: Iterable[Path], notes: list[str] | None = None) -> list[Path]:
     """Task files under ``paths``: files as given, directories searched for ``*.yaml`` / ``*.yml``,
-    and Harbor task directories (a folder holding ``task.toml``), given or found; each file once,
-    however often or by whatever path it is given.
+    Harbor task directories (a folder holding ``task.toml``) and Terminal-Bench task folders (one
+    holding ``task.yaml`` and ``run-tests.sh``), given or found; each file once, however often or by
+    whatever path it is given.
 
     In a directory search, YAML files with none of the task fields (scripts, fixtures) are not tasks,
     and folders named ``fixtures`` or starting with ``_`` or ``.`` are not searched; a FIFO, socket,
@@ -89,8 +93,14 @@ def discover(paths: Iterable[Path], notes: list[str] | None = None) -> list[Path
 
 
 def _search(folder: Path, notes: list[str]) -> list[Path]:
-    """The task files and Harbor task directories in ``folder`` (see :func:`discover`)."""
-    folders = [c.parent for m in MARKERS for c in sorted(folder.rglob(m)) if _searched(c, folder)]
+    """The task files and task folders (Harbor's, Terminal-Bench's) in ``folder`` (see :func:`discover`)."""
+    folders = [
+        c.parent
+        for reader in READERS
+        if reader.marker is not None
+        for c in sorted(folder.rglob(reader.marker))
+        if _searched(c, folder) and reader.claims(c.parent)
+    ]
     found = list(folders)
     for candidate in sorted(folder.rglob("*.y*ml")):
         if not _searched(candidate, folder) or any(candidate.is_relative_to(f) for f in folders):

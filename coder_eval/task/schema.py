@@ -30,7 +30,9 @@ from coder_eval.criteria.grader_files import GraderSources
 from coder_eval.criteria.suite_metrics import SuiteMetric, Threshold
 from coder_eval.errors import did_you_mean
 from coder_eval.sandbox import AutoSpec, SandboxSpec
-from coder_eval.sandbox.base import SandboxPath
+from coder_eval.sandbox.base import MountPoint
+from coder_eval.sandbox.provision import fixed_paths_problem
+from coder_eval.sandbox.spec import ContainerPath, overlap
 from coder_eval.scripted.script import ScriptRef
 from coder_eval.task.dataset import DatasetSpec
 from coder_eval.task.limits import RunLimits
@@ -85,14 +87,31 @@ class Retry(_Strict):
 
 
 class HiddenTests(_Strict):
-    """A directory that never enters the sandbox while the agent runs."""
+    """A directory that never enters the sandbox while the agent runs.
+
+    ``mount_point`` is in the workspace (``hidden_tests``), or an absolute folder outside it
+    (``/tests``), shown to the verifier alone by ``bwrap`` and ``docker``.
+    """
 
     path: str = Field(description="Directory, relative to the task file.")
-    mount_point: SandboxPath = Field(default="hidden_tests", description="Where graders get it.")
+    mount_point: MountPoint = Field(default="hidden_tests", description="Where graders get it.")
 
 
 class ReferenceFile(_Strict):
     file: str = Field(description="Shell script, relative to the task file.")
+
+
+class ReferenceFolder(_Strict):
+    """Solution files shown to the oracle alone, at an absolute folder, and the command that runs them.
+
+    Example: ``{path: solution, mount_point: /solution, command: "bash /solution/solve.sh"}``; ``path``
+    (relative to the task file) is a folder, whose contents are copied there, or one file. Only an
+    agent that runs the reference solution (``oracle``) is shown it, by ``bwrap`` and ``docker``.
+    """
+
+    path: str = Field(description="A folder or file, relative to the task file.")
+    mount_point: ContainerPath = Field(default="/solution", description="Where the oracle sees it.")
+    command: str = Field(min_length=1, description="The oracle's one step, run from the workspace.")
 
 
 class Reference(_Strict):
@@ -135,7 +154,7 @@ class TaskSpec(_Strict):
     expected_commands: int | None = Field(
         default=None, ge=1, description="Tool calls a good solution needs (commands_efficiency's default)."
     )
-    reference_solution: str | ReferenceFile | None = Field(
+    reference_solution: str | ReferenceFile | ReferenceFolder | None = Field(
         default=None, description="Oracle's script.", json_schema_extra=HIDDEN
     )
     hidden_tests: HiddenTests | None = Field(
@@ -215,7 +234,40 @@ class TaskSpec(_Strict):
                 )
         self._check_agent_fits()
         self._check_stop_early()
+        self._check_fixed_paths()
         return self
+
+    def _check_fixed_paths(self) -> None:
+        """Folders shown at fixed paths never cover the workspace, nor one another."""
+        named = {f"sandbox.scratch_dirs[{i}]": d for i, d in enumerate(self.sandbox.scratch_dirs)}
+        if self.hidden_tests is not None and self.hidden_tests.mount_point.startswith("/"):
+            named["hidden_tests.mount_point"] = self.hidden_tests.mount_point
+        if isinstance(self.reference_solution, ReferenceFolder):
+            named["reference_solution.mount_point"] = self.reference_solution.mount_point
+        workdir = self.sandbox.workdir
+        problem = fixed_paths_problem(self.sandbox.driver, workdir, self.container_paths())
+        if problem is not None:
+            raise ValueError(f"sandbox.driver: {problem}")
+        items = list(named.items())
+        for i, (field, path) in enumerate(items):
+            if workdir is not None and overlap(path, workdir):
+                raise ValueError(f"{field}: {path!r} overlaps the workspace (sandbox.workdir {workdir!r})")
+            clash = next((f for f, p in items[i + 1 :] if overlap(path, p)), None)
+            if clash is not None and not (field.startswith("sandbox.") and clash.startswith("sandbox.")):
+                raise ValueError(f"{field}: {path!r} overlaps {clash}")
+
+    def container_paths(self) -> list[str]:
+        """The absolute paths this task's sandboxes show (its workspace, hidden tests, solution, scratch
+        folders), which only ``bwrap`` and ``docker`` can.
+
+        Example: a Harbor task -> ``["/app", "/tests", "/solution", "/logs/agent", ...]``.
+        """
+        paths = [*([self.sandbox.workdir] if self.sandbox.workdir else [])]
+        if self.hidden_tests is not None and self.hidden_tests.mount_point.startswith("/"):
+            paths.append(self.hidden_tests.mount_point)
+        if isinstance(self.reference_solution, ReferenceFolder):
+            paths.append(self.reference_solution.mount_point)
+        return [*paths, *self.sandbox.scratch_dirs]
 
     def _check_agent_fits(self) -> None:
         """What the task asks of its agent kind, checked against the kind's capabilities."""
@@ -309,7 +361,10 @@ class TaskSpec(_Strict):
 
     @property
     def reference_script(self) -> str | None:
-        """The reference solution's text (the loader has read a file reference)."""
+        """The reference solution's text (the loader has read a file reference), or the command that
+        runs a solution folder."""
+        if isinstance(self.reference_solution, ReferenceFolder):
+            return self.reference_solution.command
         return self.reference_solution if isinstance(self.reference_solution, str) else None
 
     def criterion_ids(self) -> list[str]:

@@ -19,7 +19,7 @@ from coder_eval.errors import AgentError, TaskError
 from coder_eval.file_kinds import not_readable
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 from coder_eval.scripted.script import load_script
-from coder_eval.task.schema import ReferenceFile, TaskSpec
+from coder_eval.task.schema import ReferenceFile, ReferenceFolder, TaskSpec
 from coder_eval.yaml_source import YamlDoc
 
 
@@ -52,6 +52,12 @@ def resolve_sources(
     if isinstance(task.reference_solution, ReferenceFile):
         script = Path(existing(task.reference_solution.file, ("reference_solution", "file"), want_dir=False))
         update["reference_solution"] = script.read_text(encoding="utf-8") if script.is_file() else None
+    if isinstance(task.reference_solution, ReferenceFolder):
+        solution = task.reference_solution
+        found = _resolved(base / solution.path)
+        where = ("reference_solution", "path")
+        path = existing(solution.path, where, want_dir=True) if not found.is_file() else str(found)
+        update["reference_solution"] = solution.model_copy(update={"path": path})
     if task.hidden_tests is not None:
         hidden = existing(task.hidden_tests.path, ("hidden_tests", "path"), want_dir=True)
         update["hidden_tests"] = task.hidden_tests.model_copy(update={"path": hidden})

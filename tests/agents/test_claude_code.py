@@ -23,11 +23,13 @@ from coder_eval.trajectory import (
     CriterionResult,
     EpisodeEnd,
     Message,
+    ModelCall,
     PhaseEvent,
     ToolCall,
     ToolResult,
     read_trajectory,
 )
+from tests.helpers import scripted_list_price
 
 pytestmark = pytest.mark.slow
 
@@ -115,16 +117,20 @@ def test_bash_write_read_edit_are_recorded_in_order(tmp_path: Path) -> None:
     # timing; their tokens then arrive as a reconciliation entry, which is accounting, not dialogue.
     side = [e for e in agent_part if is_reconciliation(e)]
     assert all(e.usage is not None and e.usage.input_tokens + e.usage.output_tokens > 0 for e in side)
-    agent_part = [e for e in agent_part if not is_reconciliation(e)]
+    agent_part = [e for e in agent_part if not is_reconciliation(e) and not isinstance(e, ModelCall)]
     kinds = [e.type if not isinstance(e, Message) else f"{e.role}" for e in agent_part]
     assert kinds[:2] == ["user", "system"]
     assert kinds[2:] == ["assistant", "tool_call", "tool_result"] * 4 + ["assistant"]
+    calls = [e for e in events if isinstance(e, ModelCall) and e.kind == "main"]
+    asked = [b["name"] for c in calls for b in c.content if b["type"] == "tool_use"]
+    assert asked == ["Bash", "Write", "Read", "Edit"]  # the endpoint's own record of what was asked
+    assert end.record is not None and (end.record.source, end.record.unverified_count) == ("scripted", 0)
     results = [e for e in events if isinstance(e, ToolResult)]
     assert all(not r.is_error and r.duration_s is not None for r in results)
     assistant = [e for e in events if isinstance(e, Message) and e.role == "assistant"]
     assert all(m.usage is not None and m.usage.output_tokens > 1 for m in assistant)
     assert end.usage.output_tokens > 0 and end.usage.cache_read_tokens > 0
-    assert end.cost_usd is not None and end.cost_usd > 0
+    assert end.cost_usd == 0.0 and (scripted_list_price(end.notes) or 0) > 0  # a scripted model is free
     assert end.num_turns == 5
     init = next(e for e in events if isinstance(e, Message) and e.role == "system")
     assert init.content[0]["claude_code_version"][0].isdigit()

@@ -23,6 +23,7 @@ from coder_eval.episode.runner import run_episode
 from coder_eval.scripted import ScriptedServer
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, Message, ToolCall, ToolResult, read_trajectory
+from tests.helpers import scripted_list_price
 
 pytestmark = pytest.mark.slow
 
@@ -150,8 +151,9 @@ def test_a_scripted_edit_and_command_pass_with_tools_tokens_and_version(kind: st
     assert end.usage.output_tokens > 0 and end.usage.total > 1000
     messages = [e for e in events if isinstance(e, Message) and e.role == "assistant"]
     assert sum((m.usage.total for m in messages if m.usage), 0) == end.usage.total
-    assert end.cost_usd is not None and end.cost_usd > 0
+    assert end.cost_usd == 0.0 and (scripted_list_price(end.notes) or 0) > 0  # a scripted model is free
     assert end.agent_versions[VERSION_KEYS[kind]] not in ("", "unknown")
+    assert end.record is not None and (end.record.source, end.record.unverified) == ("scripted", [])
 
 
 @pytest.mark.parametrize("kind", AGENTS)
@@ -243,7 +245,9 @@ def survivors(needle: str) -> list[int]:
 
 
 @pytest.mark.parametrize("kind", AGENTS)
-def test_a_dead_endpoint_makes_the_run_invalid_quickly(kind: str, tmp_path: Path) -> None:
+def test_a_dead_endpoint_ends_the_run_quickly_with_the_clis_claim_kept(kind: str, tmp_path: Path) -> None:
+    """The agent reports what its CLI said; the episode weighs it against the endpoint's record (a
+    dead endpoint the harness itself reaches is an ``invalid`` episode: tests/episode/test_record.py)."""
     from coder_eval.agents import make_agent
     from coder_eval.agents.base import AgentRequest, ModelEndpoint
     from coder_eval.sandbox import Provision
@@ -274,5 +278,6 @@ def test_a_dead_endpoint_makes_the_run_invalid_quickly(kind: str, tmp_path: Path
     started = time.monotonic()
     result = asyncio.run(attempt())
 
-    assert (result.status, result.invalid) == ("infra_error", True), result.error
+    assert (result.status, result.invalid) == ("agent_error", False), result.error
+    assert result.provider_claim is not None
     assert time.monotonic() - started < 30

@@ -28,9 +28,8 @@ def read_all(tmp_path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]
     async def scenario() -> tuple[list[dict[str, Any]], list[str], list[str], int]:
         sandbox = await TempdirSandbox.create(TempdirSpec(), Provision(), base_dir=tmp_path)
         try:
-            async with CliProcess(
-                ["bash", "-c", PRINTER], sandbox=sandbox, env={"PATH": "/usr/bin:/bin"}
-            ) as cli:
+            env = {"PATH": "/usr/bin:/bin", "HOME": sandbox.env["HOME"]}
+            async with CliProcess(["bash", "-c", PRINTER], sandbox=sandbox, env=env) as cli:
                 events = [event async for event in cli.events()]
                 code = await cli.wait()
             return events, list(cli.stdout_tail), list(cli.stderr_tail), code

@@ -16,6 +16,7 @@ from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, ToolCall, ToolResult, read_trajectory
+from tests.helpers import scripted_list_price
 
 
 def run(folder: Path, body: str) -> tuple[EpisodeEnd, list[Any]]:
@@ -56,7 +57,7 @@ def test_claude_stream_json_from_a_command_records_tools_and_tokens(tmp_path: Pa
 
     assert (end.outcome, end.status) == ("pass", "completed"), end.error
     assert [e.name for e in events if isinstance(e, ToolCall)] == ["Bash"]
-    assert end.usage.output_tokens > 0 and end.cost_usd is not None and end.cost_usd > 0
+    assert end.usage.output_tokens > 0 and end.cost_usd == 0.0 and (scripted_list_price(end.notes) or 0) > 0
     assert end.num_turns == 2
 
 

@@ -177,8 +177,15 @@ def test_switching_kind_leaves_out_the_other_kinds_fields(tmp_path: Path) -> Non
         "t",
         extra="agent: {type: claude-code, setting_sources: [], allowed_tools: [Bash]}\n",
     )
+    (tmp_path / "exp.yaml").write_text(
+        "experiment_id: e\ndefaults: {agent: {permission_mode: plan}}\nvariants: [{variant_id: v}]\n"
+        "tasks: [tasks]\n"
+    )
 
-    result = coder_eval("plan", "tasks", "--agent", "oracle", cwd=tmp_path)
+    quiet = coder_eval("plan", "tasks", "--agent", "oracle", cwd=tmp_path)
+    said = coder_eval("plan", "-e", "exp.yaml", "--agent", "oracle", cwd=tmp_path)
 
-    assert result.returncode == 0, result.stderr
-    assert "agent.setting_sources (set by task) is not a field of the 'oracle' agent" in result.stderr
+    assert quiet.returncode == 0, quiet.stderr
+    assert "not a field" not in quiet.stderr  # the task's own Claude Code fields: --agent chose another
+    assert said.returncode == 0, said.stderr
+    assert "agent.permission_mode (set by experiment) is not a field of the 'oracle' agent" in said.stderr

@@ -70,7 +70,7 @@ def complete(words: str, tmp_path: Path) -> list[str]:
 
 
 def test_shell_completion_offers_commands_and_options(tmp_path: Path) -> None:
-    assert complete("coder-eval rep", tmp_path) == ["report"]
+    assert complete("coder-eval rep", tmp_path) == ["report", "replay"]
     assert "--template" in complete("coder-eval report --te", tmp_path)
     # the script --install-completion writes (asked for directly: shell detection needs a parent shell)
     env = {**os.environ, "_CODER_EVAL_COMPLETE": "source_bash"}

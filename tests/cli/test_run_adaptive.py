@@ -121,3 +121,94 @@ def test_regrade_decides_again_from_the_regraded_verdicts(tmp_path: Path) -> Non
     assert before["decision"] == "better" and after["decision"] != "better"
     assert after["order"] == before["order"] and after["reason"].startswith("regraded: ")
     assert all(look["value"] == 0 for look in after["paths"][0]["looks"])
+
+
+STAYS_INVALID = """
+task_id: t{i}
+initial_prompt: write ok to ok.txt
+agent: {{kind: command, command: "{command}"}}
+sandbox: {{driver: tempdir}}
+success_criteria:
+  - {{type: file_contains, path: ok.txt, includes: [ok]}}
+"""
+ARMS = """
+experiment_id: ab
+variants:
+  - {variant_id: baseline}
+  - {variant_id: with_skill, agent: {command: "echo ok > ok.txt"}}
+"""
+
+
+def suite(folder: Path, command: str, tasks: int = 3) -> Path:
+    """Tasks whose agent runs ``command`` on ``baseline`` and passes on ``with_skill``."""
+    (folder / "tasks").mkdir(parents=True)
+    for i in range(tasks):
+        (folder / "tasks" / f"t{i}.yaml").write_text(STAYS_INVALID.format(i=i, command=command))
+    (folder / "ab.yaml").write_text(ARMS)
+    return folder
+
+
+def run_files(run_dir: Path) -> list[str]:
+    return sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*.jsonl*") if p.is_file())
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--delta", "0.05"], "'--delta': this run recorded delta 0.2 in its run.json"),
+        (["--max-episodes", "4"], "'--max-episodes': this run recorded max_episodes none (no cap)"),
+        (["--decide-on", "score"], "'--decide-on': this run recorded metrics passed"),
+        (["--max-tasks", "2"], "'--max-tasks': this run recorded max_tasks none (no cap)"),
+        (["--fixed-design"], "'--fixed-design': this run was started --until-conclusive (delta 0.2"),
+    ],
+)
+def test_a_resume_that_asks_for_another_rule_is_refused_naming_the_recorded_one(
+    tmp_path: Path, option: list[str], said: str
+) -> None:
+    folder = suite(tmp_path, "exit 3")
+    run_dir = folder / "runs" / "b"
+    first = coder_eval(
+        "run", "tasks", "-e", "ab.yaml", "--until-conclusive", "--run-dir", str(run_dir), "--no-report",
+        cwd=folder,
+    )  # fmt: skip
+    before = (run_dir / "run.json").read_bytes(), run_files(run_dir)
+
+    refused = coder_eval("run", "--resume", "--run-dir", str(run_dir), "--no-report", *option, cwd=folder)
+
+    assert refused.returncode == 2 and said in " ".join(refused.stderr.split()), refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert ((run_dir / "run.json").read_bytes(), run_files(run_dir)) == before
+    same = coder_eval(
+        "run", "--resume", "--run-dir", str(run_dir), "--no-report", "--delta", "0.2", cwd=folder
+    )
+    assert same.returncode == first.returncode, same.stderr  # the recorded value given again: accepted
+
+
+def test_until_conclusive_cannot_be_added_to_a_fixed_design_run_on_resume(tmp_path: Path) -> None:
+    folder = suite(tmp_path, "exit 3")
+    run_dir = folder / "runs" / "f"
+    coder_eval("run", "tasks", "-e", "ab.yaml", "--run-dir", str(run_dir), "--no-report", cwd=folder)
+
+    refused = coder_eval("run", "--resume", "--run-dir", str(run_dir), "--until-conclusive", cwd=folder)
+
+    assert refused.returncode == 2 and "started with a fixed design" in refused.stderr, refused.stderr
+
+
+@pytest.mark.parametrize(("command", "stop"), [("exit 3", "blocked"), ("echo no > ok.txt", "decided")])
+def test_a_stop_is_final_a_resume_runs_nothing_more(tmp_path: Path, command: str, stop: str) -> None:
+    folder = suite(tmp_path, command, tasks=30)
+    run_dir = folder / "runs" / "s"
+    first = coder_eval(
+        "run", "tasks", "-e", "ab.yaml", "--until-conclusive", "--run-dir", str(run_dir), "--no-report",
+        cwd=folder,
+    )  # fmt: skip
+    record = json.loads((run_dir / "run.json").read_text())["adaptive"]
+    assert record["stop"] == stop, first.stdout + first.stderr
+    files = run_files(run_dir)
+
+    for _ in range(2):
+        again = coder_eval("run", "--resume", "--run-dir", str(run_dir), "--no-report", cwd=folder)
+        assert again.returncode == first.returncode, again.stdout + again.stderr
+        assert f"this run had stopped ({stop}); a stop is final, so nothing more runs" in again.stderr
+    assert run_files(run_dir) == files
+    assert json.loads((run_dir / "run.json").read_text())["adaptive"] == record

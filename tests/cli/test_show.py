@@ -236,3 +236,40 @@ def test_run_falls_back_to_ascii_under_a_non_utf8_locale(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     stdout = result.stdout.decode("ascii")
     assert "| greet" not in stdout and "| default |    1 |" in stdout  # the table in ASCII
+
+
+def test_follow_started_before_the_run_waits_for_it(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "early", extra="agent: {kind: oracle}\n")
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "coder_eval"]
+    follower = subprocess.Popen(
+        [*command, "show", "runs/new", "--follow", "--wait", "120"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert follower.stderr is not None
+        assert (
+            "waiting up to 120 s for a run to start in runs/new (no run.json yet)"
+            in follower.stderr.readline()
+        )
+        ran = coder_eval("run", "tasks", "--run-dir", "runs/new", "--no-report", cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        out, _ = follower.communicate(timeout=120)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert follower.returncode == 0
+    assert "early--default--r0: = pass (completed)" in out and "run: runs/new  pass 1" in out
+
+
+def test_follow_gives_up_waiting_with_what_to_do(tmp_path: Path) -> None:
+    from coder_eval.cli.show import wait_for_run
+
+    clock = iter(range(100))
+    with pytest.raises(InputError, match=r"no run started there within 3 s \(no run.json\); start one with"):
+        wait_for_run(tmp_path / "none", 3, sleep=lambda s: None, clock=lambda: float(next(clock)))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="not a run folder"):
+        wait_for_run(tmp_path / "file", 3)
+    result = coder_eval("show", "nowhere", "--follow", "--wait", "0.5", cwd=tmp_path)
+    assert result.returncode == 2 and "no run started there within 0.5 s" in result.stderr

@@ -22,14 +22,17 @@ variants:
   - {variant_id: nothing, agent: {kind: none}}
 """
 
-BROKEN_AGENT = """
+BROKEN_SETUP = """
 task_id: broken
 initial_prompt: Do it.
-agent: {kind: command, command: "echo 'no credentials found' >&2; exit 3"}
+agent: {kind: oracle}
+reference_solution: touch x
 sandbox: {driver: tempdir}
+pre_run: [{command: "echo 'no credentials found' >&2; exit 3", fail_on_error: true}]
 success_criteria:
   - {type: file_exists, path: x}
 """
+"""A task whose set-up fails: the harness measured nothing (an agent's own crash is its fail)."""
 
 
 def row(stdout: str, variant: str) -> list[str]:
@@ -56,11 +59,13 @@ def test_the_end_of_a_run_gives_totals_per_variant_and_why_episodes_did_not_pass
 
 
 def test_a_run_in_which_nothing_was_measured_exits_5_with_the_reasons(tmp_path: Path) -> None:
-    write_task(tmp_path / "tasks", BROKEN_AGENT)
+    write_task(tmp_path / "tasks", BROKEN_SETUP)
     result = coder_eval("run", "tasks", "--repeats", "2", "--run-dir", "run", cwd=tmp_path)
     assert result.returncode == 5, result.stdout + result.stderr
     assert "run: run  pass 0  fail 0  invalid 2" in result.stdout
-    reason = "agent_error: agent command exited 3: no credentials found"
+    reason = (
+        """infra_error: pre_run "echo 'no credentials found' >&2; exit 3" exited 3: no credentials found"""
+    )
     assert f"  invalid  broken--default--r0 (+1 like it): {reason}" in result.stdout
     assert "nothing was measured: all 2 finished episodes are invalid" in result.stderr
     assert "reports not rendered: nothing was measured" in result.stderr
@@ -90,7 +95,7 @@ def test_a_model_that_refuses_the_key_is_a_run_that_measured_nothing(tmp_path: P
 
 
 def test_one_measured_episode_is_enough_to_exit_0(tmp_path: Path) -> None:
-    write_task(tmp_path / "tasks", BROKEN_AGENT)
+    write_task(tmp_path / "tasks", BROKEN_SETUP)
     minimal_task(tmp_path / "tasks", "fine", extra="agent: {kind: oracle}\n")
     result = coder_eval("run", "tasks", "--no-report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

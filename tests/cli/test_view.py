@@ -51,7 +51,7 @@ def test_view_without_voila_names_the_extra(
     with pytest.raises(SystemExit) as exited:
         main(["view", str(RUNS), "--no-browser"])
     assert exited.value.code == 2
-    assert "pip install 'coder_eval[lab]'" in capsys.readouterr().err
+    assert "pip install 'coder-eval-toolkit[lab]'" in capsys.readouterr().err
 
 
 def test_the_served_notebook_preloads_the_runs(tmp_path: Path) -> None:

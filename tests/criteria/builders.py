@@ -87,6 +87,19 @@ def grade(data: Mapping[str, Any], ctx: GradingContext) -> Verdict:
     return evaluate(criterion(data), ctx)
 
 
+def reason(data: Mapping[str, Any], ctx: GradingContext) -> str:
+    """The failure reason every surface prints for ``data`` graded on ``ctx`` (``coder_eval.failures``)."""
+    from coder_eval.failures import criterion_reason
+    from coder_eval.trajectory import CriterionResult
+
+    verdict = grade(data, ctx)
+    kind = str(data["type"])
+    result = CriterionResult(
+        criterion_id=kind, kind=kind, score=verdict.score, passed=False, details=verdict.details
+    )
+    return criterion_reason(result)
+
+
 def passes(data: Mapping[str, Any], ctx: GradingContext) -> bool:
     """Whether the runner would record this criterion as passed."""
     spec = criterion(data)

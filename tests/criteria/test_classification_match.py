@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.criteria.builders import context, grade, load_error
+from tests.test_failures import verdict as criterion_verdict
 
 
 def sandbox_with(tmp_path: Path, name: str, text: str) -> Path:
@@ -82,3 +83,23 @@ def test_original_spelling_loads_to_the_same_fields(tmp_path: Path) -> None:
     assert "expected label 'y' is not in labels" in load_error(
         tmp_path, "- type: classification_match\n  path: a\n  expected_label: y\n  allowed_labels: [x]"
     )
+
+
+def test_a_mismatch_says_what_the_label_was_read_from(tmp_path: Path) -> None:
+    from coder_eval.failures import criterion_reason
+
+    root = sandbox_with(tmp_path, "answer.json", '{"result": {"category": "Bug"}}')
+    spec = {
+        "type": "classification_match",
+        "path": "answer.json",
+        "jmespath": "result.category",
+        "expected": "bug",
+    }
+    found = grade(spec, context(root=root))
+    recorded = criterion_verdict(
+        found.details, kind="classification_match", observed_label=found.observed_label, expected_label="bug"
+    )
+    assert criterion_reason(recorded) == (
+        "observed 'Bug', expected 'bug', read in answer.json: '{\"result\": {\"category\": \"Bug\"}}'"
+    )
+    assert "seen" not in grade({**spec, "case_sensitive": False}, context(root=root)).details

@@ -12,7 +12,7 @@ from coder_eval.criteria import GradingContext
 from coder_eval.errors import GraderError
 from coder_eval.sandbox import FakeSandbox
 from coder_eval.trajectory import CliCall
-from tests.criteria.builders import grade, load_error
+from tests.criteria.builders import grade, load_error, reason
 
 RECORDERS = {
     "deployctl": "cli_mocks/calls.jsonl",
@@ -106,3 +106,25 @@ def test_bad_fields_fail_at_load(tmp_path: Path) -> None:
 def test_the_task_must_record_the_cli(tmp_path: Path) -> None:
     error = load_error(tmp_path, "- type: cli_called\n  tool: kubectl")
     assert "cli_called reads the recorded CLI kubectl" in error
+
+
+def test_too_few_calls_name_the_nearest_call_and_the_part_that_differed() -> None:
+    context = ctx("deployctl status web", "deployctl deploy web --env prod", "deployctl deploy api")
+    spec = {"type": "cli_called", "tool": "deployctl", "verb": "deploy", "positional": ["web"]}
+    staging = {**spec, "flags": {"env": {"equals": "staging"}}}
+    assert reason(staging, context) == (
+        "failed: 0 matching calls, at least 1 expected; nearest call 'deployctl deploy web --env prod': "
+        "flag env equals 'staging': got 'prod'"
+    )
+    assert reason({**spec, "positional": ["db"]}, context).endswith(
+        "nearest call 'deployctl deploy web --env prod': positional 'db': got 'web'"
+    )
+    at_most = reason({**spec, "min_count": 0, "max_count": 0}, context)
+    assert at_most == (
+        "failed: 1 matching calls, at most 0 expected in the matching calls: "
+        "'deployctl deploy web --env prod'"
+    )
+    assert (
+        reason({**spec, "verb": "rollback"}, ctx())
+        == "failed: 0 matching calls, at least 1 expected in the recorded calls: no call"
+    )

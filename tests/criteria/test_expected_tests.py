@@ -89,3 +89,18 @@ def test_commands_that_start_pytest_are_recognised() -> None:
 
     assert [runs_pytest(c) for c in runs] == [True] * 4
     assert [runs_pytest(c) for c in others] == [False] * 4
+
+
+def test_a_failing_run_says_which_tests_and_what_the_assertion_compared() -> None:
+    from coder_eval.failures import criterion_reason
+    from tests.test_failures import verdict as recorded
+
+    output = (
+        "F..\n=== FAILURES ===\n    assert add(2, 2) == 4\nE   assert 5 == 4\nE    +  where 5 = add(2, 2)\n"
+    )
+    tests = {IDS[0]: "failed", IDS[1]: "passed", IDS[2]: "passed", IDS[3]: "skipped_marker"}
+    found = graded_verdict(ExecResult(1, output, "", 0.1), [session(tests, 1)], EXPECTED)
+    assert found.details["seen"] == "'E   assert 5 == 4\\nE    +  where 5 = add(2, 2)'"
+    said = criterion_reason(recorded(found.details, kind="hidden_tests"))
+    assert said.startswith("exit 1: ") and "; not passed: t/test_a.py::test_1 (failed); " in said
+    assert said.endswith("in the test output: 'E assert 5 == 4\\nE + where 5 = add(2, 2)'")  # one line

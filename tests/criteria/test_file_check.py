@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.criteria.builders import context, grade, load_error, passes
+from tests.criteria.builders import context, grade, load_error, passes, reason
 
 TEXT = "import logging\nclass App:\n    print('debug')\n"
 
@@ -28,7 +28,10 @@ def test_pattern_objects_must_match_or_not_with_their_own_flags(tmp_path: Path) 
     }
     verdict = grade(spec, ctx)
     assert verdict.score == 0.5
-    assert verdict.details["failed"] == ["patterns[0] 'print\\\\(' absent", "patterns[2] '^class App'"]
+    assert verdict.details["failed"] == [
+        "patterns[0] 'print\\\\(' found",
+        "patterns[2] '^class App' not found",
+    ]
 
 
 def test_file_contains_passes_at_nine_of_ten_checks(tmp_path: Path) -> None:
@@ -64,3 +67,31 @@ def test_a_bad_pattern_entry_fails_at_load(tmp_path: Path) -> None:
     assert "invalid regex '('" in error
     error = load_error(tmp_path, "- type: file_check\n  path: a\n  patterns: [{pattern: x, must_mach: true}]")
     assert "must_mach" in error
+
+
+def test_a_failed_check_says_what_it_read_bounded_and_escaped(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("25\n")
+    ctx = context(root=tmp_path)
+    assert reason({"type": "file_check", "path": "out.txt", "patterns": ["^3$"]}, ctx) == (
+        "failed: patterns[0] '^3$' not found in out.txt: '25\\n'"
+    )
+    both = {"type": "file_check", "path": "out.txt", "patterns": ["^3$"], "excludes": ["25"]}
+    assert reason(both, ctx) == "failed: excludes '25' found; patterns[0] '^3$' not found in out.txt: '25\\n'"
+    (tmp_path / "out.txt").write_text("\x1b]52;c;aGk=\x07" + "x" * 1000)
+    verdict = grade({"type": "file_contains", "path": "*.txt", "includes": ["done"]}, context(root=tmp_path))
+    assert verdict.details["seen_in"] == "out.txt"
+    assert (
+        verdict.details["seen"].startswith("'\\x1b]52;c;aGk=\\x07xxx")
+        and "\x1b" not in verdict.details["seen"]
+    )
+    assert verdict.details["seen"].endswith("… (+852 characters)")
+
+
+def test_file_matches_regex_says_what_it_read(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    ctx = context(root=tmp_path)
+    assert reason({"type": "file_matches_regex", "path": "a.txt", "pattern": "^bye$"}, ctx) == (
+        "failed: pattern '^bye$' not found in a.txt: 'hello\\n'"
+    )
+    forbidden = {"type": "file_matches_regex", "path": "a.txt", "pattern": "hel+o", "must_match": False}
+    assert reason(forbidden, ctx) == "failed: pattern 'hel+o' found in a.txt: 'hello\\n'"

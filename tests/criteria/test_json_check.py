@@ -10,7 +10,7 @@ import pytest
 
 from coder_eval.errors import TaskError
 from coder_eval.task import load_tasks
-from tests.criteria.builders import context, grade, load_error
+from tests.criteria.builders import context, grade, load_error, reason
 from tests.helpers import write_task
 
 DOC = {"total": 3, "owner": "ops", "items": [{"done": True}, {"done": False}], "flag": True, "gone": None}
@@ -177,6 +177,25 @@ def test_inline_schema_keeps_both_names(tmp_path: Path) -> None:
     for key in ("schema", "json_schema"):
         spec = {"type": "json_check", "path": "out.json", key: {"type": "object", "required": ["total"]}}
         assert grade(spec, ctx_with(tmp_path)).score == 1.0  # type: ignore[arg-type]
+
+
+def test_a_failed_assertion_says_what_it_found(tmp_path: Path) -> None:
+    ctx = ctx_with(tmp_path)
+    check = {"type": "json_check", "path": "out.json", "assertions": [{"expression": "total", "equals": 24}]}
+    assert reason(check, ctx).startswith('failed: total equals 24, found 3 in out.json: \'{"total": 3, ')
+    missing = {
+        **check,
+        "assertions": [{"expression": "nothere", "equals": 1}, {"expression": "owner", "matches": "^dev"}],
+    }
+    assert grade(missing, ctx).details["failed"] == [
+        "nothere equals 1, found nothing",
+        "owner regex '^dev', found 'ops'",
+    ]
+    (tmp_path / "out.json").write_text(json.dumps({"total": "\u202e3\x1b[2J" + "9" * 500}))
+    found = grade(check, context(root=tmp_path)).details["failed"][0]
+    assert found.startswith("total equals 24, found '\\u202e3\\x1b[2J999") and found.endswith(
+        "(+346 characters)"
+    )
 
 
 def test_numbers_no_double_holds_are_never_ordered_and_say_why() -> None:

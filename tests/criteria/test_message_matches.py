@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.criteria.builders import Transcript, context, grade, load_error
+from tests.criteria.builders import Transcript, context, grade, load_error, reason
 
 EVENTS = Transcript().say("Running the tests now.").bash("pytest").say("Fixed.\nAll tests PASS.").events
 
@@ -53,4 +53,16 @@ def test_bad_input_fails_at_load(tmp_path: Path) -> None:
     )
     assert "success_criteria[0].scope" in load_error(
         tmp_path, "- type: message_matches\n  pattern: x\n  scope: all"
+    )
+
+
+def test_a_failed_match_says_what_the_agent_said() -> None:
+    said = context(Transcript().say("The total is 25.\x1b[8m").events)
+    assert reason({"type": "message_matches", "pattern": "total is 24"}, said) == (
+        "failed: pattern 'total is 24' not found in the final answer: 'The total is 25.\\x1b[8m'"
+    )
+    over_claim = {"type": "message_matches", "pattern": "total is \\d+", "should_match": False}
+    assert (
+        reason(over_claim, said)
+        == "failed: pattern 'total is \\\\d+' found in the final answer: 'total is 25'"
     )

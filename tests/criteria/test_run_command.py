@@ -8,7 +8,7 @@ import pytest
 
 from coder_eval.criteria import GradingContext
 from coder_eval.sandbox import ExecResult, FakeSandbox
-from tests.criteria.builders import grade, load_error, passes
+from tests.criteria.builders import grade, load_error, passes, reason
 
 
 def answering(stdout: str, exit_code: int = 0) -> GradingContext:
@@ -39,7 +39,7 @@ def test_expected_stdout_per_match_mode(match: str, expected: str, ok: bool) -> 
 
 def test_exact_is_the_default_match() -> None:
     spec = {"type": "run_command", "command": "x", "expected_stdout": "app"}
-    assert grade(spec, answering("app 1.2")).details["failed"] == ["expected_stdout (exact)"]
+    assert grade(spec, answering("app 1.2")).details["failed"] == ["expected_stdout (exact) 'app'"]
 
 
 def test_original_default_threshold_passes_a_mostly_right_run() -> None:
@@ -57,3 +57,11 @@ def test_bad_stdout_match_or_regex_fails_at_load(tmp_path: Path) -> None:
     assert "invalid regex" in load_error(
         tmp_path, "- type: run_command\n  command: x\n  expected_stdout: '('\n  stdout_match: regex"
     )
+
+
+def test_a_failed_output_check_says_what_the_command_printed() -> None:
+    spec = {"type": "run_command", "command": "app --version", "stdout_equals": "app 1.3"}
+    assert reason(spec, answering("app 1.2\n")) == (
+        "failed: stdout_equals 'app 1.3' in the stdout of `app --version`: 'app 1.2\\n'"
+    )
+    assert "seen" not in grade(spec, answering("app 1.3\n")).details

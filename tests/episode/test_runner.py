@@ -61,12 +61,12 @@ def test_task_timeout_kills_the_agent_and_fails(tmp_path: Path) -> None:
     assert "task_timeout" in (end.error or "")
 
 
-def test_crashing_agent_command_is_invalid_not_fail(tmp_path: Path) -> None:
+def test_a_crashing_agent_command_is_its_own_fail_not_invalid(tmp_path: Path) -> None:
     path = minimal_task(tmp_path, extra="agent: {kind: command, command: 'echo boom >&2; exit 3'}\n")
     end, events = run_one(only(path), tmp_path)
-    assert (end.outcome, end.status) == ("invalid", "agent_error")
+    assert (end.outcome, end.status, end.invalid_cause) == ("fail", "agent_error", None)
     assert "exited 3: boom" in (end.error or "")
-    assert not [e for e in events if isinstance(e, CriterionResult)]  # an unmeasured agent is not graded
+    assert [e for e in events if isinstance(e, CriterionResult)]  # graded, for the record
 
 
 def test_command_agent_gets_the_prompt(tmp_path: Path) -> None:
@@ -120,12 +120,12 @@ def test_informational_grader_crash_is_recorded_but_not_fatal(tmp_path: Path) ->
 
 def test_token_budget_marks_budget_exceeded(tmp_path: Path) -> None:
     from coder_eval.agents.base import AgentResult
-    from coder_eval.episode.agent_phase import _apply_budgets
+    from coder_eval.episode.agent_phase import apply_budgets
     from coder_eval.trajectory import Usage
 
     task = only(minimal_task(tmp_path, extra="run_limits: {max_total_tokens: 100, max_usd: 1.0}\n"))
-    tokens = _apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=90, output_tokens=20)))
-    dollars = _apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=1), cost_usd=1.5))
+    tokens = apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=90, output_tokens=20)))
+    dollars = apply_budgets(task.run_limits, AgentResult(usage=Usage(input_tokens=1), cost_usd=1.5))
     assert (tokens.status, dollars.status) == ("budget_exceeded", "budget_exceeded")
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from pathlib import Path
 
 import pytest
 
-from coder_eval.errors import TaskError
-from coder_eval.experiment.checks import plan_warnings
+from coder_eval.errors import InputError, TaskError
+from coder_eval.experiment import checks
+from coder_eval.experiment.checks import check_environments, environment_problems, plan_warnings
+from coder_eval.task import TaskSpec, load_tasks
 from tests.experiment.builders import resolved, two_tasks, word_dataset, write_experiment
 from tests.helpers import write_task
+from tests.sandbox.builders import BWRAP_PROBLEM
 
 SKILL_AB = """
 experiment_id: skills
@@ -138,3 +143,56 @@ def test_turn_timeout_that_ends_every_turn_before_task_timeout(tmp_path: Path) -
     )
     limits.turn_timeout = 600.0
     assert not [w for w in plan_warnings(replace(resolution, plans=plans)) if "turn_timeout" in w]
+
+
+def environment_task(tmp_path: Path, sandbox: str, extra: str = "") -> list[TaskSpec]:
+    body = f"task_id: boxed\ninitial_prompt: p\nsandbox: {sandbox}\n{extra}"
+    body += "success_criteria: [{type: file_exists, path: x}]\n"
+    return load_tasks([write_task(tmp_path, body)])
+
+
+@pytest.mark.docker
+def test_a_named_image_that_is_not_here_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    tasks = environment_task(tmp_path, "{driver: docker, docker: {image: 'local/coder-eval-absent:1'}}")
+
+    with pytest.raises(
+        InputError, match=r"task 'boxed' .* the image 'local/coder-eval-absent:1', which is not"
+    ):
+        check_environments(tasks)
+    (tmp_path / "Dockerfile").write_text("FROM coder-eval/base\nWORKDIR /app\n")
+    check_environments(environment_task(tmp_path, "{driver: docker, docker: {dockerfile_path: Dockerfile}}"))
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "problem"),
+    [
+        ("{driver: tempdir, workdir: /app}", "cannot show the workspace at /app where"),
+        ("{driver: tempdir, scratch_dirs: [/logs]}", "cannot show /logs where"),
+        ("{driver: bwrap, workdir: /usr/src/app}", "/usr/src/app overlaps /usr"),
+    ],
+)
+def test_container_paths_a_driver_cannot_show_are_refused(tmp_path: Path, sandbox: str, problem: str) -> None:
+    if "bwrap" in sandbox and BWRAP_PROBLEM is not None:
+        pytest.skip(f"bwrap unavailable: {BWRAP_PROBLEM}")
+    with pytest.raises(InputError, match=re.escape(problem)):
+        check_environments(environment_task(tmp_path, sandbox))
+
+
+def test_auto_falling_back_to_tempdir_refuses_container_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tests").mkdir()
+    monkeypatch.setattr(checks, "resolve_driver", fake_resolve_driver)
+    problems = asyncio.run(
+        environment_problems(
+            environment_task(tmp_path, "{}", "hidden_tests: {path: tests, mount_point: /tests}\n")
+        )
+    )
+    assert (
+        len(problems) == 1
+        and "the tempdir driver runs in a host folder and cannot show /tests" in problems[0]
+    )
+
+
+async def fake_resolve_driver(name: str) -> tuple[str, str | None]:
+    return "tempdir", "bubblewrap cannot run here"

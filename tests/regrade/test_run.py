@@ -190,7 +190,8 @@ def test_episodes_whose_agent_was_not_measured_or_never_ended_are_copied_not_gra
         """
         task_id: crashes
         initial_prompt: p
-        agent: {kind: command, command: "exit 3"}
+        agent: {kind: oracle}
+        pre_run: "exit 3"
         success_criteria: [{type: file_exists, path: x}]
         """,
         "crashes.yaml",

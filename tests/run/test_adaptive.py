@@ -144,8 +144,9 @@ initial_prompt: write ok to ok.txt
 pre_run: ["{pre_run}"]
 agent:
   kind: command
-  command: "{command}"
+  command: "echo ok > ok.txt"
 sandbox: {{driver: tempdir}}
+pre_run: [{{command: "{command}", fail_on_error: true}}]
 success_criteria:
   - {{type: file_contains, path: ok.txt, includes: [ok]}}
 """

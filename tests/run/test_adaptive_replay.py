@@ -87,6 +87,21 @@ def test_redecide_with_other_verdicts_words_it_as_regraded() -> None:
     assert again.order == rec.order
 
 
+def test_a_regrade_that_undoes_the_decision_says_why_it_stopped_truly() -> None:
+    whole = replay(record(60), plan(60), ends(60))
+    ran = set(whole.record.order[: whole.next_index])  # the run stopped there: no later task ran
+    recorded = {k: v for k, v in ends(60).items() if k.split("--")[0] in ran}
+    rec = whole.record.model_copy(update={"stop": "decided"})
+
+    again = redecide(rec, plan(60), {k: end("fail") for k in recorded})
+
+    n = whole.next_index
+    assert (again.stop, again.decision, again.decided_tasks) == ("regraded", "inconclusive", n)
+    assert "task cap" not in again.reason and "every task ran" not in again.reason
+    assert again.reason.startswith(f"regraded: inconclusive after {n} of at most 60 tasks (the run had ")
+    assert f"stopped at its decision after {n} tasks; the regraded verdicts do not decide" in again.reason
+
+
 @pytest.mark.parametrize("cause", ["provider", "grader", "agent", None])
 def test_an_arms_own_invalid_episode_counts_against_it_and_is_not_run_again(cause: str | None) -> None:
     """Only the harness's losses are run again; any other invalid episode (a cause recorded or not) is

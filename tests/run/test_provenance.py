@@ -64,3 +64,20 @@ def test_a_task_that_is_a_folder_hashes_its_content(tmp_path: Path) -> None:
     first = file_content_hash(tmp_path / "task")
     (tmp_path / "task" / "instruction.md").write_text("do it now\n")
     assert file_content_hash(tmp_path / "task") != first
+
+
+def test_the_content_hash_is_the_same_wherever_the_suite_is_checked_out(tmp_path: Path) -> None:
+    for checkout in ("main", "elsewhere/pr"):
+        (tmp_path / checkout / "fixtures").mkdir(parents=True)
+        (tmp_path / checkout / "fixtures" / "app.py").write_text("x = 1\n")
+        (tmp_path / checkout / "t.yaml").write_text(
+            "task_id: t\ntemplate_dir: fixtures\ninitial_prompt: fix\n"
+        )
+        (tmp_path / checkout / "folder-task").mkdir()
+        (tmp_path / checkout / "folder-task" / "instruction.md").write_text("do it\n")
+    assert file_content_hash(tmp_path / "main" / "t.yaml") == file_content_hash(
+        tmp_path / "elsewhere/pr/t.yaml"
+    )
+    assert file_content_hash(tmp_path / "main" / "folder-task") == file_content_hash(
+        tmp_path / "elsewhere" / "pr" / "folder-task"
+    )

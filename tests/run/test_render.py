@@ -203,9 +203,8 @@ def test_classification_report_numbers_are_the_analysis_library_numbers(
         page,
         [
             "What is classified",
-            "Confusion matrix",
-            "Accuracy and per-label scores",
-            "Per variant",
+            "Each arm",
+            "All arms pooled",
             "Misclassified items",
         ],
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from coder_eval.trajectory import read_trajectory
-from tests.helpers import coder_eval, minimal_task
+from tests.helpers import coder_eval, minimal_task, write_task
 
 SLOW_AGENT = """
 agent: {kind: command, command: "sleep 0.4; echo ok > ok.txt"}
@@ -255,36 +255,44 @@ sandbox: {{driver: tempdir}}
 pre_run: [{{command: "test -f {flag}", fail_on_error: true}}]
 agent: {{kind: oracle}}
 """
-BROKEN_AGENT = 'sandbox: {driver: tempdir}\nagent: {kind: command, command: "echo ran >> {log}; exit 3"}\n'
+BROKEN_GRADER = """
+task_id: broken
+initial_prompt: write ok to ok.txt
+sandbox: {{driver: tempdir}}
+agent: {{kind: command, command: "echo ran >> {log}"}}
+success_criteria:
+  - {{type: hidden_tests, command: "true"}}
+"""
+"""A task whose gating grader cannot run (no hidden_tests block): invalid, and not the harness's."""
 
 
 def test_resume_runs_the_harness_invalid_again_and_the_agents_only_when_asked(tmp_path: Path) -> None:
     flag, log = tmp_path / "setup-ready", tmp_path / "broken.log"
     minimal_task(tmp_path / "tasks", "setup", extra=FLAKY_SETUP.format(flag=flag))
-    minimal_task(tmp_path / "tasks", "broken", extra=BROKEN_AGENT.replace("{log}", str(log)))
+    write_task(tmp_path / "tasks", BROKEN_GRADER.format(log=log), "broken.yaml")
     run = tmp_path / "runs" / "r"
     first = coder_eval("run", "tasks", "--run-dir", str(run), "--no-report", cwd=tmp_path)
     assert first.returncode == 5, first.stderr  # both invalid: nothing was measured
     ends = {p.stem: read_trajectory(p).end for p in (run / "episodes").glob("*.jsonl")}
     assert {k: (e.outcome, e.invalid_cause) for k, e in ends.items() if e} == {
         "setup--default--r0": ("invalid", "harness"),
-        "broken--default--r0": ("invalid", "agent"),
+        "broken--default--r0": ("invalid", "grader"),
     }
-    flag.touch()  # the harness's trouble is over; the agent is as broken as before
+    flag.touch()  # the harness's trouble is over; the grader is as broken as before
 
     resumed = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
 
     assert resumed.returncode == 0, resumed.stderr
     assert "1 finished episode(s) were left invalid by the harness" in resumed.stderr
     assert read_trajectory(run / "episodes" / "setup--default--r0.jsonl").end.outcome == "pass"  # type: ignore[union-attr]
-    assert log.read_text().split() == ["ran"]  # the agent's invalid episode was kept
+    assert log.read_text().split() == ["ran"]  # the grader's invalid episode was kept
 
     retried = coder_eval(
         "run", "--resume", "--retry-invalid", "--run-dir", str(run), "--no-report", cwd=tmp_path
     )
 
     assert retried.returncode == 0, retried.stderr
-    assert "were invalid (provider, agent or grader): run again (--retry-invalid)" in retried.stderr
+    assert "were invalid (provider or grader): run again (--retry-invalid)" in retried.stderr
     assert log.read_text().split() == ["ran", "ran"]
     resumes = json.loads((run / "run.json").read_text())["resumes"]
     assert [(r["harness_invalid"], r["retried_invalid"]) for r in resumes] == [
@@ -298,3 +306,26 @@ def test_replan_and_retry_invalid_are_for_resume(tmp_path: Path) -> None:
     result = coder_eval("run", "tasks", "--replan", "--no-report", cwd=tmp_path)
     assert result.returncode == 2 and "it is for --resume" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_resume_of_a_finished_run_keeps_reports_that_show_every_trajectory(tmp_path: Path) -> None:
+    minimal_task(tmp_path / "tasks", "t1", extra="agent: {kind: oracle}\n")
+    first = coder_eval("run", "tasks", "--run-dir", "runs/r", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    page = tmp_path / "reports" / "r" / "run_report.html"
+    rendered = page.stat().st_mtime_ns
+
+    again = coder_eval("run", "--resume", "--run-dir", "runs/r", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "report: reports/r/run_report.html (kept: no episode ran since it was rendered)" in again.stdout
+    assert "rendering" not in again.stderr and page.stat().st_mtime_ns == rendered
+
+    trajectory = next((tmp_path / "runs" / "r" / "episodes").glob("*.jsonl"))
+    os.utime(trajectory, ns=(rendered + 10**9, rendered + 10**9))  # written after the report: stale
+    stale = coder_eval("run", "--resume", "--run-dir", "runs/r", cwd=tmp_path)
+    assert (
+        stale.returncode == 0
+        and "(kept: no episode" not in stale.stdout
+        and page.stat().st_mtime_ns != rendered
+    )

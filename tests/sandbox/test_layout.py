@@ -9,6 +9,7 @@ import pytest
 import coder_eval.sandbox.tempdir as tempdir
 from coder_eval.sandbox import Provision
 from coder_eval.sandbox.cgroups import v1_controllers
+from coder_eval.sandbox.layout import PathMap
 from coder_eval.sandbox.spec import CliRecorder, Limits
 
 from .builders import HOST_DRIVERS, run
@@ -81,3 +82,20 @@ def test_processes_are_searched_for_only_after_a_command_started(
     run(sandbox.stop())
 
     assert (idle, len(searches)) == (0, 1)
+
+
+def test_a_path_map_translates_through_the_innermost_folder_both_ways() -> None:
+    paths = PathMap(
+        (("/app", Path("/s/work")), ("/logs", Path("/s/shown/logs")), ("/logs/verifier", Path("/v")))
+    )
+
+    assert paths.to_host("/app") == (Path("/s/work"), Path("/s/work"))
+    assert paths.to_host("/logs/verifier/reward.txt") == (Path("/v"), Path("/v/reward.txt"))
+    assert paths.to_host("/logs/agent/x") == (Path("/s/shown/logs"), Path("/s/shown/logs/agent/x"))
+    assert paths.to_host("/application/x") is None and paths.to_host("/etc/passwd") is None
+    assert paths.to_inside(Path("/s/work/src/a.py")) == "/app/src/a.py"
+    assert (
+        paths.to_inside(Path("/s/shown/logs")) == "/logs"
+        and paths.to_inside(Path("/v/r")) == "/logs/verifier/r"
+    )
+    assert paths.to_inside(Path("/s/home")) == "/s/home"

@@ -67,7 +67,7 @@ sandbox: {driver: tempdir, template_sources: [{template_dir: agent}]}
 success_criteria:
   - {id: solved, type: file_exists, path: solved.txt}
 """
-EPISODES = {"forger--default--r0": "= fail (completed)", "crasher--default--r0": "= invalid (agent_error)"}
+EPISODES = {"forger--default--r0": "= fail (completed)", "crasher--default--r0": "= fail (agent_error)"}
 """Each attacked episode and the start of its honest verdict line."""
 
 
@@ -144,7 +144,7 @@ def test_the_end_of_run_console_prints_the_reasons_inert(attacked: AttackedRun) 
     assert acting(attacked.console) == []
     lines = attacked.console.splitlines()
     (forger,) = [line for line in lines if line.startswith("  fail     forger--default--r0: ")]
-    (crasher,) = [line for line in lines if line.startswith("  invalid  crasher--default--r0: ")]
+    (crasher,) = [line for line in lines if line.startswith("  fail     crasher--default--r0: ")]
     assert "exit 1: = pass (completed), 0.1 s" in forger  # the check's last line, inline
     assert "\\x1b]52;c;" in forger and "\\x1b]52;c;" in crasher
     assert not any(line.startswith("= ") for line in lines)

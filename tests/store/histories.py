@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from coder_eval.manifest import PlannedEpisode, SourceRecord
+from coder_eval.manifest import PlannedEpisode, RunStatus, SourceRecord
 from coder_eval.run_dir import RunDir, RunManifest, episode_id
 from coder_eval.trajectory import (
     CriterionResult,
@@ -42,16 +42,21 @@ def write_run(
     model: str = "claude-x",
     tags: tuple[str, ...] = ("api",),
     judge: Mapping[str, bool] | None = None,
+    status: RunStatus = "completed",
+    not_reached: int = 0,
+    scripted: bool = False,
 ) -> Path:
-    """A completed run folder under ``root`` (``day``: days after 2026-11-01 it was made; ``judge``:
-    episode id -> the verdict of a ``judge`` criterion recorded beside ``tests``)."""
+    """A run folder under ``root`` (``day``: days after 2026-11-01 it was made; ``judge``:
+    episode id -> the verdict of a ``judge`` criterion recorded beside ``tests``; ``status``: the
+    run's, default completed; ``not_reached``: planned episodes of a task ``later`` never run;
+    ``scripted``: the episodes ran against the scripted model)."""
     tasks = list(dict.fromkeys(t for t, _, _ in outcomes))
     variants = list(dict.fromkeys(v for _, v, _ in outcomes))
     manifest = RunManifest(
-        run_id=run_id, variants=variants, tasks=tasks, status="completed",
+        run_id=run_id, variants=variants, tasks=tasks, status=status,
         created_at=EPOCH + timedelta(days=day), versions={"coder_eval": "0.test"},
         episodes=[PlannedEpisode(episode_id=episode_id(t, v, r), task_id=t, variant_id=v, repeat=r)
-                  for t, v, r in outcomes],
+                  for t, v, r in [*outcomes, *(("later", variants[0], r) for r in range(not_reached))]],
         source=SourceRecord(git_commit=f"c{day:04d}", git_branch=branch) if branch else None,
         task_hashes={t: (hashes or {}).get(t, f"sha256:{t}") for t in tasks},
     )  # fmt: skip
@@ -62,7 +67,8 @@ def write_run(
         events = [
             EpisodeStart(run_id=run_id, episode_id=ep, task_id=task, variant_id=variant, repeat=repeat,
                          seed=repeat, tags=list(tags), agent={"kind": "claude-code", "model": model},
-                         task={"initial_prompt": f"do {task}"}, task_hash=f"sha256:{variant}/{task}"),
+                         task={"initial_prompt": f"do {task}"}, task_hash=f"sha256:{variant}/{task}",
+                         scripted=scripted),
             Message(role="assistant", model=model, usage=Usage(input_tokens=100, output_tokens=10),
                     content=[{"type": "text", "text": "working"}]),
             ToolCall(id="c1", name="Bash", input={"command": "pytest -q"}),

@@ -53,3 +53,25 @@ def test_compare_with_baseline_says_why_there_is_none(store: Path) -> None:
     assert note is not None and "latest-on-dev names no completed run" in note
     regression, found, note = compare_with_baseline(store.parent / "runs" / "pr", "latest-on-main", store)
     assert regression is not None and regression.baseline_run == "main-2" and note is None
+
+
+def test_a_budget_stopped_run_is_a_partial_baseline_and_an_interrupted_one_none(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    write_run(runs, "main-full", grid({"a": "pass", "b": "pass"}), day=0)
+    write_run(runs, "main-budget", grid({"a": "pass"}), day=1, status="budget_stopped", not_reached=3)
+    write_run(runs, "main-cut", grid({"a": "pass"}), day=2, status="interrupted")
+    write_run(runs, "pr", grid({"a": "fail", "b": "pass"}), day=3, branch="pr")
+    store = tmp_path / "h.duckdb"
+    with RunStore.open(store) as opened:
+        index_runs(opened, [runs])
+
+    regression, found, note = compare_with_baseline(runs / "pr", "latest-on-main", store)
+    assert found is not None and (found.run_id, found.status) == ("main-budget", "budget_stopped")
+    assert regression is not None and regression.baseline_run == "main-budget"
+    assert note == (
+        "the baseline `main-budget` was stopped by its budget after 1 of 4 episodes: the comparison "
+        "pairs the tasks both runs measured, and lists the rest as not paired"
+    )
+    by_folder = find_baseline(str(runs / "main-budget"), store)
+    assert by_folder is not None and by_folder.partial_note() == note
+    assert find_baseline("main-full", store).partial_note() is None  # type: ignore[union-attr]

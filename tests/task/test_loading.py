@@ -90,10 +90,23 @@ def test_starter_file_escaping_sandbox(tmp_path: Path) -> None:
     assert "escapes the sandbox" in message
 
 
-def test_mount_point_escaping_sandbox(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("mount_point", "why"),
+    [("../x", "escapes the sandbox"), ("/proc/x", "not the task's to use"), ("/", "absolute folder")],
+)
+def test_mount_point_escaping_sandbox(tmp_path: Path, mount_point: str, why: str) -> None:
     (tmp_path / "hidden").mkdir()
-    path = minimal_task(tmp_path, extra="hidden_tests: {path: hidden, mount_point: /tmp/x}\n")
-    assert "hidden_tests.mount_point" in load_error(path)
+    path = minimal_task(tmp_path, extra=f"hidden_tests: {{path: hidden, mount_point: {mount_point!r}}}\n")
+    message = load_error(path)
+    assert "hidden_tests.mount_point" in message and why in message
+
+
+def test_an_absolute_mount_point_is_a_folder_outside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "hidden").mkdir()
+    path = minimal_task(tmp_path, extra="hidden_tests: {path: hidden, mount_point: /tests/}\n")
+    (task,) = load_tasks([path])
+    assert task.hidden_tests is not None and task.hidden_tests.mount_point == "/tests"
+    assert task.container_paths() == ["/tests"]
 
 
 def test_source_paths_resolve_relative_to_task_file(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ Two things the SDK's messages leave out, put back as trajectory events:
   message at all. At each turn's result, :class:`TurnLedger` compares what the messages recorded
   with the CLI's totals for the turn (``model_usage``, cumulative over the session) and writes the
   difference as one ``system`` message, ``{"type": "usage_reconciliation", ...}``, whose ``usage`` is
-  that difference (a bucket may be negative when a message over-reported).
+  that difference. A total *below* what the messages carried is refused, never reconciled downward:
+  that bucket's difference is 0 and the entry says what was refused (``refused``); the CLI's stream is
+  the agent's own account, and a line written into it must not lower what was used.
 
 Example::
 
@@ -95,14 +97,28 @@ class TurnLedger:
             return None
         turn_total = _minus(reported, self.reported_before)
         missing = _minus(turn_total, self.recorded)
-        self.reported_before, self.recorded = reported, Usage()
-        if missing == Usage():
+        kept, refused = _split_signs(missing)
+        self.reported_before = self.reported_before + self.recorded + kept  # what was accepted so far
+        self.recorded = Usage()
+        if kept == Usage() and refused == Usage():
             return None
-        body = {
+        body: dict[str, Any] = {
             "type": RECONCILIATION,
             "turn": self.turn,
             "turn_total": turn_total.model_dump(),
             "note": "tokens of this turn no message carries: sub-agent output counts never streamed, "
             "the CLI's own auxiliary requests",
         }
-        return Message(role="system", content=[body], usage=missing)
+        if refused != Usage():
+            body["refused"] = refused.model_dump()
+            body["note"] = "the CLI reported fewer tokens than this turn's messages carried: refused"
+        return Message(role="system", content=[body], usage=kept)
+
+
+def _split_signs(difference: Usage) -> tuple[Usage, Usage]:
+    """(the positive buckets, the negative ones as positive counts) of ``difference``."""
+    buckets = difference.model_dump()
+    return (
+        Usage(**{k: max(0, v) for k, v in buckets.items()}),
+        Usage(**{k: max(0, -v) for k, v in buckets.items()}),
+    )

@@ -75,15 +75,19 @@ class ClaudeCodeAgent:
         """Run to the CLI's result; on cancellation the CLI and its children are killed first."""
         cli = find_cli()
         if cli is None:
-            return AgentResult(invalid=True, status="infra_error", error="Claude Code CLI not found")
+            return AgentResult(
+                invalid=True, status="infra_error", error="Claude Code CLI not found", cause="harness"
+            )
         try:
             env = session_env(
                 request.sandbox.env, resolve_env(own_spec(request, ClaudeCodeSpec).env), request.endpoint
             )
         except AgentError as exc:
-            return AgentResult(invalid=True, status="infra_error", error=str(exc))
+            return AgentResult(invalid=True, status="infra_error", error=str(exc), cause="harness")
         sink.write(Message(role="user", content=[{"type": "text", "text": request.prompt}]))
-        dialog, budget = Dialog(request.prompt, request.conversation, sink), Budget(request.limits.max_usd)
+        # a scripted model (the runner's endpoint) has no price: no dollar budget can stop it
+        budget = Budget(request.limits.max_usd if request.endpoint is None else None)
+        dialog = Dialog(request.prompt, request.conversation, sink)
 
         def watch(message: Any, progress: Progress) -> str | None:
             if isinstance(message, ResultMessage):
@@ -102,7 +106,7 @@ class ClaudeCodeAgent:
         )
         result = end.result
         if dialog.error is not None:
-            result.status, result.invalid = "infra_error", True
+            result.status, result.invalid, result.cause = "infra_error", True, "harness"
             result.error = f"the dialog could not go on: {dialog.error}"
         result.versions = {
             "claude_code": end.version or version_of(cli) or "unknown",

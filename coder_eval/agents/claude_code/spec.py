@@ -35,7 +35,10 @@ class ClaudeCodeSpec(CliAgentSpec):
     """The ``claude-code`` agent block."""
 
     CAPABILITIES: ClassVar[Capabilities] = Capabilities(
-        endpoint=RealEndpoint("ANTHROPIC_BASE_URL", "https://api.anthropic.com"), keeps_session=True
+        endpoint=RealEndpoint(
+            "ANTHROPIC_BASE_URL", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "x-api-key"
+        ),
+        keeps_session=True,
     )
     TOOLS: ClassVar[Vocabulary] = Vocabulary(
         (

@@ -27,6 +27,7 @@ from coder_eval.agents.codex.recorder import CodexRecorder
 from coder_eval.agents.codex.spec import OWN_SANDBOX, CodexSpec
 from coder_eval.agents.spec import resolve_env
 from coder_eval.errors import AgentError
+from coder_eval.version import pip_install
 
 SCRIPTED_MODEL = "gpt-5.1-codex"
 """The model a scripted run names when its script names none."""
@@ -87,7 +88,7 @@ class CodexAgent(CliAgent[Path, CodexSpec]):
         return [codex.resolve().parent]
 
     def program(self) -> tuple[Path | None, str]:
-        return codex_binary(), "Codex CLI not found (pip install 'coder_eval[agents]')"
+        return codex_binary(), f"Codex CLI not found ({pip_install('agents')})"
 
     def check(self, request: AgentRequest, spec: CodexSpec) -> None:
         _check_mode(spec, request.sandbox.driver)

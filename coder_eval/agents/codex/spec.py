@@ -34,7 +34,7 @@ class CodexSpec(CliAgentSpec):
     """The ``codex`` agent block (common CLI fields, see ``cli_spec.py``, plus Codex's own)."""
 
     CAPABILITIES: ClassVar[Capabilities] = Capabilities(
-        endpoint=RealEndpoint("OPENAI_BASE_URL", "https://api.openai.com")
+        endpoint=RealEndpoint("OPENAI_BASE_URL", "https://api.openai.com", "OPENAI_API_KEY", "authorization")
     )
     TOOLS: ClassVar[Vocabulary] = Vocabulary(
         (

@@ -17,7 +17,12 @@ class GeminiSpec(CliAgentSpec):
     """The ``gemini`` agent block (common CLI fields, see ``cli_spec.py``, plus Gemini CLI's own)."""
 
     CAPABILITIES: ClassVar[Capabilities] = Capabilities(
-        endpoint=RealEndpoint("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")
+        endpoint=RealEndpoint(
+            "GOOGLE_GEMINI_BASE_URL",
+            "https://generativelanguage.googleapis.com",
+            "GEMINI_API_KEY",
+            "x-goog-api-key",
+        )
     )
     TOOLS: ClassVar[Vocabulary] = Vocabulary(
         (

@@ -108,7 +108,7 @@ class OpenCodeAgent(CliAgent[Path, OpenCodeSpec]):
 
     def after_run(self, spec: OpenCodeSpec, result: AgentResult) -> AgentResult:
         if spec.require_token_telemetry and not result.invalid and result.usage.total == 0:
-            result.invalid, result.status = True, "agent_error"
+            result.invalid, result.status, result.cause = True, "agent_error", "harness"
             result.error = "OpenCode reported no token counts and require_token_telemetry is set"
         return result
 

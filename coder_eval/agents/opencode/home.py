@@ -84,6 +84,7 @@ class OpenCodeConfig:
             config["skills"] = {"paths": list(skill_paths)}
         qualified = model
         if endpoint is not None and model is not None:
+            model = model.rsplit("/", 1)[-1]  # the endpoint's own provider serves it: "anthropic/" goes
             qualified = f"{PROVIDER}/{model}"
             config["provider"] = {PROVIDER: _provider(endpoint, model)}
         if qualified is not None:

@@ -25,7 +25,9 @@ class OpenCodeSpec(CliAgentSpec):
     """The ``opencode`` agent block (common CLI fields, see ``cli_spec.py``, plus OpenCode's own)."""
 
     CAPABILITIES: ClassVar[Capabilities] = Capabilities(
-        endpoint=RealEndpoint("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+        endpoint=RealEndpoint(
+            "ANTHROPIC_BASE_URL", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "x-api-key"
+        )
     )
     TOOLS: ClassVar[Vocabulary] = Vocabulary(
         (

@@ -120,8 +120,17 @@ class Regression:
         """Some variant's primary metric is called worse."""
         return any(arm.called_worse for arm in self.arms)
 
+    @property
+    def nothing_paired(self) -> str | None:
+        """Why nothing was compared, when no task pairs (no task in common, or every one changed)."""
+        if self.pairing.paired:
+            return None
+        return f"nothing paired with baseline {self.baseline_run}: {self.pairing.description}"
+
     def lines(self) -> list[str]:
         """One line per variant, then the pairing."""
+        if self.nothing_paired:
+            return [self.nothing_paired]
         out = [f"{a.variant_id} vs baseline {self.baseline_run}: {a.verdicts.line()}" for a in self.arms]
         out += [f"{v}: no variant of the baseline run to pair with" for v in self.unmatched]
         return [*out, f"pairing: {self.pairing.description}"]
@@ -151,8 +160,11 @@ def against_baseline(
     baseline_hashes: Mapping[str, str],
     declaration: Declaration = Declaration(),
 ) -> Regression:
-    """Every variant of ``candidate`` against its baseline variant, on the paired tasks."""
+    """Every variant of ``candidate`` against its baseline variant, on the paired tasks (none when
+    no task pairs: ``nothing_paired`` says why)."""
     pairing = pair_tasks(candidate.episodes, baseline.episodes, candidate_hashes, baseline_hashes)
+    if not pairing.paired:
+        return Regression(run_id_of(candidate), run_id_of(baseline), pairing, ())
     ours = list(dict.fromkeys(candidate.episodes["variant_id"]))
     theirs = list(dict.fromkeys(baseline.episodes["variant_id"]))
     arms, unmatched = [], []

@@ -119,11 +119,16 @@ def invalid_cell(c: Comparison) -> str:
 
 def verdict_cell(c: Comparison) -> str:
     """The verdict, and what the invalid episodes did to it when they did anything."""
+    return f"{verdict_text(c)}{missingness_note(c)}"
+
+
+def missingness_note(c: Comparison) -> str:
+    """What the invalid episodes did to the verdict, as a parenthesis after it ('' when nothing)."""
     if c.missingness.startswith("not called"):
-        return f"{verdict_text(c)} (the invalid episodes could explain the difference)"
+        return " (the invalid episodes could explain the difference)"
     if c.missingness:
-        return f"{verdict_text(c)} (survives the invalid episodes' worst case)"
-    return verdict_text(c)
+        return " (survives the invalid episodes' worst case)"
+    return ""
 
 
 def verdict_rows(comparisons: Sequence[Comparison]) -> pd.DataFrame:

@@ -50,8 +50,21 @@ EPISODES = (
     Column(
         "invalid_cause",
         "str",
-        "Invalid episodes: harness, provider, agent or grader as recorded (None: valid, or not recorded).",
+        "Why an invalid episode measured nothing, on the harness's evidence: harness, provider or grader "
+        "(older files may say agent); None when valid or not recorded.",
     ),
+    Column(
+        "record_source",
+        "str",
+        "Where tool calls, usage and cost come from: scripted, proxy (the model endpoint's record) or "
+        "agent (the agent CLI's own account, unverified); None in older files.",
+    ),
+    Column(
+        "record_verified",
+        "boolean",
+        "Checked against the endpoint's record in a sandbox that is a boundary; <NA> in older files.",
+    ),
+    Column("n_unverified", "float64", "Events of the agent's stream with no counterpart at the endpoint."),
     Column("scripted", "bool", "True when the model was the scripted server."),
     Column("prompt", "str", "The task's initial prompt, when recorded."),
     Column("path", "str", "Trajectory file."),
@@ -84,6 +97,12 @@ TOOL_CALLS = (
     Column("is_error", "boolean", "The tool reported an error; <NA> when no result was recorded."),
     Column("duration_s", "float64", "Seconds from call to result."),
     Column("parent_tool_use_id", "str", "Set on sub-agent tool calls."),
+    Column(
+        "verified",
+        "boolean",
+        "The model asked for it (a counterpart at the endpoint); False: it never satisfies a criterion; "
+        "<NA> where nothing could be checked.",
+    ),
 )
 
 MESSAGES = (

@@ -1,6 +1,6 @@
 """Inspect AI eval logs -> the analysis frames: one episode per sample and epoch.
 
-Logs are read with inspect_ai's own log API (``pip install 'coder_eval[inspect]'``), so both of its
+Logs are read with inspect_ai's own log API (``pip install 'coder-eval-toolkit[inspect]'``), so both of its
 formats (``.eval`` and ``.json``) and every log version it reads load here. ``load_runs`` calls this
 for any ``.eval`` or ``.json`` path, and for a folder holding Inspect logs but no trajectories.
 

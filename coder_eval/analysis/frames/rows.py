@@ -110,7 +110,7 @@ def parse_trajectory(path: Path) -> ParsedEpisode:
     return ParsedEpisode(
         episode=episode,
         criteria=criterion_rows(keys, episode["outcome"], by_type["criterion"]),
-        tool_calls=tool_call_rows(keys, by_type["tool_call"], by_type["tool_result"]),
+        tool_calls=tool_call_rows(keys, by_type["tool_call"], by_type["tool_result"], checked(end)),
         messages=message_rows(keys, messages),
         problems=problems,
     )
@@ -182,6 +182,9 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
             num_turns=nan,
             error=error,
             invalid_cause=None,
+            record_source=None,
+            record_verified=None,
+            n_unverified=nan,
         )
     usage = end.get("usage") or {}
     timings = end.get("timings") or {}
@@ -199,7 +202,20 @@ def end_fields(end: dict[str, Any] | None, problems: list[str]) -> dict[str, Any
         num_turns=end.get("num_turns", 0),
         error=end.get("error"),
         invalid_cause=end.get("invalid_cause") if outcome == "invalid" else None,
+        **record_fields(end.get("record")),
         **tokens,
+    )
+
+
+def record_fields(record: Any) -> dict[str, Any]:
+    """``record_source``, ``record_verified`` and ``n_unverified`` of an ``episode_end.record``."""
+    if not isinstance(record, dict):
+        return dict(record_source=None, record_verified=None, n_unverified=float("nan"))
+    source = record.get("source")
+    return dict(
+        record_source=source,
+        record_verified=source in ("scripted", "proxy") and bool(record.get("confined")),
+        n_unverified=record.get("unverified_count", 0),
     )
 
 
@@ -225,8 +241,19 @@ def criterion_rows(keys: Row, outcome: str, criteria: list[dict[str, Any]]) -> l
     ]
 
 
-def tool_call_rows(keys: Row, calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[Row]:
-    """Tool-calls-frame rows (see ``columns.TOOL_CALLS``), each joined to its result by id."""
+def checked(end: dict[str, Any] | None) -> set[str] | None:
+    """The tool-use ids the endpoint's record did not verify (None: nothing was checked)."""
+    record = (end or {}).get("record")
+    if not isinstance(record, dict) or record.get("source") in (None, "agent"):
+        return None
+    return {str(i) for i in record.get("unverified_ids") or []}
+
+
+def tool_call_rows(
+    keys: Row, calls: list[dict[str, Any]], results: list[dict[str, Any]], unverified: set[str] | None = None
+) -> list[Row]:
+    """Tool-calls-frame rows (see ``columns.TOOL_CALLS``), each joined to its result by id; ``verified``
+    from the episode's record check (``unverified``: the ids it refused; None: nothing checked)."""
     by_id = {r.get("id"): r for r in results}
     rows: list[Row] = []
     for order, call in enumerate(calls):
@@ -241,6 +268,7 @@ def tool_call_rows(keys: Row, calls: list[dict[str, Any]], results: list[dict[st
                 result.get("is_error"),
                 result.get("duration_s"),
                 call.get("parent_tool_use_id"),
+                None if unverified is None else call.get("id") not in unverified,
             )
         )
     return rows

@@ -157,16 +157,36 @@ def raters_alpha(labels: pd.DataFrame) -> RatersAlpha:
     return RatersAlpha(raters, alpha, "")
 
 
+def kappa_undefined(judge: np.ndarray, people: np.ndarray) -> str | None:
+    """Why kappa is undefined, when it is: no episode, or judge and people all gave one verdict
+    (agreement by chance is then 1, and kappa divides by 1 minus it)."""
+    if len(judge) == 0:
+        return "kappa undefined: no labelled episode the judge graded"
+    if (judge == judge[0]).all() and (people == judge[0]).all():
+        verdict = "pass" if judge[0] else "fail"
+        return (
+            f"kappa undefined: the judge and the people gave all {len(judge)} episodes a {verdict}, so "
+            "agreement by chance is 1 (label episodes of both verdicts)"
+        )
+    return None
+
+
 def fitness(
-    n: int, low: float, bias: tuple[float, float, float], minority: int = MIN_MINORITY
+    n: int,
+    low: float,
+    bias: tuple[float, float, float],
+    minority: int = MIN_MINORITY,
+    undefined: str | None = None,
 ) -> tuple[bool, str]:
-    """The gate rule, and why a judge misses it."""
+    """The gate rule, and why a judge misses it (``undefined``: why kappa has no value)."""
     misses = []
     if n < MIN_ITEMS:
         misses.append(f"{n} labelled episodes (needs {MIN_ITEMS})")
     if minority < MIN_MINORITY:
         misses.append(f"{minority} episodes of the people's rarer verdict (needs {MIN_MINORITY})")
-    if np.isnan(low):
+    if undefined is not None:
+        misses.append(undefined)
+    elif np.isnan(low):
         misses.append("kappa undefined (no labelled episode)")
     elif not low >= MIN_KAPPA:
         misses.append(f"kappa's lower bound {low:.2f} < {MIN_KAPPA}")
@@ -193,7 +213,7 @@ def judge_row(criterion: str, graded: pd.DataFrame, labels: pd.DataFrame, seed: 
         for p in ("pass", "fail")
     }
     minority = int(min(people.sum(), (~people).sum()))
-    fit, why = fitness(n, low, bias, minority)
+    fit, why = fitness(n, low, bias, minority, kappa_undefined(judge, people))
     alpha = raters_alpha(labels)
     return JudgeCalibration(
         criterion, n, ties, float((judge == people).mean()) if n else NAN, k, low, high, confusion,

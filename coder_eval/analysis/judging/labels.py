@@ -1,6 +1,7 @@
 """The labels file ``coder-eval calibrate`` reads: people's verdicts on judged criteria.
 
-One label a line (JSON Lines, ``.jsonl``) or a row (CSV with a header, ``.csv``)::
+One label a line (JSON Lines, ``.jsonl``) or a row (CSV with a header, ``.csv`` in any case; a
+byte-order mark, as spreadsheet programs write one, is read past)::
 
     {"episode_id": "fix-bug--with_skill--r0", "criterion_id": "judge", "verdict": "pass", "rater": "ana"}
     {"episode_id": "fix-bug--with_skill--r0", "criterion_id": "judge", "score": 0.8}
@@ -71,10 +72,10 @@ class Label(BaseModel):
 def read_labels(path: Path) -> pd.DataFrame:
     """The labels of a ``.jsonl`` or ``.csv`` file, one row each (``LABEL_COLUMNS``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the labels file: {exc}") from exc
-    records = csv_records(text) if path.suffix == ".csv" else json_records(path, text)
+    records = csv_records(path, text) if path.suffix.lower() == ".csv" else json_records(path, text)
     labels = []
     for line, record in records:
         try:
@@ -103,5 +104,19 @@ def json_records(path: Path, text: str) -> list[tuple[int, Any]]:
     return records
 
 
-def csv_records(text: str) -> list[tuple[int, Any]]:
-    return [(number, row) for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2)]
+def csv_records(path: Path, text: str) -> list[tuple[int, Any]]:
+    """Each row (by its line number) as a dict of the header's columns; a row with more fields than
+    the header is an ``InputError`` naming it (a short row's missing fields read as empty)."""
+    rows = csv.DictReader(io.StringIO(text), restval="")
+    records = []
+    for row in rows:
+        number = rows.line_num
+        extra = row.pop(None, None)
+        if extra:
+            raise InputError(
+                f"{path}:{number}: {len(rows.fieldnames or [])} columns in the header, "
+                f"{len(rows.fieldnames or []) + len(extra)} fields in this row (a value holding a comma "
+                "needs double quotes)"
+            )
+        records.append((number, row))
+    return records

@@ -1,4 +1,5 @@
-"""What the explorer shows, built from what it computed: HTML and figure outputs for ``Output`` widgets.
+"""What the explorer shows, built from what it computed: HTML and figure outputs for ``Output`` widgets,
+and the pair of runs it compares when a baseline run is picked (``RunPair``).
 
 Each function takes data (a comparison frame, episodes, criteria) and returns ``Output.outputs``
 entries or a figure, so the explorer's handlers stay about state and these stay testable alone.
@@ -12,15 +13,30 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
+from coder_eval.analysis.answer.baseline_run import (
+    BASELINE,
+    CANDIDATE,
+    ArmRegression,
+    Regression,
+    against_baseline,
+    labelled,
+)
+from coder_eval.analysis.answer.engine import Declaration
+from coder_eval.analysis.answer.wording import NAMES, metric_value
+from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.analysis.stats.classification import classification
 from coder_eval.analysis.views.notebook import labelled_criterion_ids, token_buckets_plot
 from coder_eval.analysis.views.plots import confusion_plot, distribution_plot, forest_plot
 from coder_eval.errors import AnalysisError
+from coder_eval.manifest import read_manifest
 
 
 def html_output(markup: str) -> dict[str, Any]:
@@ -88,3 +104,83 @@ def confusion_views(
                 continue
             ax.set_title(f"{variant}: {ax.get_title()}")
     return figure_views(figure)
+
+
+@dataclass(frozen=True)
+class RunPair:
+    """Two runs compared as ``run --baseline`` compares them: each variant of the candidate run
+    against the baseline run's variant of the same id (or the only one against the only one), on the
+    tasks both ran with the same content (``coder_eval.analysis.answer.baseline_run``).
+
+    Example: ``RunPair.load(Path("runs/pr"), Path("runs/main")).regression(Declaration()).lines()``
+    """
+
+    candidate: Runs
+    baseline: Runs
+    candidate_hashes: dict[str, str]
+    baseline_hashes: dict[str, str]
+    candidate_id: str
+    baseline_id: str
+
+    @classmethod
+    def load(cls, candidate: Path, baseline: Path) -> RunPair:
+        """Both runs' frames and task content hashes (``AnalysisError`` when they are the same run)."""
+        if candidate.resolve() == baseline.resolve():
+            raise AnalysisError(f"{candidate.name} is the baseline run itself: pick another run to compare")
+        manifests = read_manifest(candidate), read_manifest(baseline)
+        return cls(
+            load_runs(candidate), load_runs(baseline), dict(manifests[0].task_hashes),
+            dict(manifests[1].task_hashes), manifests[0].run_id, manifests[1].run_id,
+        )  # fmt: skip
+
+    def regression(self, declaration: Declaration) -> Regression:
+        """The candidate run against the baseline run, through the verdict engine."""
+        return against_baseline(
+            self.candidate, self.baseline, self.candidate_hashes, self.baseline_hashes, declaration
+        )
+
+    def sides(self, arm: ArmRegression, tasks: Sequence[str]) -> Runs:
+        """One arm's two sides as one frame set: variants ``baseline`` and ``candidate``."""
+        frames = [
+            pd.concat(
+                [
+                    labelled(getattr(self.baseline, name), arm.baseline_variant, BASELINE, tuple(tasks)),
+                    labelled(getattr(self.candidate, name), arm.variant_id, CANDIDATE, tuple(tasks)),
+                ],
+                ignore_index=True,
+            )
+            for name in ("episodes", "criteria")
+        ]
+        return Runs(
+            frames[0], frames[1], self.candidate.tool_calls.iloc[0:0], self.candidate.messages.iloc[0:0]
+        )
+
+    def names(self, arm: ArmRegression) -> dict[str, str]:
+        """How each side is shown: ``{"baseline": "<run id> · <variant>", "candidate": ...}``."""
+        return {
+            BASELINE: f"{self.baseline_id} · {arm.baseline_variant}",
+            CANDIDATE: f"{self.candidate_id} · {arm.variant_id}",
+        }
+
+
+def summary_html(summary: pd.DataFrame, classes: str) -> str:
+    """The per-variant summary for people: rates as percentages, amounts to three significant digits,
+    each interval as ``[low, high]``, and why where there is none (never a bare NaN)."""
+    rows = [_summary_row({str(k): v for k, v in r.items()}) for r in summary.to_dict("records")]
+    return pd.DataFrame(rows).to_html(index=False, classes=classes)
+
+
+def _summary_row(r: dict[str, Any]) -> dict[str, Any]:
+    metric = str(r["metric"])
+    if pd.isna(r["mean"]):
+        interval = "n/a (no valid episode)"
+    elif pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]):
+        interval = "n/a (one task)" if r["n_tasks"] < 2 else "n/a (undefined)"
+    else:
+        interval = (
+            f"[{metric_value(metric, float(r['ci_low']))}, {metric_value(metric, float(r['ci_high']))}]"
+        )
+    return {
+        "metric": NAMES.get(metric, metric), "variant": r["variant_id"], "tasks": int(r["n_tasks"]),
+        "mean": metric_value(metric, float(r["mean"])), "95 % interval": interval, "method": r["method"],
+    }  # fmt: skip

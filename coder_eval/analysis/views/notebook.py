@@ -181,12 +181,42 @@ def md_text(text: object) -> str:
     return html.escape(str(text))
 
 
+def record_note(episodes: pd.DataFrame) -> str | None:
+    """How many episodes' records are the agent's own (not checked at a harness point), in words; None
+    when every one was checked (or the frame predates the record).
+
+    Example: ``record_note(runs.episodes)`` -> ``"The record of 3 of 10 episodes is the agent's own ..."``.
+    """
+    if "record_verified" not in episodes or not len(episodes):
+        return None
+    known = episodes["record_verified"].dropna()
+    unverified = int((~known.astype(bool)).sum())
+    if not unverified:
+        return None
+    share = "every episode" if unverified == len(episodes) else f"{unverified} of {len(episodes)} episodes"
+    return (
+        f"The record of {share} is the agent's own, unverified: their tool calls, usage and cost come "
+        "from the agent CLI's stream, not from the model endpoint's record (no harness vantage point on "
+        "the model, or a tempdir sandbox, which is no boundary)."
+    )
+
+
 def show_scripted_banner(episodes: pd.DataFrame) -> None:
-    """Display, at the top of a report, that its episodes used the scripted model server (if any did).
+    """Display, at the top of a report, that its episodes used the scripted model server (if any did),
+    and that their record is the agent's own (if any's is: :func:`record_note`).
 
     Example (first output of every template): ``show_scripted_banner(runs.episodes)``
     """
     display = importlib.import_module("IPython.display")  # untyped
+
+    note = record_note(episodes)
+    if note is not None:
+        display.display(
+            display.HTML(
+                '<div class="coder-eval-unverified" style="border-left: 4px solid #b00020; '
+                f'background: #fdecee; padding: 0.5em 1em; margin: 0.5em 0"><b>{note}</b></div>'
+            )
+        )
 
     scripted = int(episodes["scripted"].fillna(False).astype(bool).sum()) if len(episodes) else 0
     if not scripted:

@@ -44,12 +44,15 @@ class BundleSender:
 
     async def send(self, plan: EpisodePlan) -> EpisodePlan:
         """``plan`` naming its task's bundle (as it is: a task with no folder, built in Python,
-        travels whole in its plan)."""
+        travels whole in its plan). A run packed it when it was planned (``plan.frozen``); a plan
+        made otherwise is packed here, once per folder."""
         if plan.task.source_path is None:
             return plan
         folder = plan.task.source_dir
         if folder not in self._sent:
-            self._sent[folder] = asyncio.ensure_future(self._store(folder))
+            frozen = plan.frozen.bundle_file if plan.frozen is not None else None
+            packed = (plan.bundle, frozen) if plan.bundle is not None and frozen is not None else None
+            self._sent[folder] = asyncio.ensure_future(self._store(folder, packed))
         bundle = await self._sent[folder]
         return replace(plan, bundle=bundle.sha256)
 
@@ -61,8 +64,11 @@ class BundleSender:
         """A worker fetched a bundle (a ``FETCH_TOPIC`` event)."""
         self.fetched_bytes += int(event[1].get("bytes", 0))
 
-    async def _store(self, folder: Path) -> Bundle:
-        bundle = await asyncio.to_thread(pack, folder)
+    async def _store(self, folder: Path, packed: tuple[str, Path] | None) -> Bundle:
+        if packed is None:
+            bundle = await asyncio.to_thread(pack, folder)
+        else:
+            bundle = Bundle(packed[0], await asyncio.to_thread(packed[1].read_bytes))
         await self.client.scheduler.set_metadata(keys=[METADATA, bundle.sha256], value=bundle.data)
         return bundle
 
@@ -77,5 +83,8 @@ async def fetch(worker: Any, sha256: str) -> bytes:
 
 
 async def recorded_hash(plan: EpisodePlan) -> str:
-    """The task's hash as a run here records it (its files hashed where this process sees them)."""
+    """The task's hash as a run here records it: the hash of the files frozen when it was planned,
+    else of its files where this process sees them."""
+    if plan.frozen is not None:
+        return plan.frozen.task_hash
     return await asyncio.to_thread(task_hash, plan.task)

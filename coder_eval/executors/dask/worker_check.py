@@ -8,9 +8,9 @@ Example::
 Each worker reports, once, what it has (:func:`worker_facts`, run there by ``client.run``): its
 coder_eval and Python versions, whether each sandbox driver the tasks name runs there (``auto``
 must pick the driver it picks here, so no worker quietly falls back to ``tempdir``), the docker
-images the tasks name, and the agents' CLIs. A worker that lacks any of it is one error at the start
-of the run, with what to install, instead of one ``invalid`` episode per task. A worker that joins
-later is not asked: start every worker from the same image.
+images the tasks name (or their Dockerfiles start from), and the agents' CLIs. A worker that lacks
+any of it is one error at the start of the run, with what to install, instead of one ``invalid``
+episode per task. A worker that joins later is not asked: start every worker from the same image.
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ import importlib
 import platform
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from coder_eval.episode.plan import EpisodePlan
-from coder_eval.errors import InputError
+from coder_eval.errors import InputError, SandboxError
 from coder_eval.executors.dask.bundles import check_travels
 from coder_eval.sandbox import resolve_driver
+from coder_eval.sandbox.docker.base_image import BASE_REPOSITORY
+from coder_eval.sandbox.docker.dockerfile import read_dockerfile
 from coder_eval.version import __version__
 
 AGENT_CLIS = {
@@ -53,11 +56,26 @@ class Needs:
         tasks = {id(p.task): p.task for p in plans}.values()
         named = sorted({t.sandbox.driver for t in tasks})
         drivers = {name: (await resolve_driver(name))[0] for name in named}
-        images = sorted(
-            {i for t in tasks if (i := getattr(getattr(t.sandbox, "docker", None), "image", None))}
-        )
+        images = sorted({image for t in tasks for image in _images(t.sandbox)})
         agents = sorted({t.agent.kind for t in tasks if t.agent.kind in AGENT_CLIS})
         return cls(__version__, _python(), drivers, tuple(images), tuple(agents))
+
+
+def _images(spec: object) -> list[str]:
+    """The images a docker sandbox needs on the machine that runs it: the one it names, or those its
+    Dockerfile starts ``FROM`` (but the default image, which every worker builds itself)."""
+    options = getattr(spec, "docker", None)
+    if options is None:
+        return []
+    if options.image is not None:
+        return [options.image]
+    if options.dockerfile_path is None:
+        return []
+    try:
+        bases = read_dockerfile(Path(options.dockerfile_path), options.build.args).bases
+    except SandboxError:
+        return []  # the build itself says what is wrong with it
+    return [base for base in bases if base.split(":", 1)[0] != BASE_REPOSITORY]
 
 
 def _python() -> str:

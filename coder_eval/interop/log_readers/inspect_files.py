@@ -13,10 +13,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from coder_eval.errors import AnalysisError
+from coder_eval.version import pip_install
 
 LOG_SUFFIXES = frozenset({".eval", ".json"})
 """Inspect's two log formats; coder_eval's own trajectories are ``.jsonl``."""
-INSTALL_HINT = "pip install 'coder_eval[inspect]'"
+INSTALL_HINT = pip_install("inspect")
 
 
 def is_inspect_log(path: Path) -> bool:

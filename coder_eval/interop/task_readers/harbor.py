@@ -9,36 +9,47 @@ Example::
 of them, wherever it takes task files. A Harbor task maps to:
 
 - the prompt: ``instruction.md`` (leading canary lines dropped, as Harbor does);
-- the oracle (``reference_solution``): ``solution/`` (``solve.sh`` and its files), run whole;
-- one ``reward_file`` criterion: ``tests/test.sh`` run in the verifier, its reward file the score;
-  ``tests/`` is hidden material, copied into the verifier only;
+- the oracle (``reference_solution``): ``solution/``, shown to the oracle alone at ``/solution``,
+  where ``solve.sh`` runs;
+- one ``reward_file`` criterion: ``tests/`` is hidden material, shown to the verifier alone at
+  ``/tests``, where ``test.sh`` runs; the reward it writes under ``/logs/verifier`` is the score;
+- the container's paths: the workspace at the task's working directory (``[environment].workdir``,
+  else the Dockerfile's ``WORKDIR``, else ``/app``), fresh ``/logs/agent``, ``/logs/verifier`` and
+  ``/logs/artifacts`` in every sandbox; so every file of the task sees what it would see in its
+  container (``bwrap`` and ``docker`` show them; ``tempdir`` cannot, and refuses the task);
 - ``task.toml``: ``[agent].timeout_sec`` -> ``run_limits.task_timeout``, ``[verifier].timeout_sec``
   -> the criterion's timeout, ``[verifier].env`` and ``[solution].env`` -> the scripts' environment,
   ``[environment]`` env, memory, CPUs and network -> ``sandbox``; ``[task]`` name, description and
   keywords -> ``task_id``, ``description``, ``tags``.
 
-Harbor's environments are containers. A task whose ``environment/`` has no Dockerfile (nor an image)
-runs on coder_eval's own drivers, ``environment/``'s files seeding the workspace and container paths
-in the scripts mapped into the sandbox (``harbor_scripts``). One that needs a Dockerfile, an image or
-maps to the ``docker`` sandbox driver (the image is built from the task's ``environment/``, never
-pulled); a verifier image of its own alone, multi-step tasks and Compose environments are refused.
+A task whose ``environment/`` has a Dockerfile (or that names an image) runs on the ``docker``
+driver (the image is built from the task's ``environment/``, never pulled); one without runs on
+coder_eval's own drivers, ``environment/``'s files seeding the workspace. A verifier image of its
+own alone, multi-step tasks and Compose environments are refused.
 """
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coder_eval.errors import TaskError
-from coder_eval.interop.task_readers import harbor_scripts as scripts
+from coder_eval.errors import SandboxError, TaskError
 from coder_eval.run_dir import safe_id
+from coder_eval.sandbox.docker.dockerfile import read_dockerfile
 from coder_eval.yaml_source import YamlDoc
 
 CONFIG = "task.toml"
 COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
+TESTS, SOLUTION = "/tests", "/solution"
+LOGS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
+"""Harbor's container paths: tests (the verifier's), the solution (the oracle's), logs (everyone's)."""
+REWARD_TXT, REWARD_JSON = "/logs/verifier/reward.txt", "/logs/verifier/reward.json"
+DEFAULT_WORKDIR = "/app"
+"""The working directory of a task that names none (Harbor's and Terminal-Bench's templates)."""
 NETWORK = {"public": "host", "no-network": "model", "allowlist": "model"}
 """Harbor's network modes as coder_eval's: no network but the agent's model endpoint is the closest
 to Harbor's no-network (its agents reach their model); an allowlist reaches only that endpoint too."""
@@ -122,43 +133,71 @@ def task_id_of(folder: Path, config: HarborConfig) -> str:
 def task_data(folder: Path, config: HarborConfig) -> dict[str, Any]:
     """The task, as the fields a task file would hold."""
     _refuse_unsupported(folder, config)
-    task_id = task_id_of(folder, config)
-    workdir = config.environment.workdir
-    test_script = _read(folder / "tests" / "test.sh", "the verifier script")
+    _read(folder / "tests" / "test.sh", "the verifier script")
     data: dict[str, Any] = {
-        "task_id": task_id,
+        "task_id": task_id_of(folder, config),
         "description": config.task.description if config.task else "",
         "tags": ["harbor", *(config.task.keywords if config.task else [])],
         "initial_prompt": strip_canary(_read(folder / "instruction.md", "the instruction")),
         "sandbox": sandbox_of(folder, config),
-        "hidden_tests": {"path": str(folder / "tests"), "mount_point": scripts.TESTS_MOUNT},
+        "hidden_tests": {"path": str(folder / "tests"), "mount_point": TESTS},
         "success_criteria": [
             {
                 "id": "reward",
                 "type": "reward_file",
                 "description": "the task's verifier script (tests/test.sh) rewards the work",
-                "command": scripts.verifier_command(test_script, workdir=workdir, env=config.verifier.env),
-                "reward_file": scripts.REWARD_TXT,
-                "reward_json": scripts.REWARD_JSON,
+                "command": run_script(f"{TESTS}/test.sh", config.verifier.env),
+                "reward_file": REWARD_TXT,
+                "reward_json": REWARD_JSON,
                 "timeout": config.verifier.timeout_sec,
             }
         ],
     }
     if config.agent.timeout_sec is not None:
         data["run_limits"] = {"task_timeout": config.agent.timeout_sec}
-    files = (
-        scripts.solution_files(folder / "solution") if (folder / "solution" / "solve.sh").is_file() else None
-    )
-    if files is not None:
-        data["reference_solution"] = scripts.oracle_script(files, workdir=workdir, env=config.solution.env)
+    if (folder / "solution" / "solve.sh").is_file():
+        data["reference_solution"] = {
+            "path": str(folder / "solution"),
+            "mount_point": SOLUTION,
+            "command": run_script(f"{SOLUTION}/solve.sh", config.solution.env),
+        }
     return data
+
+
+def run_script(path: str, env: dict[str, str]) -> str:
+    """The command running a task script as Harbor does (made executable, run by its own ``#!``),
+    after ``env``'s exports, from the working directory; no blank line, so the oracle runs it whole.
+
+    Example: ``run_script("/tests/test.sh", {"LEVEL": "2"})`` ->
+    ``"export LEVEL=2\n[ -x /tests/test.sh ] || chmod +x /tests/test.sh\n/tests/test.sh"``
+    """
+    exports = [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+    return "\n".join([*exports, f"[ -x {path} ] || chmod +x {path}", path])
+
+
+def workdir_of(folder: Path, config: HarborConfig) -> str:
+    """Where the task's scripts run: ``[environment].workdir``, else its Dockerfile's last ``WORKDIR``,
+    else ``/app``."""
+    if config.environment.workdir:
+        return config.environment.workdir
+    dockerfile = folder / "environment" / "Dockerfile"
+    try:
+        found = read_dockerfile(dockerfile).workdir if dockerfile.is_file() else None
+    except SandboxError as exc:
+        raise TaskError(f"{folder}: {exc}") from exc
+    return found or DEFAULT_WORKDIR
 
 
 def sandbox_of(folder: Path, config: HarborConfig) -> dict[str, Any]:
     """The ``sandbox:`` block: coder_eval's own drivers, or ``docker`` for a container environment."""
     environment = config.environment
     network = environment.network_mode or ("no-network" if environment.allow_internet is False else "public")
-    sandbox: dict[str, Any] = {"env": dict(environment.env), "network": NETWORK[network]}
+    sandbox: dict[str, Any] = {
+        "env": dict(environment.env),
+        "network": NETWORK[network],
+        "workdir": workdir_of(folder, config),
+        "scratch_dirs": list(LOGS),
+    }
     limits = {"max_memory_mb": environment.memory_mb, "max_cpus": environment.cpus}
     if any(value is not None for value in limits.values()):
         sandbox["limits"] = {k: v for k, v in limits.items() if v is not None}

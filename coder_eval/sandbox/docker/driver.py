@@ -7,9 +7,11 @@ Example::
     await sandbox.read_file("out.txt")                # docker exec of the helper, never a host path
     await sandbox.close()                             # docker rm: nothing is left
 
-The workspace (``sandbox.docker.working_dir``, default ``/workspace``), HOME, TMPDIR and the verdicts
-live in the container; it is seeded by ``docker cp`` of a host folder prepared as for the host
-drivers (``seed.py``), and a snapshot is ``docker cp`` of the workspace back out. Read-only binds
+The workspace (``sandbox.workdir`` or ``sandbox.docker.working_dir``, default ``/workspace``), HOME,
+TMPDIR, the verdicts and the folders shown at fixed paths (``/tests``, ``scratch_dirs``: fresh
+copies, ``provision.py``) live in the container; it is seeded by ``docker cp`` of a host folder
+prepared as for the host drivers (``seed.py``), and a snapshot is ``docker cp`` of the workspace back
+out. Read-only binds
 bring in only what the harness owns: its Python (so recorded CLIs, the model forwarder, the verifier's
 pytest and the agents' CLIs run inside), the agents' ``node_modules``, ``/coder_eval/tools``, the
 recorded CLIs' clients (``/coder_eval/bin``) and the harness's Unix sockets (``/coder_eval/run``), and
@@ -44,9 +46,10 @@ from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
-from coder_eval.sandbox.provision import Provision
-from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace
+from coder_eval.sandbox.provision import Provision, fixed_folders
+from coder_eval.sandbox.seed import install_recorders, install_tools, seed_workspace, stage_shown
 from coder_eval.sandbox.snapshot import Bounds, Dropped, WorkspaceTooLarge, measured
+from coder_eval.sandbox.spec import overlap
 from coder_eval.sandbox.staged_plugins import stage_plugins
 from coder_eval.sandbox.trees import remove_tree
 
@@ -65,8 +68,9 @@ class DockerSandbox:
 
     def __init__(self, base: Path, spec: DockerSpec, provision: Provision) -> None:
         self.host = SandboxLayout(base)
-        self.inside = SandboxLayout(INSIDE, workspace=Path(spec.docker.working_dir))
+        self.inside = SandboxLayout(INSIDE, workspace=Path(spec.working_dir))
         self.spec, self.provision = spec, provision
+        self.fixed = fixed_folders(spec, provision)
         self.workdir = str(self.inside.work)
         self.env: dict[str, str] = {}
         self.token = uuid.uuid4().hex
@@ -81,12 +85,14 @@ class DockerSandbox:
     async def create(cls, spec: DockerSpec, provision: Provision, *, base_dir: Path | None = None) -> Self:
         """A fresh, seeded, running container; ``SandboxError`` when it cannot be made here."""
         await cls.check_available()
+        cls.check_fixed_paths(spec, provision)
         options = spec.docker
         image = await image_for(
             image=options.image,
             dockerfile=Path(options.dockerfile_path) if options.dockerfile_path else None,
             args=options.build.args,
             extra_args=options.build.extra_args,
+            exclude=options.build.exclude,
         )
         sandbox = cls(Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve(), spec, provision)
         try:
@@ -103,6 +109,19 @@ class DockerSandbox:
         problem = await engine_problem()
         if problem is not None:
             raise SandboxError(f"sandbox driver 'docker' is unavailable: {problem}")
+
+    @classmethod
+    def check_fixed_paths(cls, spec: DockerSpec, provision: Provision) -> None:
+        """``SandboxError`` when a folder shown at a fixed path covers the workspace or a harness bind."""
+        binds = [*interpreter_folders(), *provision.host_paths, *(m.source for m in provision.mounts)]
+        for folder in fixed_folders(spec, provision):
+            taken = next((str(b) for b in binds if overlap(folder.target, str(b))), None)
+            if overlap(folder.target, spec.working_dir):
+                taken = f"the workspace {spec.working_dir}"
+            if taken is not None:
+                raise SandboxError(
+                    f"sandbox driver 'docker': {folder.target} overlaps {taken}; use another folder"
+                )
 
     # -- making it -------------------------------------------------------------------------------
 
@@ -125,6 +144,8 @@ class DockerSandbox:
                 folder.mkdir(parents=True)
             register(host.base, self.token, container=self.name)
             self.dropped, mock_dirs = seed_workspace(work, provision)
+            stage_shown(self.fixed, lambda target: self._staged(Path(target)))
+            (host.tools / "shown").write_text("".join(f"{f.target}\n" for f in self.fixed), encoding="utf-8")
             stage_plugins(host.plugins, provision.plugins)
             install_recorders(host.bin, provision.recorders, str(inside.run / "recorder.sock"), work)
             install_tools(host.tools, provision)
@@ -257,7 +278,9 @@ class DockerSandbox:
     ) -> list[str]:
         """The host argv that runs an agent's CLI in the container (``docker exec -i``), with the
         variables ``env_names`` taken from the starting process; with ``network: model`` under the
-        in-container forwarder. When the CLI ends, everything it started is killed."""
+        in-container forwarder; its streams relayed by the non-dumpable helper through sockets (its
+        tools cannot write into them: ``coder_eval/sandbox/relay.py``). When the CLI ends, everything
+        it started is killed."""
         if not self._running and not self._closed:
             subprocess.run([*cli(), "start", self.name], capture_output=True, env=client_env(), check=False)
             self._running = True
@@ -267,7 +290,7 @@ class DockerSandbox:
             argv = forwarder_argv(self.python, script, port, socket, argv)
         names = [name for name in dict.fromkeys(env_names) if name not in ("PWD", MARKER)]
         flags = ["exec", "-i", "-e", f"{MARKER}={uuid.uuid4().hex}", *(a for n in names for a in ("-e", n))]
-        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "stream", "own", "--", *argv)
+        helper = self._helper_argv("run", self.workdir, cwd or ".", "0", "relay", "own", "--", *argv)
         config = [f"{name}={value}" for name, value in client_env().items() if name != "PATH"]
         return ["/usr/bin/env", *config, *cli(), *flags, self.name, *helper]
 

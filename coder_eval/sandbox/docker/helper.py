@@ -15,8 +15,9 @@ names (``all:<ids>``, the verifier's sweep, which also catches a process that dr
 environment); in ``capture`` mode its output is read from pipes while it runs, capped there as on
 the host (:data:`~coder_eval.sandbox.process.MAX_OUTPUT_BYTES` a stream, with the same note), and
 sent when it ends, so a background process holding stdout cannot keep the ``docker exec`` open.
-``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace (an absolute
-path may be anywhere in the container). Failures the harness must recognise exit with
+``read``, ``write`` and ``glob`` keep workspace-relative paths inside the workspace, and absolute
+ones inside the workspace, the sandbox's own folders or a folder it shows at a fixed path
+(listed in ``tools/shown``). Failures the harness must recognise exit with
 :data:`REFUSED` and a line starting with :data:`PREFIX` on stderr.
 
 The engine carries arguments as Unicode text, and would replace bytes that are not UTF-8 (a file
@@ -68,15 +69,24 @@ def within(path, root):
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def shown():
+    """The folders the sandbox shows at fixed paths (``/tests``), one a line in ``tools/shown``."""
+    try:
+        with open(os.path.join(BASE, "tools", "shown"), encoding="utf-8") as handle:
+            return tuple(os.path.realpath(line) for line in handle.read().splitlines() if line)
+    except OSError:
+        return ()
+
+
 def inside(workdir, path):
     """The real path of ``path``: a relative one must stay in the workspace, an absolute one in the
-    workspace or the sandbox's own folders."""
+    workspace, a shown folder or the sandbox's own folders."""
     work = os.path.realpath(workdir)
     try:
         real = os.path.realpath(os.path.join(work, path))
     except RecursionError:  # a chain of links deeper than the interpreter follows
         refuse(f"{path!r} leads through links chained too deep to follow")
-    roots = (work, BASE) if path.startswith("/") else (work,)
+    roots = (work, BASE, *shown()) if path.startswith("/") else (work,)
     if not any(within(real, root) for root in roots):
         refuse(f"{path!r} resolves outside the sandbox ({real})")
     return real
@@ -187,6 +197,58 @@ def pump(proc, outputs, seconds):
             os.close(pidfd)
 
 
+class Relay:
+    """``relay`` mode: the command's streams are Unix sockets this process copies to and from its own
+    (a tool of the command cannot open them again through /proc), and this process is not dumpable
+    (its own /proc/<pid>/fd is closed to processes without CAP_SYS_PTRACE)."""
+
+    def __init__(self):
+        import ctypes, socket
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        except Exception:
+            pass
+        self.pairs = [socket.socketpair() for _ in range(3)]
+        self.threads = []
+
+    def start(self, argv):
+        import socket, subprocess, threading
+
+        ours = [pair[0] for pair in self.pairs]
+        theirs = [pair[1] for pair in self.pairs]
+        try:
+            proc = subprocess.Popen(argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2])
+        finally:
+            for sock in theirs:
+                sock.close()
+        feed = threading.Thread(
+            target=copy, args=(0, ours[0].fileno(), lambda: ours[0].shutdown(socket.SHUT_WR)), daemon=True
+        )
+        feed.start()
+        for n in (1, 2):
+            thread = threading.Thread(target=copy, args=(ours[n].fileno(), n, lambda: None), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return proc
+
+    def finish(self):
+        for thread in self.threads:
+            thread.join(5)
+
+
+def copy(src, dst, done):
+    try:
+        while chunk := os.read(src, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+    except OSError:
+        pass
+    finally:
+        done()
+
+
 def run(workdir, cwd, timeout, mode, end, argv):
     import subprocess
 
@@ -197,8 +259,12 @@ def run(workdir, cwd, timeout, mode, end, argv):
     value = os.environ.get(MARKER, "")
     outputs = [Output(), Output()] if mode == "capture" else []
     sinks = [o.sink for o in outputs] or [None, None]
+    relay = Relay() if mode == "relay" else None
     try:
-        proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
+        if relay is not None:
+            proc = relay.start(argv)
+        else:
+            proc = subprocess.Popen(argv, stdout=sinks[0], stderr=sinks[1])
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127 if isinstance(exc, FileNotFoundError) else 126
@@ -215,6 +281,8 @@ def run(workdir, cwd, timeout, mode, end, argv):
     elif value:
         kill(lambda: marked(value))
     code = proc.wait()
+    if relay is not None:
+        relay.finish()
     for output, stream in zip(outputs, (sys.stdout.buffer, sys.stderr.buffer)):
         stream.write(output.result())
     if timed_out:

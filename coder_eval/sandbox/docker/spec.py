@@ -13,7 +13,8 @@ Example (the original coder_eval spelling)::
       limits: {max_memory_mb: 1024, max_cpus: 1, max_pids: 256, timeout: 300}
 
 ``docker.network`` and the shared ``network`` are one setting: give either (both only when they
-agree). With neither image nor Dockerfile the default image is used (``base_image.py``).
+agree); so are ``docker.working_dir`` and the shared ``workdir``. With neither image nor Dockerfile
+the default image is used (``base_image.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from coder_eval.sandbox.base import SandboxPath, check_container_path
 from coder_eval.sandbox.spec import Network, SandboxSpecBase, _network_spelling
 
 Resolve = Callable[[str, tuple[str | int, ...], bool], str]
@@ -36,10 +38,15 @@ class _Strict(BaseModel):
 
 
 class DockerBuild(_Strict):
-    """How a task's Dockerfile is built. Example: ``{args: {VERSION: "2"}, extra_args: [--target, test]}``."""
+    """How a task's Dockerfile is built. Example: ``{args: {VERSION: "2"}, extra_args: [--target, test],
+    exclude: [tests, solution.sh]}`` (``exclude``: left out of the build context, as ``.dockerignore``
+    would, so a ``COPY . /app`` never puts the task's hidden material in the agent's image)."""
 
     args: dict[str, str] = Field(default_factory=dict, description="--build-arg values.")
     extra_args: list[str] = Field(default_factory=list, description="More `docker build` options.")
+    exclude: list[SandboxPath] = Field(
+        default_factory=list, description="Paths of the build context the build never sees (hidden material)."
+    )
     secrets: dict[str, Any] | list[Any] = Field(
         default_factory=dict, description="Refused: build secrets need BuildKit, which offline builds lack."
     )
@@ -85,7 +92,7 @@ def _container_path(value: str) -> str:
         raise ValueError(f"{value!r} must be an absolute folder in the container (not '/', no '..')")
     if path.parts[1] == "coder_eval":
         raise ValueError(f"{value!r}: /coder_eval is the harness's own folder in the container")
-    return str(path)
+    return check_container_path(value)
 
 
 class DockerOptions(_Strict):
@@ -138,6 +145,22 @@ class DockerSpec(SandboxSpecBase):
         if "network" in data and _network_spelling(data["network"]) != _network_spelling(inner):
             raise ValueError(f"network {data['network']!r} and docker.network {inner!r} disagree; give one")
         return {**data, "network": inner}
+
+    @model_validator(mode="after")
+    def _one_workdir(self) -> Self:
+        """``workdir`` (every isolating driver's) and ``docker.working_dir`` must agree when both are set."""
+        given = "working_dir" in self.docker.model_fields_set
+        if self.workdir is not None and given and self.workdir != self.docker.working_dir:
+            raise ValueError(
+                f"workdir {self.workdir!r} and docker.working_dir {self.docker.working_dir!r} disagree; "
+                "give one"
+            )
+        return self
+
+    @property
+    def working_dir(self) -> str:
+        """The workspace in the container: ``workdir``, else ``docker.working_dir`` (``/workspace``)."""
+        return self.workdir or self.docker.working_dir
 
     def with_task_paths(self, resolve: Resolve) -> Self:
         """``dockerfile_path`` and the mounts' sources made absolute (relative to the task file)."""

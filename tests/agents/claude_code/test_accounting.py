@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.agents.claude_code.accounting import model_usage_total
+from coder_eval.agents.claude_code.accounting import TurnLedger, model_usage_total
 from coder_eval.episode.plan import EpisodePlan
 from coder_eval.episode.runner import run_episode
 from coder_eval.task import load_tasks
@@ -64,3 +64,12 @@ def test_model_usage_total_sums_every_model() -> None:
         input_tokens=2, output_tokens=4, cache_read_tokens=6, cache_creation_tokens=8
     )
     assert model_usage_total(None) is None
+
+
+def test_a_turn_total_below_its_messages_is_refused_never_reconciled_downward() -> None:
+    ledger = TurnLedger()
+    ledger.record(Usage(input_tokens=900, output_tokens=40))
+    forged = {"claude-sonnet-4-5": {"inputTokens": 1, "outputTokens": 1}}
+    entry = ledger.reconcile(forged)
+    assert entry is not None and entry.usage == Usage()  # nothing negative is written
+    assert entry.content[0]["refused"] == Usage(input_tokens=899, output_tokens=39).model_dump()

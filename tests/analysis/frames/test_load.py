@@ -124,3 +124,31 @@ def test_missing_path_is_an_analysis_error(tmp_path: Path) -> None:
         load_runs(tmp_path / "nope")
     with pytest.raises(AnalysisError, match="at least one path"):
         load_runs()
+
+
+def test_the_record_check_reaches_the_frames(tmp_path: Path) -> None:
+    from coder_eval.trajectory import (
+        EpisodeEnd,
+        EpisodeStart,
+        RecordCheck,
+        ToolCall,
+        TrajectoryWriter,
+    )
+
+    with TrajectoryWriter(tmp_path / "t--base--r0.jsonl") as sink:
+        sink.write(EpisodeStart(run_id="r", episode_id="t--base--r0", task_id="t", variant_id="base", seed=1))
+        sink.write(ToolCall(id="real", name="Bash", input={"command": "pytest"}))
+        sink.write(ToolCall(id="forged", name="Bash", input={"command": "pytest"}))
+        record = RecordCheck(source="scripted", confined=True, unverified_count=2, unverified_ids=["forged"])
+        sink.write(EpisodeEnd(outcome="fail", status="agent_error", record=record))
+    runs = load_runs(tmp_path)
+    episode = runs.episodes.iloc[0]
+    assert (episode.record_source, episode.record_verified, episode.n_unverified) == ("scripted", True, 2)
+    assert list(runs.tool_calls.verified) == [True, False]
+    old = load_runs(run_dir_of_an_older_writer(tmp_path)).episodes.iloc[0]
+    assert old.record_source != old.record_source and old.n_unverified != old.n_unverified  # NaN: none
+
+
+def run_dir_of_an_older_writer(tmp_path: Path) -> Path:
+    """A trajectory written before the record existed (no ``record`` in its end)."""
+    return write_episode(tmp_path / "older", "t", "base", outcome="pass")

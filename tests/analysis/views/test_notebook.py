@@ -135,3 +135,12 @@ def test_a_run_its_cost_cap_stopped_is_reported_as_partial(tmp_path: Path) -> No
         "covers the episodes that ran, and `coder-eval run --resume` with a larger --max-cost-usd finishes it"
     ]
     assert len(runs.episodes) == 3
+
+
+def test_the_record_note_says_how_many_episodes_are_the_agents_own_account() -> None:
+    from coder_eval.analysis.views.notebook import record_note
+
+    frame = pd.DataFrame({"record_verified": [True, False, None]}, dtype="boolean")
+    assert record_note(frame) is not None and "1 of 3 episodes" in (record_note(frame) or "")
+    assert record_note(pd.DataFrame({"record_verified": [True, None]}, dtype="boolean")) is None
+    assert record_note(pd.DataFrame({"outcome": ["pass"]})) is None  # older frames

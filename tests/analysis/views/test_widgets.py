@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 import coder_eval.analysis as ca
@@ -104,3 +107,57 @@ def test_explicit_run_directories_are_all_selected() -> None:
 def test_a_path_that_is_neither_a_run_nor_a_folder_of_runs_is_refused(tmp_path: object) -> None:
     with pytest.raises(AnalysisError, match="not a run directory"):
         discover_runs([RUNS / "missing"])
+
+
+def test_the_newest_run_opens_whatever_its_name(tmp_path: Path) -> None:
+    from tests.store.histories import grid, write_run
+
+    write_run(tmp_path, "zz-regraded", grid({"t": "pass"}), day=0)  # alphabetically last, but older
+    write_run(tmp_path, "20261201-000000-000000", grid({"t": "fail"}), day=3)
+    assert discover_runs([tmp_path])[1] == ["20261201-000000-000000"]
+
+
+def test_two_runs_compare_as_run_baseline_compares_them(tmp_path: Path) -> None:
+    from coder_eval.analysis.answer.baseline_run import against_baseline
+    from tests.store.histories import grid, write_run
+
+    tasks = [f"t{i}" for i in range(8)]
+    write_run(tmp_path, "main", grid(dict.fromkeys(tasks, "pass"), ("with_skill",)), day=0)
+    write_run(tmp_path, "pr", grid(dict.fromkeys(tasks, "fail"), ("with_skill",)), day=1)
+    explorer = Explorer(tmp_path, n_resamples=FAST)
+    assert explorer.runs.value == ("pr",) and explorer.comparison.empty  # one variant: nothing to compare
+
+    explorer.against.value = "main"
+    expected = against_baseline(ca.load_runs(tmp_path / "pr"), ca.load_runs(tmp_path / "main"), {}, {})
+    called = expected.arms[0].verdicts.primary
+    row = explorer.comparison.iloc[0]
+    assert (row["metric"], row["diff"], row["p_value"], row["verdict"]) == (
+        "passed",
+        called.diff,
+        called.p_value,
+        "b_better",
+    )
+    assert (explorer.baseline.value, explorer.candidate.value, explorer.baseline.disabled) == (
+        "with_skill",
+        "with_skill",
+        True,
+    )
+    assert "Run pr against the baseline run main (called worse)" in explorer.status_html()
+    assert "8 tasks paired" in explorer.status_html()
+    table = explorer.views["table"].outputs[0]["data"]["text/html"]
+    assert "baseline main · with_skill" in table and "candidate pr · with_skill" in table
+    assert next(label for label, _ in explorer.episode.options).startswith(("baseline: ", "candidate: "))
+
+    explorer.runs.value = ("pr", "main")
+    assert (
+        explorer.error is not None and "pick one run to compare with the baseline run main" in explorer.error
+    )
+    explorer.runs.value = ("main",)
+    assert explorer.error is not None and "is the baseline run itself" in explorer.error
+
+
+def test_the_summary_shows_no_bare_nan_or_long_decimals(explorer: Explorer) -> None:
+    summary = explorer.views["summary"].outputs[0]["data"]["text/html"]
+    assert "NaN" not in summary and "nan" not in summary
+    assert not re.search(r"\d\.\d{5,}", summary), summary
+    assert "%" in summary

@@ -14,7 +14,15 @@ import pytest
 
 from coder_eval.episode.plan import plan_episodes
 from coder_eval.errors import InputError
-from coder_eval.executors.dask.bundles import BundleError, check_travels, pack, relocated, unpack
+from coder_eval.executors.dask.bundles import (
+    Bundle,
+    BundleError,
+    check_travels,
+    pack,
+    pack_file,
+    relocated,
+    unpack,
+)
 from coder_eval.task import load_tasks
 
 TASK = """\
@@ -115,3 +123,40 @@ def test_a_task_naming_a_file_beside_its_folder_cannot_travel(tmp_path: Path) ->
     with pytest.raises(InputError, match=r"shared, outside the task's folder .*move the file into it"):
         check_travels(task)
     check_travels(load_tasks([suite(tmp_path / "other")])[0])  # everything inside: nothing to say
+
+
+def test_a_fifo_in_the_folder_is_left_out_and_never_opened(tmp_path: Path) -> None:
+    import threading
+
+    folder = suite(tmp_path / "suite")
+    os.mkfifo(folder / "fixtures" / "pipe")  # read, it would block until someone writes
+    packed: list[Bundle] = []
+    worker = threading.Thread(target=lambda: packed.append(pack(folder)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+
+    assert not worker.is_alive() and len(packed) == 1
+    (folder / "fixtures" / "pipe").unlink()
+    assert packed[0] == pack(folder)  # as if it were not there
+
+
+def test_links_inside_the_folder_travel_as_links_and_one_out_of_it_is_refused(tmp_path: Path) -> None:
+    folder = suite(tmp_path / "suite")
+    (folder / "fixtures" / "calc" / "same.py").symlink_to(folder / "fixtures" / "calc" / "core.py")
+    root = unpack_bundle(pack(folder), tmp_path / "cache")
+    assert (root / "fixtures" / "calc" / "same.py").readlink() == Path("core.py")  # made relative to travel
+    assert (root / "fixtures" / "calc" / "same.py").read_text().startswith("def add")
+
+    (folder / "fixtures" / "out").symlink_to(tmp_path)
+    with pytest.raises(InputError, match=r"fixtures/out: a symbolic link out of the task's folder .* \(to "):
+        pack(folder)
+
+
+def test_a_folder_is_packed_into_a_file_as_it_is_in_memory(tmp_path: Path) -> None:
+    folder = suite(tmp_path / "suite")
+    sha256 = pack_file(folder, tmp_path / "bundle.tar.gz")
+    assert Bundle(sha256, (tmp_path / "bundle.tar.gz").read_bytes()) == pack(folder)
+
+
+def unpack_bundle(bundle: Bundle, cache: Path) -> Path:
+    return unpack(bundle.sha256, bundle.data, cache)

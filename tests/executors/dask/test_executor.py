@@ -124,7 +124,7 @@ def test_without_dask_installed_the_dask_executor_is_refused_by_name(tmp_path: P
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: the dask executor needs the 'dask' extra (distributed is not installed): "
-        "pip install 'coder_eval[dask]'"
+        "pip install 'coder-eval-toolkit[dask]'"
     ]
     assert not (tmp_path / "runs").exists()
     assert run().returncode == 0  # the local executor needs no dask

@@ -27,6 +27,17 @@ def test_a_run_names_its_versions_drivers_and_agents() -> None:
     assert needs.python.count(".") == 1
 
 
+def test_the_images_a_tasks_dockerfile_starts_from_are_needed_but_the_default_one(tmp_path: Path) -> None:
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "Dockerfile").write_text("FROM coder-eval/base AS tools\nFROM local/tb:1\n")
+    sandbox = "sandbox: {driver: docker, docker: {dockerfile_path: env/Dockerfile}}\n"
+    minimal_task(tmp_path / "tasks", "built", sandbox.replace("env/", "../env/"))
+
+    needs = asyncio.run(Needs.of(plan_episodes(load_tasks([tmp_path / "tasks"]))))
+
+    assert needs.images == ("local/tb:1",)
+
+
 def test_a_worker_like_this_process_lacks_nothing() -> None:
     needs = example_needs()
     assert mismatches(needs, asyncio.run(worker_facts(asdict(needs)))) == []

@@ -1,7 +1,10 @@
 """Harbor task directories, built and checked by the ``harbor`` package itself, load and run as tasks.
 
 Each directory is made by ``harbor init`` in harbor's own venv (``harbor_build.py``), filled in, and
-accepted by harbor's ``Task`` loader before coder_eval reads it.
+accepted by harbor's ``Task`` loader before coder_eval reads it. Beside them, Terminal-Bench-style
+tasks of our own in Harbor's layout (``fixtures/harbor``): a Python task whose tests open ``/app/...``,
+a shell task using ``${APP_DIR:-/app}``, and one whose ``test.sh`` exits before writing its reward;
+and the Terminal-Bench layout's tasks converted by Harbor's own mapper.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, PhaseEvent, read_trajectory
 from tests.helpers import coder_eval, write_task
 from tests.interop.harbor_venv import run
+from tests.interop.task_readers.builders import FIXTURES, outcomes, run_tasks, with_dockerfiles
+from tests.sandbox.builders import needs_bwrap
 
 BUILD = Path(__file__).parent.parent / "harbor_build.py"
+MAP = Path(__file__).parent.parent / "harbor_map.py"
 HELLO: dict[str, Any] = {
     "name": "acme/hello",
     "instruction": "<!-- harbor-canary GUID 26b5c67b -->\n\nWrite hello to /app/hello.txt.\n",
@@ -68,6 +74,10 @@ def test_a_harbor_task_maps_prompt_oracle_verifier_and_timeouts(hello: Path) -> 
     assert task.hidden_tests is not None and Path(task.hidden_tests.path) == hello / "tests"
     assert task.reference_script is not None and "solve.sh" in task.reference_script
     assert task.source_dir == hello and task.sandbox.driver == "auto" and task.sandbox.network == "host"
+    assert task.hidden_tests.mount_point == "/tests" and task.sandbox.workdir == "/app"
+    assert task.container_paths() == [
+        "/app", "/tests", "/solution", "/logs/agent", "/logs/verifier", "/logs/artifacts"
+    ]  # fmt: skip
 
 
 def test_the_oracle_passes_doing_nothing_fails_and_the_reward_is_the_score(
@@ -172,3 +182,61 @@ def test_a_broken_task_toml_is_named(tmp_path: Path) -> None:
     (tmp_path / "t" / "task.toml").write_text("[agent\n")
     with pytest.raises(TaskError, match="cannot read the Harbor task configuration"):
         load_tasks([tmp_path / "t"])
+
+
+EXPECTED = {  # task -> (the oracle's outcome, doing nothing's outcome)
+    "coder-eval.py-word-count": ("pass", "fail"),
+    "coder-eval.sh-greeting": ("pass", "fail"),
+    "coder-eval.exit-before-reward": ("invalid", "invalid"),
+}
+
+
+@pytest.mark.parametrize(
+    "driver", [pytest.param("bwrap", marks=needs_bwrap), pytest.param("docker", marks=pytest.mark.docker)]
+)
+def test_terminal_bench_style_tasks_run_as_shipped(driver: str, tmp_path: Path) -> None:
+    """The oracle passes and doing nothing fails, with every file seeing the task's container paths;
+    a test.sh that exits before its reward lines is invalid (grader_error), for either agent."""
+    tasks = FIXTURES / "harbor" if driver == "bwrap" else with_dockerfiles(tmp_path / "tasks")
+    found = {agent: outcomes(run_tasks(tasks, agent, tmp_path)) for agent in ("oracle", "none")}
+
+    assert {t: (found["oracle"][t].outcome, found["none"][t].outcome) for t in EXPECTED} == EXPECTED
+    assert {e.driver for agent in found.values() for e in agent.values()} == {driver}
+    for agent in ("oracle", "none"):
+        broken = found[agent]["coder-eval.exit-before-reward"]
+        assert broken.status == "grader_error" and broken.invalid_cause == "grader"
+        assert (
+            "wrote no reward file (/logs/verifier/reward.txt or /logs/verifier/reward.json)" in broken.error
+        )
+
+
+@pytest.mark.docker
+def test_terminal_bench_tasks_mapped_by_harbor_run_and_its_flaw_is_a_grader_error(
+    harbor_python: Path, tmp_path: Path
+) -> None:
+    """Harbor's own Terminal-Bench mapper appends the reward lines to run-tests.sh: after an ``exit``
+    they never run, and Harbor finds no reward (RewardFileNotFoundError); here that task is invalid
+    (grader_error) while the others pass with the oracle."""
+    mapped = tmp_path / "mapped"
+    done = run(harbor_python, MAP, FIXTURES / "terminal_bench", mapped)
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(done.stdout)["mapped"]) == ["exit-before-reward", "py-word-count", "sh-greeting"]
+
+    found = outcomes(run_tasks(mapped, "oracle", tmp_path))
+
+    assert {t: e.outcome for t, e in found.items()} == {
+        "exit-before-reward": "invalid",
+        "py-word-count": "pass",
+        "sh-greeting": "pass",
+    }
+    assert found["exit-before-reward"].status == "grader_error"
+
+
+def test_tempdir_refuses_a_harbor_task_before_it_runs_saying_why(tmp_path: Path) -> None:
+    for command in ("plan", "run"):
+        task = FIXTURES / "harbor" / "sh-greeting"
+        done = coder_eval(command, str(task), "--driver", "tempdir", "--agent", "oracle", cwd=tmp_path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "cannot show the workspace at /app, nor /tests, /solution, /logs/agent" in done.stderr
+        assert "run it on bwrap or docker" in done.stderr
+    assert not (tmp_path / "runs").exists()

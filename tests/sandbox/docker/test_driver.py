@@ -321,6 +321,34 @@ def _made_from(spec: DockerSpec, base: Path) -> tuple[str, str]:
     return run(scenario())
 
 
+def test_paths_left_out_of_the_build_never_reach_the_image(tmp_path: Path) -> None:
+    context = tmp_path / "task"
+    (context / "tests").mkdir(parents=True)
+    (context / "tests" / "test_secret.py").write_text("SECRET = 1\n")
+    (context / "solution.sh").write_text("echo the answer\n")
+    (context / "data.txt").write_text(uuid.uuid4().hex)  # a context no earlier run built
+    (context / "Dockerfile").write_text("FROM coder-eval/base\nCOPY . /ctx/\n")
+    options = {"dockerfile_path": str(context / "Dockerfile"), "build": {"exclude": ["tests", "solution.sh"]}}
+
+    async def listing() -> str:
+        sandbox = await DockerSandbox.create(DockerSpec(docker=options), Provision(), base_dir=tmp_path)
+        try:
+            _built.append(subprocess.run(
+                ["docker", "inspect", "--format", "{{.Config.Image}}", sandbox.name],
+                capture_output=True, text=True, check=True,
+            ).stdout.strip())  # fmt: skip
+            return (await sandbox.exec("ls -A /ctx")).stdout
+        finally:
+            await sandbox.close()
+
+    try:
+        seen = run(listing())
+    finally:
+        subprocess.run(["docker", "rmi", "--force", *set(_built)], capture_output=True, check=False)
+
+    assert seen.split() == ["Dockerfile", "data.txt"]
+
+
 def test_the_verifier_s_workspace_is_the_snapshot_not_the_image_s(tmp_path: Path) -> None:
     (tmp_path / "env").mkdir()
     (tmp_path / "env" / "Dockerfile").write_text(

@@ -1,0 +1,83 @@
+"""The agent CLI's standard streams, relayed so that its own tools cannot write into them.
+
+Example::
+
+    argv = relayed(["bwrap", ..., "--", "claude", "-p"])     # [python, -I, -c, RELAY, --, bwrap, ...]
+
+A CLI's stdout is the event stream the harness records, and a tool the CLI runs could open
+``/proc/<cli>/fd/1`` and write lines of its own into it (a pipe can be opened there again by any
+process that can see it). The relay starts the CLI with Unix sockets as its stdin, stdout and stderr
+(``open()`` of a socket through ``/proc`` fails, ``ENXIO``), and copies them to and from its own
+streams; it is not dumpable, so its own ``/proc/<pid>/fd`` is closed to processes without
+``CAP_SYS_PTRACE``. Under ``bwrap`` it runs on the host, outside the sandbox's PID namespace (the
+sandbox's first process, which holds the CLI's streams, holds the sockets); under ``docker`` the
+container's helper does the same inside (``docker/helper.py``, mode ``relay``). Under ``tempdir``
+nothing is a boundary (a root agent may read any process's streams).
+
+This narrows the channel; it does not make the record depend on it: what the CLI's stream says is
+checked against the model endpoint's record (``coder_eval.endpoint.check``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+RELAY = r"""
+import ctypes, os, socket, subprocess, sys, threading
+
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+except Exception:
+    pass
+
+
+def copy(src, dst, done):
+    try:
+        while chunk := os.read(src, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+    except OSError:
+        pass
+    finally:
+        done()
+
+
+def main(argv):
+    pairs = [socket.socketpair() for _ in range(3)]
+    try:
+        child = subprocess.Popen(argv, stdin=pairs[0][1], stdout=pairs[1][1], stderr=pairs[2][1])
+    except OSError as exc:
+        sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
+        return 127 if isinstance(exc, FileNotFoundError) else 126
+    for ours, theirs in pairs:
+        theirs.close()
+    feed = threading.Thread(
+        target=copy, args=(0, pairs[0][0].fileno(), lambda: pairs[0][0].shutdown(socket.SHUT_WR)),
+        daemon=True,
+    )
+    outs = [
+        threading.Thread(target=copy, args=(pairs[n][0].fileno(), n, lambda: None), daemon=True)
+        for n in (1, 2)
+    ]
+    for thread in (feed, *outs):
+        thread.start()
+    code = child.wait()
+    for thread in outs:
+        thread.join()
+    return 128 - code if code < 0 else code
+
+
+argv = sys.argv[1:]
+sys.exit(main(argv[1:] if argv[:1] == ["--"] else argv))
+"""
+"""The relay, run as ``python -I -c RELAY -- argv...`` (see the module docstring)."""
+
+
+def relayed(argv: Sequence[str], python: str | None = None) -> list[str]:
+    """``argv`` started under the relay, by ``python`` (the one running coder_eval by default).
+
+    Example: ``relayed(["claude"])`` -> ``["/usr/bin/python3", "-I", "-c", RELAY, "--", "claude"]``.
+    """
+    return [python or sys.executable, "-I", "-c", RELAY, "--", *argv]
