@@ -73,10 +73,10 @@ def coder_eval(
 
 
 def scripted_list_price(notes: list[str]) -> float | None:
-    """What the agent priced a scripted episode's tokens at, from the note that says its cost is $0."""
+    """A scripted episode's served tokens at list price, from the note that says its cost is $0."""
     import re
 
-    found = [re.search(r"agent priced its tokens at \$(\d+\.\d+)", note) for note in notes]
+    found = [re.search(r"its tokens at list price: \$(\d+\.\d+)", note) for note in notes]
     return next((float(m.group(1)) for m in found if m), None)
 
 

@@ -71,8 +71,7 @@ async def run_agent(task: TaskSpec, stage: Stage, sink: TrajectoryWriter, turn: 
             task.run_limits.task_timeout,
         )
     stage.notes += outcome.notes + _single_iteration(task)
-    result = _ended(task, sink, stage, outcome)
-    return apply_budgets(task.run_limits, result)
+    return _ended(task, sink, stage, outcome)  # budgets are weighed on the settled record (runner)
 
 
 def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchOutcome) -> AgentResult:
@@ -89,25 +88,6 @@ def _ended(task: TaskSpec, sink: TrajectoryWriter, stage: Stage, outcome: WatchO
         )
     assert outcome.result is not None
     return outcome.result
-
-
-def unpriced(task: TaskSpec, notes: list[str], result: AgentResult) -> AgentResult:
-    """A scripted model has no price: its episode costs $0, whatever the agent priced its tokens at
-    (Claude Code prices them at the list price of the model name the script answers as). The note
-    keeps that figure, so the tokens can still be priced as if a real model had spent them. Applied
-    to the settled result (the endpoint's record prices what the scripted server answered as).
-
-    Example: a scripted episode the CLI priced at $0.1312 -> ``cost_usd == 0.0`` and the note
-    ``"scripted model: no price, so the episode costs $0 (the agent priced its tokens at $0.1312)"``.
-    """
-    if task.agent.model != "scripted" or result.cost_usd is None or result.cost_usd == 0:
-        return result
-    notes.append(
-        f"scripted model: no price, so the episode costs $0 (the agent priced its tokens at "
-        f"${result.cost_usd:.4f})"
-    )
-    result.cost_usd = 0.0
-    return result
 
 
 async def _named(kind: str, run: Coroutine[Any, Any, AgentResult]) -> AgentResult:

@@ -142,3 +142,21 @@ def _said(text: str, calls: Sequence[ModelCall]) -> bool:
         if wanted and wanted in said:
             return True
     return False
+
+
+def unpriced(task: TaskSpec, notes: list[str], result: AgentResult) -> AgentResult:
+    """A scripted model has no price: its episode costs $0, though its served tokens are priced at the
+    list price of the model name the script answers as. The note keeps that figure, so the tokens
+    can still be priced as if a real model had spent them.
+
+    Example: a scripted episode whose served tokens list at $0.1312 -> ``cost_usd == 0.0`` and the
+    note ``"scripted model: no price, so the episode costs $0 (its tokens at list price: $0.1312)"``.
+    """
+    if task.agent.model != "scripted" or result.cost_usd is None or result.cost_usd == 0:
+        return result
+    notes.append(
+        "scripted model: no price, so the episode costs $0 "
+        f"(its tokens at list price: ${result.cost_usd:.4f})"
+    )
+    result.cost_usd = 0.0
+    return result

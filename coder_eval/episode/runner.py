@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from coder_eval.agents import AgentResult
 from coder_eval.agents.raw_events import RawEventLog, raw_log
-from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent, unpriced
+from coder_eval.episode.agent_phase import Turn, apply_budgets, at_limit, limits_hit, run_agent
 from coder_eval.episode.grading import episode_outcome, episode_score, evaluate_criteria, invalid_cause
 from coder_eval.episode.iterations import (
     Grade,
@@ -28,7 +28,7 @@ from coder_eval.episode.iterations import (
     armed_outcome,
 )
 from coder_eval.episode.plan import EpisodePlan
-from coder_eval.episode.record import settle_on_record
+from coder_eval.episode.record import settle_on_record, unpriced
 from coder_eval.episode.skill_record import skill_load
 from coder_eval.episode.snapshots import SnapshotTarget, keep_snapshot, take_snapshot
 from coder_eval.episode.stage import ScriptedProvider, Stage, close_quietly, open_stage

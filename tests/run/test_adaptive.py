@@ -144,9 +144,8 @@ initial_prompt: write ok to ok.txt
 pre_run: ["{pre_run}"]
 agent:
   kind: command
-  command: "echo ok > ok.txt"
+  command: "{command}"
 sandbox: {{driver: tempdir}}
-pre_run: [{{command: "{command}", fail_on_error: true}}]
 success_criteria:
   - {{type: file_contains, path: ok.txt, includes: [ok]}}
 """

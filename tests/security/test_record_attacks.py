@@ -35,6 +35,7 @@ from coder_eval.scripted import ScriptedServer
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import CriterionResult, EpisodeEnd, Message, ToolCall, read_trajectory
 from tests.endpoint.builders import self_signed, tls_context
+from tests.helpers import scripted_list_price
 from tests.sandbox.builders import needs_bwrap
 from tests.security.conftest import FIXTURES
 
@@ -139,7 +140,8 @@ def test_a_forged_tool_call_result_and_usage_never_grade_or_count(tmp_path: Path
     assert not verdicts(events)["ran-tests"].passed  # pytest never ran
     assert (end.outcome, end.invalid_cause) == ("fail", None), end.error
     assert end.record is not None and end.usage.total > 1_000  # what the endpoint served
-    assert end.cost_usd is not None and end.cost_usd > 0.01
+    assert end.cost_usd == 0.0  # a scripted model has no price; what was served, at list price:
+    assert (scripted_list_price(end.notes) or 0.0) > 0.01
     usages = [e.usage for e in events if isinstance(e, Message) and e.usage is not None]
     assert all(min(u.model_dump().values()) >= 0 for u in usages)  # nothing reconciled downward
     forged = [e for e in events if isinstance(e, ToolCall) and e.id == "toolu_forged"]
