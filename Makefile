@@ -1,8 +1,14 @@
 # Two commands do all set-up on a fresh machine: `make run` and `make check` (lint, then the tests).
+# `make run` installs only what the demo needs (the core and the analysis extra; the Claude Code CLI
+# ships in the claude-agent-sdk wheel), `make run AGENT=...` adds that agent's CLI, `make check` and
+# `make setup` everything (scripts/install.sh: uv when it can be had, pip otherwise).
 PYTHON ?= python3
+export PYTHON
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed-run
+CODEX_STAMP := $(VENV)/.installed-codex
 # OpenCode and Gemini CLI (npm, pinned by package-lock.json) in ./node_modules, and ripgrep.
 CLIS_STAMP := node_modules/.installed
 # `make run AGENT=codex` (or opencode, gemini) runs the demo on another agent; the default is Claude Code.
@@ -15,11 +21,17 @@ MAX_COST_USD ?= 5
 
 .PHONY: setup system-deps run test check lint format lab view demo-figures schema clean
 
-$(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	@touch $(STAMP)
+$(STAMP): pyproject.toml scripts/install.sh
+	bash scripts/install.sh $(VENV) dev
+	@touch $(STAMP) $(RUN_STAMP) $(CODEX_STAMP)
+
+$(RUN_STAMP): pyproject.toml scripts/install.sh
+	bash scripts/install.sh $(VENV) analysis
+	@touch $(RUN_STAMP)
+
+$(CODEX_STAMP): $(RUN_STAMP)
+	bash scripts/install.sh $(VENV) analysis,agents
+	@touch $(CODEX_STAMP)
 
 $(CLIS_STAMP): package.json package-lock.json scripts/agent-clis.sh
 	@bash scripts/agent-clis.sh
@@ -33,7 +45,8 @@ system-deps:
 # The skill A/B demo through the real Claude Code CLI (or AGENT=codex, opencode, gemini): offline
 # (scripted model) without an API key.
 # Bubblewrap is installed first when it is missing and we may: without it the sandbox is a plain folder.
-run: setup
+AGENT_CLI := $(if $(filter codex,$(AGENT)),$(CODEX_STAMP),$(if $(filter opencode gemini,$(AGENT)),$(CLIS_STAMP)))
+run: $(RUN_STAMP) $(AGENT_CLI)
 	@bash scripts/system-deps.sh bubblewrap
 	$(VENV)/bin/coder-eval run --experiment experiments/skills_ab.yaml -j 4 \
 	  $(if $(AGENT),--agent $(AGENT)) \

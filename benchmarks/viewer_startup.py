@@ -2,14 +2,17 @@
 
 Run: ``python benchmarks/viewer_startup.py [--repeats 3] [RUN_DIR ...]`` (default: the test fixture
 runs). Each repeat starts ``coder-eval view --no-browser`` in a subprocess and drives Debian's
-chromium (Playwright) to the page; prints, per repeat and as medians, the seconds until the URL is
-printed and until the comparison table is on screen, and the ratio of the two (what the kernel and the
-first comparison add to the server's start).
+chromium (Playwright) to the page, then does the same with the baseline: the command as it was
+before jsonschema's ``iri`` format check was kept out of the viewer (``rfc3987_syntax`` imported
+first, when it is installed). Prints, per repeat and as medians, the seconds until the URL is
+printed and until the comparison table is on screen, and the ratio of the two (what the kernel and
+the first comparison add to the server's start), and now / before.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -26,13 +29,17 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-def one_start(runs: list[str]) -> tuple[float, float]:
+BEFORE = "import sys, rfc3987_syntax\nfrom coder_eval.cli import main\nmain(sys.argv[1:])"
+"""``coder-eval`` with the ``iri`` format check's grammar built first, as the viewer had it before."""
+
+
+def one_start(runs: list[str], before: bool = False) -> tuple[float, float]:
     """(seconds to the printed URL, seconds to the comparison table) of one ``coder-eval view``."""
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         start = time.monotonic()
         server = subprocess.Popen(
-            [sys.executable, "-m", "coder_eval", "view", *runs, "--no-browser", "--port", str(free_port())],
+            [*command(before), "view", *runs, "--no-browser", "--port", str(free_port())],
             cwd=scratch,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -57,17 +64,29 @@ def one_start(runs: list[str]) -> tuple[float, float]:
     return printed, shown
 
 
+def command(before: bool) -> list[str]:
+    """How to start ``coder-eval``: as it is, or (``before``) with the ``iri`` grammar built first."""
+    return [sys.executable, "-c", BEFORE] if before else [sys.executable, "-m", "coder_eval"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="*", default=[str(FIXTURES)])
     parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()
-    results = [one_start(options.runs) for _ in range(options.repeats)]
-    for i, (printed, shown) in enumerate(results):
-        print(f"repeat {i}: URL printed after {printed:.1f} s, comparison table shown after {shown:.1f} s")
-    url = statistics.median(r[0] for r in results)
-    page = statistics.median(r[1] for r in results)
-    print(f"median: URL {url:.1f} s, first page {page:.1f} s (page / URL = {page / url:.1f}x)")
+    found: dict[str, list[tuple[float, float]]] = {"now": [], "before": []}
+    for i in range(options.repeats):
+        for how, results in found.items():
+            printed, shown = one_start(options.runs, before=how == "before")
+            results.append((printed, shown))
+            print(f"repeat {i} ({how}): URL printed after {printed:.1f} s, table shown after {shown:.1f} s")
+    medians = {how: [statistics.median(r[part] for r in results) for part in (0, 1)]
+               for how, results in found.items()}  # fmt: skip
+    for how, (url, page) in medians.items():
+        print(f"median, {how}: URL {url:.1f} s, first page {page:.1f} s (page / URL = {page / url:.1f}x)")
+    (url, page), (url_before, page_before) = medians["now"], medians["before"]
+    print(f"now / before: URL {url / url_before:.2f}x, first page {page / page_before:.2f}x "
+          f"(load average {os.getloadavg()[0]:.1f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from coder_eval.manifest import (
     read_manifest,
 )
 from coder_eval.run_lock import RunLock
-from coder_eval.trajectory import EpisodeEnd, EpisodeStart, now, read_trajectory
+from coder_eval.trajectory import DISK_SYNC, EpisodeEnd, EpisodeStart, now, read_trajectory
 
 EPISODES = "episodes"
 PARTIAL = "partial"
@@ -151,7 +151,9 @@ class RunDir:
 
     def write_manifest(self, manifest: RunManifest) -> None:
         """Atomically replace ``run.json``; on a full disk the writer's reserve makes room for it.
-        ``RunWriteError`` when it cannot be written."""
+        ``RunWriteError`` when it cannot be written, or when a trajectory closed before it could not be
+        synced to disk (the manifest never counts an episode the disk does not hold)."""
+        DISK_SYNC.wait()
         manifest.updated_at = now()
         data = manifest.model_dump_json(indent=2).encode()
         try:

@@ -14,9 +14,11 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -443,10 +445,93 @@ def export_schema(path: Path) -> None:
     path.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+class DiskSync:
+    """Syncs closed trajectories to disk in one background thread, so that no episode (and no event
+    loop) waits for the disk: the files that close while one trip runs are synced on the next.
+
+    A closed trajectory is already in the operating system's hands (each event is flushed as it is
+    written), so a harness killed with SIGKILL loses none of it; the sync is what keeps it through a
+    power loss, and ``wait`` says when it has happened (``run_batch`` and ``RunDir.write_manifest``
+    wait, so a run's manifest never counts an episode the disk does not hold).
+
+    Example::
+
+        DISK_SYNC.submit(os.dup(handle.fileno()), "t--base--r0.jsonl")  # the syncer closes the copy
+        DISK_SYNC.wait()  # every file submitted so far is on disk, or RunWriteError
+    """
+
+    def __init__(self) -> None:
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """No file pending and no thread (also a forked child's state: the parent's files are its)."""
+        self._lock = threading.Condition()
+        self._pending: list[tuple[int, str]] = []
+        self._submitted = self._done = 0
+        self._errors: list[tuple[str, str]] = []
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fd: int, name: str) -> None:
+        """Sync ``fd`` (then close it) in the background; ``name`` is the file a failure names."""
+        with self._lock:
+            self._pending.append((fd, name))
+            self._submitted += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="coder_eval-sync", daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+
+    def wait(self) -> None:
+        """Block until every file submitted before this call is synced; ``RunWriteError`` naming the
+        first file the disk refused (the run cannot vouch for that episode)."""
+        with self._lock:
+            target = self._submitted
+            self._lock.wait_for(lambda: self._done >= target)
+            errors, self._errors = self._errors, []
+        if errors:
+            more = f" (and {len(errors) - 1} more files)" if len(errors) > 1 else ""
+            raise RunWriteError(errors[0][0], f"cannot sync it to disk: {errors[0][1]}{more}")
+
+    def drain(self) -> None:
+        """``wait``, a failure left unraised: what a process leaving has no way to report."""
+        with contextlib.suppress(RunWriteError):
+            self.wait()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: bool(self._pending))
+                batch, self._pending = self._pending, []
+            errors = [error for fd, name in batch if (error := _synced(fd, name)) is not None]
+            with self._lock:
+                self._done += len(batch)
+                self._errors.extend(errors)
+                self._lock.notify_all()
+
+
+def _synced(fd: int, name: str) -> tuple[str, str] | None:
+    """Sync and close ``fd``; the file and the reason when it could not be synced."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        return name, exc.strerror or str(exc)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    return None
+
+
+DISK_SYNC = DiskSync()
+"""The process's one syncer (``TrajectoryWriter`` hands it each durable file as it closes;
+``RunDir.write_manifest`` waits for it, and so does the process before it exits)."""
+atexit.register(DISK_SYNC.drain)
+os.register_at_fork(after_in_child=DISK_SYNC._fresh)
+
+
 class TrajectoryWriter:
     """Append-only JSONL writer; every event is flushed to the OS as it is written, and the file is
-    synced to disk when it closes (unless ``durable=False``: a scratch copy that another process
-    writes durably, as a dask worker's is).
+    synced to disk after it closes, by ``DISK_SYNC`` (unless ``durable=False``: a scratch copy that
+    another process writes durably, as a dask worker's is).
 
     ``events`` keeps what this writer wrote, so graders read the trajectory without re-parsing it.
     Text the agent produced never makes an event unwritable: undecodable bytes and lone surrogates
@@ -479,13 +564,13 @@ class TrajectoryWriter:
         self.events.append(event)
 
     def close(self) -> None:
-        """Flush (to disk, when durable) and close."""
+        """Flush to the operating system and close; when durable, the sync to disk is ``DISK_SYNC``'s."""
         if self._file.closed:
             return
         try:
             self._file.flush()
             if self.durable:
-                os.fsync(self._file.fileno())
+                DISK_SYNC.submit(os.dup(self._file.fileno()), str(self.path))
         except OSError as exc:
             raise RunWriteError.of(self.path, exc) from exc
         finally:

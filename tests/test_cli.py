@@ -339,6 +339,7 @@ class FakeReports:
         params: Mapping[str, str] = {},
         out_dir: Path | None = None,
         timeout: float = 600,
+        kernel: object = None,
     ) -> ReportResult:
         self.calls.append((template, dict(params), out_dir))
         html = Path("reports") / f"{template}.html"
@@ -351,6 +352,7 @@ class FakeReports:
 def reports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeReports:
     fake = FakeReports()
     monkeypatch.setattr("coder_eval.run.render.render_report", fake)
+    monkeypatch.setattr("coder_eval.run.report_kernel.ReportKernel.start", lambda self, folder: None)
     monkeypatch.chdir(tmp_path)
     return fake
 

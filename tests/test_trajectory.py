@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from coder_eval.analysis.frames.rows import read_events
-from coder_eval.errors import TrajectoryError
+from coder_eval.errors import RunWriteError, TrajectoryError
+from coder_eval.run_dir import MANIFEST, RunDir, RunManifest
 from coder_eval.trajectory import (
+    DISK_SYNC,
+    DiskSync,
     EpisodeEnd,
     EpisodeStart,
     Message,
@@ -134,3 +137,68 @@ def test_input_nested_past_the_serializer_and_bytes_are_written_not_raised(tmp_p
     while isinstance(value, dict):
         depth, value = depth + 1, value["a"]
     assert value == TOO_DEEP and depth == MAX_DEPTH - 2
+
+
+def open_descriptors() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+def test_a_closed_trajectory_is_synced_and_its_copy_closed_once_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real_fsync(fd)
+
+    DISK_SYNC.wait()  # what earlier tests closed is synced before this one counts
+    monkeypatch.setattr(os, "fsync", fsync)
+    before = open_descriptors()
+    paths = [tmp_path / f"t--default--r{i}.jsonl" for i in range(5)]
+    for path in paths:
+        with TrajectoryWriter(path) as writer:
+            writer.write(start())
+    DISK_SYNC.wait()
+    assert sorted(synced) == sorted(p.stat().st_ino for p in paths)
+    assert open_descriptors() == before
+
+
+def test_a_scratch_trajectory_is_not_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    DISK_SYNC.wait()
+    monkeypatch.setattr(os, "fsync", synced.append)
+    with TrajectoryWriter(tmp_path / "t.jsonl", durable=False) as writer:
+        writer.write(start())
+    DISK_SYNC.wait()
+    assert synced == []
+
+
+def test_a_file_the_disk_cannot_sync_is_a_run_write_error_naming_it_at_the_next_wait() -> None:
+    sync = DiskSync()
+    readable, writable = os.pipe()  # fsync of a pipe fails (EINVAL)
+    os.close(writable)
+    sync.submit(readable, "runs/r/episodes/t--default--r0.jsonl")
+    with pytest.raises(RunWriteError, match=r"t--default--r0\.jsonl: cannot sync it to disk"):
+        sync.wait()
+    sync.wait()  # said once
+    with pytest.raises(OSError):
+        os.fstat(readable)  # closed all the same
+
+
+def test_a_manifest_is_not_written_while_a_trajectory_it_would_count_is_not_on_disk(
+    tmp_path: Path,
+) -> None:
+    run = RunDir.create(tmp_path, RunManifest(run_id="r"))
+    written = (run.path / MANIFEST).read_bytes()
+    readable, writable = os.pipe()
+    os.close(writable)
+    DISK_SYNC.submit(readable, str(run.path / "episodes" / "t--default--r0.jsonl"))
+    manifest = run.read_manifest()
+    manifest.status = "completed"
+    with pytest.raises(RunWriteError, match=r"t--default--r0\.jsonl"):
+        run.write_manifest(manifest)
+    assert (run.path / MANIFEST).read_bytes() == written
+    run.write_manifest(manifest)
+    assert run.read_manifest().status == "completed"

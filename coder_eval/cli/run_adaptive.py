@@ -111,10 +111,11 @@ class Asked:
     def check(self, resolution: Resolution) -> None:
         """Refuse, before the run directory is made, a rule the plan cannot follow."""
         from coder_eval.errors import InputError
-        from coder_eval.run.adaptive import arms
 
         rule = self.rule(resolution)
         if rule is not None:
+            from coder_eval.run.adaptive import arms  # the sequence's statistics, for this rule only
+
             arms(rule, resolution.experiment.variant_ids)
         elif self.gate_alone and resolution.experiment.baseline is None:
             raise InputError(
@@ -161,7 +162,6 @@ def print_sequence(record: AdaptiveRecord) -> None:
 def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
     """The episodes (until the answer, when a rule says so), under a progress bar; after Ctrl-C,
     how to resume."""
-    from coder_eval.run.adaptive import execute_until_conclusive, start
     from coder_eval.run.batch import kept_episodes
 
     rule = asked.rule_of(session)
@@ -179,6 +179,8 @@ def execute_shown(session: RunSession, batch: Batch, asked: Asked) -> None:
             if rule is None:
                 session.execute(batch, shown)
             else:
+                from coder_eval.run.adaptive import execute_until_conclusive, start
+
                 if session.manifest.adaptive is None:
                     start(session, rule)
                 record = execute_until_conclusive(session, batch, shown)

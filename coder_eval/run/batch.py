@@ -21,7 +21,7 @@ from coder_eval.errors import ExecutorLost, RunWriteError
 from coder_eval.executors.base import Executor
 from coder_eval.executors.local import LocalExecutor
 from coder_eval.run_dir import RunDir
-from coder_eval.trajectory import EpisodeEnd, EpisodeStart
+from coder_eval.trajectory import DISK_SYNC, EpisodeEnd, EpisodeStart
 
 
 @dataclass
@@ -92,6 +92,9 @@ async def run_batch(
                 on_done(plan, end)
 
     await _all_or_none([asyncio.ensure_future(one(plan)) for plan in todo])
+    # the episodes' trajectories are on disk before anyone counts them (trajectory.DiskSync; after a
+    # failure, the manifest's own write waits for them)
+    await asyncio.to_thread(DISK_SYNC.wait)
     return summary
 
 

@@ -66,8 +66,6 @@ def regression_gate(
     Example: ``regression_gate("latest-on-main", "worse", Path("runs/history.duckdb"))``
     -> ``("latest-on-main", "worse")``; ``regression_gate(None, "never", store)`` -> ``(None, "never")``.
     """
-    from coder_eval.store.baseline_ref import check_reference
-
     if fail_on not in FAIL_ON:
         raise InputError(f"--fail-on {fail_on!r}: choose worse or never")
     if reference is None:
@@ -76,6 +74,8 @@ def regression_gate(
                 f"--fail-on {fail_on}: it needs --baseline (the run to compare with) or --until-conclusive"
             )
         return None, cast(FailOn, fail_on)
+    from coder_eval.store.baseline_ref import check_reference
+
     check_reference(reference, store)
     return reference, cast(FailOn, fail_on)
 
@@ -83,10 +83,10 @@ def regression_gate(
 def check_experiment_gate(resolution: Resolution, reference: str | None, store: Path) -> None:
     """Before any episode: the baseline the experiment file names (when ``--baseline`` does not
     replace it) is checked as ``--baseline`` is (``InputError``, exit 2, when it names nothing)."""
-    from coder_eval.store.baseline_ref import check_reference
-
     gate = resolution.experiment.baseline
     if reference is None and gate is not None:
+        from coder_eval.store.baseline_ref import check_reference  # the statistics, for a gate only
+
         where = resolution.experiment.path or "the experiment"
         check_reference(gate.run, store, named=f"{where}: baseline: run:")
 

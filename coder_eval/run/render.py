@@ -32,12 +32,16 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder_eval.errors import ReportError, unknown_name
 from coder_eval.interop.log_readers.inspect_files import is_inspect_log
 from coder_eval.run.render_files import RenderFiles, export_html, mark_failed
+from coder_eval.run.report_kernel import KERNEL_ARGUMENTS, reset_cell, without_reset_cell
 from coder_eval.run_dir import EPISODES, MANIFEST, read_manifest
+
+if TYPE_CHECKING:
+    from coder_eval.run.report_kernel import ReportKernel
 
 TEMPLATE_PACKAGE = "coder_eval.notebooks"
 """The package that holds the templates: the top-level ``notebooks/`` folder, mapped by setuptools."""
@@ -107,10 +111,6 @@ class ReportResult:
     error: str | None
 
 
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
-"""Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""
-
-
 def parse_params(pairs: Sequence[str]) -> dict[str, str]:
     """``["baseline=old", "metric=cost_usd"]`` -> ``{"baseline": "old", "metric": "cost_usd"}``.
 
@@ -134,10 +134,12 @@ def render_report(
     params: Mapping[str, str] = {},
     out_dir: Path | None = None,
     timeout: float = 600,
+    kernel: ReportKernel | None = None,
 ) -> ReportResult:
     """Execute ``template`` on ``run_dirs`` and write notebook, HTML and summaries into ``out_dir``.
 
-    ``timeout`` bounds each cell, in seconds. Example::
+    ``timeout`` bounds each cell, in seconds; ``kernel`` is a kernel shared with other reports
+    (``report_kernel.py``; default: one of its own). Example::
 
         render_report([Path("runs/latest")], "run_report", {"top_n": "10"}).ok
     """
@@ -151,7 +153,7 @@ def render_report(
     values[SUMMARY_PARAM] = files.summary_tmp.name
     try:
         with template_path(spec) as notebook:
-            error = execute(notebook, files.notebook_tmp, values, timeout)
+            error = execute(notebook, files.notebook_tmp, values, timeout, kernel)
         export_html(files.notebook_tmp, files.html_tmp, f"{template} (failed)" if error else template)
         files.publish(ok=error is None)
     finally:
@@ -231,15 +233,27 @@ def run_id(run: Path) -> str:
     return read_manifest(run).run_id
 
 
-def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: float) -> str | None:
-    """Run a py:percent notebook with papermill (cwd: the output folder); the error text, or None."""
+def execute(
+    notebook: Path,
+    output: Path,
+    values: Mapping[str, Any],
+    timeout: float,
+    kernel: ReportKernel | None = None,
+) -> str | None:
+    """Run a py:percent notebook with papermill (cwd: the output folder), in ``kernel`` when given;
+    the error text, or None."""
     import jupytext
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+    nb = jupytext.read(notebook)
+    shared = {}
+    if kernel is not None:
+        nb.cells.insert(0, reset_cell(output.parent))
+        shared["km"] = kernel.ready()
     with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
         source = Path(tmp) / notebook.with_suffix(".ipynb").name
-        jupytext.write(jupytext.read(notebook), source)
+        jupytext.write(nb, source)
         try:
             papermill.execute_notebook(
                 source,
@@ -251,14 +265,25 @@ def execute(notebook: Path, output: Path, values: Mapping[str, Any], timeout: fl
                 progress_bar=False,
                 execution_timeout=max(1, math.ceil(timeout)),
                 extra_arguments=KERNEL_ARGUMENTS,
+                **shared,
             )
         except papermill.PapermillExecutionError as exc:
             return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
         except CellTimeoutError:
-            return mark_failed(output, f"a cell ran longer than the {timeout:g} s timeout")
+            return _kernel_lost(kernel, output, f"a cell ran longer than the {timeout:g} s timeout")
         except DeadKernelError as exc:
-            return mark_failed(output, f"the kernel died: {exc}")
+            return _kernel_lost(kernel, output, f"the kernel died: {exc}")
+        finally:
+            if kernel is not None and output.exists():
+                without_reset_cell(output)
     return None
+
+
+def _kernel_lost(kernel: ReportKernel | None, output: Path, error: str) -> str:
+    """A report whose kernel cannot go on: marked failed, and a shared kernel replaced for the next."""
+    if kernel is not None:
+        kernel.spoiled()
+    return mark_failed(output, error)
 
 
 def read_index(out: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import importlib
 from dataclasses import dataclass
@@ -112,15 +113,21 @@ def mark_failed(notebook: Path, error: str) -> str:
 def export_html(notebook: Path, target: Path, title: str) -> None:
     """The executed notebook as standalone HTML without code cells: figures are embedded data URIs,
     styles are inlined, and no script or style is fetched from the network."""
+    nb = untyped("nbformat").read(notebook, as_version=4)
+    body, _ = html_exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
+    target.write_text(body, encoding="utf-8")
+
+
+@functools.cache
+def html_exporter() -> Any:
+    """nbconvert's HTML exporter on the offline template, made once (its templates are compiled
+    once for every report a process renders)."""
     from jinja2 import DictLoader
 
-    nb = untyped("nbformat").read(notebook, as_version=4)
-    exporter = untyped("nbconvert").HTMLExporter(
+    return untyped("nbconvert").HTMLExporter(
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         extra_loaders=[DictLoader({OFFLINE_TEMPLATE: OFFLINE_TEMPLATE_SOURCE})],
         template_file=OFFLINE_TEMPLATE,
     )
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    target.write_text(body, encoding="utf-8")

@@ -16,12 +16,16 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from coder_eval.errors import ReportError
+
+if TYPE_CHECKING:
+    from coder_eval.run.report_kernel import ReportKernel
 
 
 class ReportJob(NamedTuple):
@@ -52,16 +56,32 @@ def render_run_reports(
     reuse: bool = False,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
-    told their templates first); a failed one is recorded in its outcome, and the others are still
-    rendered. With ``reuse`` (nothing new ran), reports that are up to date are kept as they are,
-    when all of them are."""
-    jobs = report_jobs(run, list(variants), out_dir)
-    kept = [kept_report(run, job) for job in jobs] if reuse else []
-    if kept and all(k is not None for k in kept):
-        return [k for k in kept if k is not None]
-    if on_start is not None:
-        on_start([job.template for job in jobs])
-    return [_render(run, job) for job in jobs]
+    told their templates first), one after the other in one kernel (``report_kernel.py``); a failed
+    one is recorded in its outcome, and the others are still rendered. With ``reuse`` (nothing new
+    ran), reports that are up to date are kept as they are, when all of them are."""
+    from coder_eval.run.render import REPORTS_DIR, run_id
+    from coder_eval.run.report_kernel import ReportKernel
+
+    with ReportKernel() as kernel:
+        folder = out_dir or REPORTS_DIR / run_id(run)  # where render_report writes the first one
+        if not reuse:  # the kernel starts while the reports are prepared
+            _start(kernel, folder)
+        jobs = report_jobs(run, list(variants), out_dir)
+        if reuse:
+            kept = [kept_report(run, job) for job in jobs]
+            if all(k is not None for k in kept):
+                return [k for k in kept if k is not None]
+            _start(kernel, folder)
+        if on_start is not None:
+            on_start([job.template for job in jobs])
+        return [_render(run, job, kernel) for job in jobs]
+
+
+def _start(kernel: ReportKernel, folder: Path) -> None:
+    """Start ``kernel`` in ``folder`` (made); without the notebook stack each report says so."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(ImportError):
+        kernel.start(folder)
 
 
 def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
@@ -98,18 +118,28 @@ def kept_report(run: Path, job: ReportJob) -> ReportOutcome | None:
 
 
 def labelled_criteria(run: Path) -> list[str]:
-    """Criterion ids that recorded an expected or observed label in the run."""
-    from coder_eval.analysis import load_runs
-    from coder_eval.analysis.views.notebook import labelled_criterion_ids
+    """Criterion ids that recorded an expected or observed label in the run (read from the
+    trajectories' rows as the criteria frame has them, without building the frames)."""
+    from coder_eval.analysis.frames.columns import CRITERIA, names
+    from coder_eval.analysis.frames.rows import parse_trajectory
+    from coder_eval.run_dir import EPISODES
 
-    return labelled_criterion_ids(load_runs(run).criteria)
+    columns = names(CRITERIA)
+    at = columns.index("criterion_id"), columns.index("observed_label"), columns.index("expected_label")
+    found = {
+        str(row[at[0]])
+        for path in sorted((run / EPISODES).glob("*.jsonl"))
+        for row in parse_trajectory(path).criteria
+        if row[at[1]] is not None or row[at[2]] is not None
+    }
+    return sorted(found)
 
 
-def _render(run: Path, job: ReportJob) -> ReportOutcome:
+def _render(run: Path, job: ReportJob, kernel: ReportKernel | None = None) -> ReportOutcome:
     from coder_eval.run.render import render_report
 
     try:
-        result = render_report([run], job.template, job.params, job.out_dir)
+        result = render_report([run], job.template, job.params, job.out_dir, kernel=kernel)
     except (ReportError, ImportError) as exc:
         return ReportOutcome(job.template, None, False, str(exc), raised=True)
     return ReportOutcome(job.template, result.html_path, result.ok, None if result.ok else result.error)

@@ -10,11 +10,48 @@ Example::
         index_runs(store, [Path("runs")]).line()       # '3 runs indexed, 0 unchanged, 0 unreadable'
         list_runs(store)                               # one row per run, newest first
         runs = load_store(store)                       # coder_eval.analysis.Runs of every run
+
+Names resolve on first use: a run that only asks where its store is (``connection.store_for``) imports
+DuckDB alone, not pandas or the analysis frames.
 """
 
-from coder_eval.store.connection import DEFAULT_STORE, RunStore, default_store
-from coder_eval.store.history import RunFilter, list_runs, load_store, run_ids
-from coder_eval.store.index import IndexReport, index_run, index_runs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coder_eval.store.connection import DEFAULT_STORE, RunStore, default_store
+    from coder_eval.store.history import RunFilter, list_runs, load_store, run_ids
+    from coder_eval.store.index import IndexReport, index_run, index_runs
+
+LAZY: dict[str, str] = {
+    "DEFAULT_STORE": "coder_eval.store.connection",
+    "RunStore": "coder_eval.store.connection",
+    "default_store": "coder_eval.store.connection",
+    "RunFilter": "coder_eval.store.history",
+    "list_runs": "coder_eval.store.history",
+    "load_store": "coder_eval.store.history",
+    "run_ids": "coder_eval.store.history",
+    "IndexReport": "coder_eval.store.index",
+    "index_run": "coder_eval.store.index",
+    "index_runs": "coder_eval.store.index",
+}
+"""The public names (``__all__``), each imported from its module on first use."""
+
+if not TYPE_CHECKING:  # for the type checker the names are the imports above
+
+    def __getattr__(name: str) -> Any:
+        module = LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'coder_eval.store' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *LAZY})
+
 
 __all__ = [
     "DEFAULT_STORE",

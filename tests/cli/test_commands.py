@@ -84,6 +84,21 @@ def test_a_command_loads_its_module_when_used(tmp_path: Path) -> None:
     assert "--max-cost-usd" in printed
 
 
+STATISTICS = ["scipy", "statsmodels", "coder_eval.analysis.stats", "coder_eval.analysis.answer"]
+"""The statistics stack: SciPy alone took 1.3 s of every run's start when the store imported it."""
+
+
+def test_a_run_without_reports_or_gates_imports_no_statistics(tmp_path: Path) -> None:
+    from tests.helpers import minimal_task
+
+    minimal_task(tmp_path / "tasks", "t1", "agent: {kind: oracle}\nsandbox: {driver: tempdir}\n")
+    printed, loaded = imported_after("run", "tasks", "--no-report", cwd=tmp_path, heavy=STATISTICS)
+    assert "pass 1" in printed
+    assert len(list((tmp_path / "runs" / "latest" / "episodes").glob("*.jsonl"))) == 1
+    assert (tmp_path / "runs" / "history.duckdb").is_file()  # indexed into the store all the same
+    assert loaded == []
+
+
 def test_each_row_names_the_module_that_defines_the_command_and_its_summary() -> None:
     for row in COMMANDS.values():
         importlib.import_module(row.module)

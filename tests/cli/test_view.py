@@ -7,6 +7,7 @@ The served explorer itself is driven in Chromium by tests/test_explore_browser.p
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlencode
@@ -120,3 +121,20 @@ def test_the_served_explorer_answers_only_with_the_token_it_printed(tmp_path: Pa
         stranger = urlopen(transcript, timeout=60)  # followed to the login page
         assert stranger.url.startswith(f"{view.base}login?next=")
         assert "Summarise sales.csv" not in stranger.read().decode()  # the login page, not the transcript
+
+
+def test_the_viewer_starts_without_building_jsonschemas_iri_grammar(tmp_path: Path) -> None:
+    pytest.importorskip("voila")
+    code = (
+        "import sys\n"
+        "from coder_eval.cli.view import without_iri_format\n"
+        "without_iri_format()\n"
+        "import coder_eval.cli.viewer, jsonschema\n"
+        "checker = jsonschema.Draft202012Validator.FORMAT_CHECKER\n"
+        "print('rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] is not None)\n"
+        "print('iri' in checker.checkers, checker.conforms('127.0.0.1', 'ipv4'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]  # the other formats are still checked

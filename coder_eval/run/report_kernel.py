@@ -1,0 +1,132 @@
+"""One Python kernel that renders a run's reports in turn: the kernel starts, and the analysis stack
+is imported, once for all of them instead of once per report.
+
+Example::
+
+    with ReportKernel() as kernel:
+        for template in ("run_report", "compare_report"):
+            render_report([Path("runs/latest")], template, kernel=kernel)
+
+Each notebook still starts from a clean slate: a first cell (``reset_cell``, run by papermill with
+the notebook and removed from the rendered notebook after) makes the kernel forget every name the
+last notebook defined (IPython's ``reset``, with a new history session whose cells count from 1 as a
+new kernel's do), close its figures, put matplotlib's settings, the warning filters and pandas'
+options back as they were before the first report, and move to the report's folder (papermill's
+``cwd``). What stays is what importing left behind: the modules themselves. A kernel that died, or
+that a cell timeout left busy, is replaced before the next report.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from coder_eval.run.render_files import untyped
+
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+"""Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""
+RESET_TAG = "coder-eval-reset"
+"""The tag of the first cell ``reset_cell`` makes (removed from the rendered notebook)."""
+
+RESET = """\
+import os as _os, warnings as _warnings
+import matplotlib as _mpl, matplotlib.pyplot as _plt, pandas as _pd
+_shell = get_ipython()
+if not hasattr(_shell, "_coder_eval_rc"):  # the kernel's first report: its settings are the defaults
+    _shell._coder_eval_rc = dict(_mpl.rcParams)
+    _shell._coder_eval_warnings = list(_warnings.filters)
+_plt.close("all")
+_mpl.rcParams.update(_shell._coder_eval_rc)
+_warnings.filters[:] = _shell._coder_eval_warnings
+with _warnings.catch_warnings():
+    _warnings.simplefilter("ignore")
+    _pd.reset_option("all")
+_os.chdir({folder!r})
+_shell.reset(new_session=True)  # %reset -f, and a new history session whose cells count from 1
+"""
+"""The state one report could leave for the next, put back before each."""
+WARM = """\
+import matplotlib.pyplot, pandas
+import coder_eval.analysis.answer.engine, coder_eval.analysis.views.notebook, coder_eval.analysis.views.plots
+"""
+"""What every report imports, imported as soon as the kernel is up (while the reports are prepared)."""
+
+
+class ReportKernel:
+    """A ``python3`` kernel (this interpreter's) kept for several reports; close it when done."""
+
+    def __init__(self) -> None:
+        self.manager: Any = None
+        self._spoiled = False
+        self._warming: Any = None
+
+    def start(self, folder: Path) -> None:
+        """Start the kernel now, in ``folder``, and have it import the analysis stack while this
+        process prepares the first report (nothing waits for either here)."""
+        from jupyter_core.utils import run_sync
+
+        client = untyped("jupyter_client.blocking").BlockingKernelClient
+
+        manager = self.ready()
+        if manager.has_kernel:
+            return
+        run_sync(manager.start_kernel)(extra_arguments=KERNEL_ARGUMENTS, cwd=os.fspath(folder))
+        self._warming = client()
+        self._warming.load_connection_info(manager.get_connection_info())
+        self._warming.start_channels()
+        self._warming.execute(WARM, silent=True, store_history=False)
+
+    def ready(self) -> Any:
+        """The kernel manager to hand papermill (``km``): the kernel of the last report, or a new
+        one (started by papermill) when there is none yet or the last one cannot be trusted."""
+        from jupyter_client.manager import AsyncKernelManager
+        from jupyter_core.utils import run_sync
+
+        running = self.manager is not None and self.manager.has_kernel
+        if running and (self._spoiled or not run_sync(self.manager.is_alive)()):
+            self.close()
+        if self.manager is None:
+            self.manager, self._spoiled = AsyncKernelManager(kernel_name="python3"), False
+        return self.manager
+
+    def spoiled(self) -> None:
+        """The last report timed out or killed its kernel: the next one gets a new kernel."""
+        self._spoiled = True
+
+    def close(self) -> None:
+        """Shut the kernel down (idempotent)."""
+        from jupyter_core.utils import run_sync
+
+        manager, self.manager = self.manager, None
+        if self._warming is not None:
+            self._warming.stop_channels()
+            self._warming = None
+        if manager is not None and manager.has_kernel:
+            run_sync(manager.shutdown_kernel)(now=True)
+
+    def __enter__(self) -> ReportKernel:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def reset_cell(folder: Path) -> Any:
+    """The first cell of a notebook run in a shared kernel (an ``nbformat`` code cell)."""
+    cell = untyped("nbformat.v4").new_code_cell(RESET.format(folder=os.fspath(folder.resolve())))
+    cell.metadata["tags"] = [RESET_TAG]
+    return cell
+
+
+def without_reset_cell(notebook: Path) -> None:
+    """Remove the reset cell from an executed notebook file (what it did is no part of the report)."""
+    nbformat = untyped("nbformat")
+    nb = nbformat.read(notebook, as_version=4)
+    kept = [c for c in nb.cells if RESET_TAG not in c.get("metadata", {}).get("tags", [])]
+    if len(kept) != len(nb.cells):
+        nb.cells = kept
+        nbformat.write(nb, notebook)
