@@ -14,11 +14,11 @@ Analysis lives in ``coder_eval.analysis`` (pandas, scipy), imported separately.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from coder_eval import moved
 from coder_eval.errors import CoderEvalError, ExitCode
+from coder_eval.lazy import lazy_names
 from coder_eval.version import __version__
 
 moved.install()  # modules that moved stay importable from their old names, with a warning
@@ -46,17 +46,7 @@ LAZY: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # for the type checker the names are the imports above, and nothing else
-
-    def __getattr__(name: str) -> Any:
-        module = LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'coder_eval' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:  # tab completion in a notebook lists the lazy names too
-        return sorted({*globals(), *LAZY})
+    __getattr__, __dir__ = lazy_names(__name__, globals(), LAZY)
 
 
 __all__ = [

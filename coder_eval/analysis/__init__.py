@@ -21,8 +21,9 @@ import the statistics stack.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from coder_eval.lazy import lazy_names
 
 if TYPE_CHECKING:
     from coder_eval.analysis.answer.engine import Declaration, Verdicts, headline, verdicts
@@ -116,18 +117,7 @@ VIEWS: dict[str, str] = {
 
 
 if not TYPE_CHECKING:  # for the type checker the names are the imports above
-
-    def __getattr__(name: str) -> Any:
-        module = LAZY.get(name) or VIEWS.get(name)
-        if module is None:
-            raise AttributeError(f"module 'coder_eval.analysis' has no attribute {name!r}")
-        loaded = importlib.import_module(module)
-        value = importlib.import_module(f"{module}.{name}") if name == "plots" else getattr(loaded, name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:  # tab completion in a notebook lists the lazy names too
-        return sorted({*globals(), *LAZY, *VIEWS})
+    __getattr__, __dir__ = lazy_names(__name__, globals(), {**LAZY, **VIEWS})
 
 
 __all__ = [

@@ -19,8 +19,9 @@ reads) imports without the session, the executors and the episode runner.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from coder_eval.lazy import lazy_names
 
 if TYPE_CHECKING:
     from coder_eval.experiment.inputs import RunInputs
@@ -50,17 +51,7 @@ LAZY: dict[str, str] = {
 """Each public name and the module it is imported from on first use."""
 
 if not TYPE_CHECKING:  # for the type checker the names are the imports above
-
-    def __getattr__(name: str) -> Any:
-        module = LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'coder_eval.run' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *LAZY})
+    __getattr__, __dir__ = lazy_names(__name__, globals(), LAZY)
 
 
 __all__ = [

@@ -17,8 +17,9 @@ DuckDB alone, not pandas or the analysis frames.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from coder_eval.lazy import lazy_names
 
 if TYPE_CHECKING:
     from coder_eval.store.connection import DEFAULT_STORE, RunStore, default_store
@@ -40,17 +41,7 @@ LAZY: dict[str, str] = {
 """The public names (``__all__``), each imported from its module on first use."""
 
 if not TYPE_CHECKING:  # for the type checker the names are the imports above
-
-    def __getattr__(name: str) -> Any:
-        module = LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'coder_eval.store' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *LAZY})
+    __getattr__, __dir__ = lazy_names(__name__, globals(), LAZY)
 
 
 __all__ = [
