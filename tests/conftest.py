@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import coder_eval.scripted
+from coder_eval.sandbox.trees import remove_tree
 from coder_eval.scripted import ScriptedServer
 from tests.docker_engine import _docker_when_marked, docker_engine, stop_started_engine  # noqa: F401
 from tests.helpers import REPO
@@ -54,3 +57,14 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ScriptedServer]]:
 
     monkeypatch.setattr(coder_eval.scripted, "ScriptedServer", Recording)
     yield made
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder of the test's own under /tmp, short enough that sandboxes made in it hold
+    the harness's Unix sockets (pytest's own folders can be too deep: ``sandbox_root``)."""
+    folder = Path(tempfile.mkdtemp(prefix="ce-test-", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -174,9 +173,10 @@ class RunSession:
     def reap_leftovers(self) -> Reaped:
         """Remove sandboxes and processes of harnesses that died (a crash, ``kill -9``): this run's
         own when resuming, and any left in the temp folder."""
+        from coder_eval.sandbox.layout import sandbox_root
         from coder_eval.sandbox.leftovers import reap_dead, reap_logged
 
-        reaped, problems = reap_dead(Path(tempfile.gettempdir()))
+        reaped, problems = reap_dead(sandbox_root())
         if self.resuming:
             more, other = reap_logged(self.run.path / SANDBOX_LOG_FILE)
             reaped, problems = reaped + more, problems + other

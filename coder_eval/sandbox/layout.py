@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,24 @@ PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 
 FOLDERS = ("home", "tmp", "bin", "run", "tools", "verdicts", "plugins")
 """The folders beside the workspace; each sandbox makes those it uses (``Provision.folders``)."""
+
+SOCKET_PATH_MAX = 107
+"""Bytes a Unix socket's path may have (``sun_path`` less its closing NUL, on Linux)."""
+LONGEST_SOCKET_TAIL = len("/coder_eval-12345678/run/recorder.sock")
+"""What a sandbox adds to its parent folder's path for its longest socket (``host_socket``)."""
+SHORT_ROOT = Path("/tmp")
+
+
+def sandbox_root() -> Path:
+    """The folder sandboxes are made in (and leftovers reaped from): the temporary folder
+    (``$TMPDIR``), or ``/tmp`` when that path is too long for the harness's Unix sockets beside the
+    workspace (a deep ``$TMPDIR``); every socket path would be refused otherwise.
+
+    Example: with ``TMPDIR=/tmp`` -> ``Path("/tmp")``; with a 90-byte ``TMPDIR`` -> ``Path("/tmp")``.
+    """
+    root = Path(tempfile.gettempdir()).resolve()
+    fits = len(os.fsencode(root)) + LONGEST_SOCKET_TAIL <= SOCKET_PATH_MAX
+    return root if fits or not SHORT_ROOT.is_dir() else SHORT_ROOT
 
 
 @dataclass(frozen=True)

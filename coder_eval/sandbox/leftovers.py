@@ -5,7 +5,7 @@ Example::
     with recording_sandboxes(run.path / "sandboxes.jsonl"):   # every sandbox made is listed there
         ...
     reap_logged(run.path / "sandboxes.jsonl")   # --resume: the dead session's sandboxes and processes
-    reap_dead(Path(tempfile.gettempdir()))      # any run: leftovers of harnesses that are gone
+    reap_dead(sandbox_root())                   # any run: leftovers of harnesses that are gone
 
 Each sandbox folder holds ``owner.json`` (the harness's pid, its start time, the sandbox's token). A
 sandbox whose owner is no longer running (``kill -9`` of coder-eval, a crash, a power cut) is reaped:

@@ -37,7 +37,7 @@ from coder_eval.sandbox.base import (
 from coder_eval.sandbox.cgroups import Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import PathMap, SandboxLayout
+from coder_eval.sandbox.layout import PathMap, SandboxLayout, sandbox_root
 from coder_eval.sandbox.leftovers import group_name, register
 from coder_eval.sandbox.process import kill_group, run_in_group
 from coder_eval.sandbox.provision import Provision, fixed_folders, fixed_paths_problem
@@ -96,9 +96,9 @@ class HostSandbox:
         await cls.check_available()
         cls.check_fixed_paths(spec, provision)
         try:
-            base = Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve()
+            where = base_dir or sandbox_root()
+            base = Path(tempfile.mkdtemp(prefix="coder_eval-", dir=where)).resolve()
         except OSError as exc:
-            where = base_dir or tempfile.gettempdir()
             raise SandboxError(f"cannot make a sandbox directory under {where}: {exc}") from exc
         sandbox = cls(SandboxLayout(base), spec, provision)
         try:

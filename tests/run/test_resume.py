@@ -139,16 +139,18 @@ agent: {kind: command, command: "setsid env -i /bin/sleep 321.75 > /dev/null 2>&
 """
 
 
-def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_path: Path) -> None:
+def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(
+    tmp_path: Path, short_tmp: Path
+) -> None:
     from tests.executors.builders import descends
     from tests.sandbox.builders import alive
 
     minimal_task(tmp_path / "tasks", "orphan", extra=ORPHAN_AGENT)
     run = tmp_path / "runs" / "killed"
     # Sandboxes go to a temporary folder of this test's own: every run reaps the dead leftovers it
-    # finds in its temporary folder, so a run of another test in /tmp would reap these first.
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    # finds in its temporary folder, so a run of another test in /tmp would reap these first. It is
+    # short: under a $TMPDIR too long for the harness's sockets, sandboxes are made in /tmp.
+    env = {**os.environ, "TMPDIR": str(short_tmp)}
     args = [sys.executable, "-m", "coder_eval", "run", "tasks", "--run-dir", str(run), "--no-report"]
     process = subprocess.Popen(
         args,
@@ -168,7 +170,7 @@ def test_resume_after_sigkill_reaps_the_dead_sessions_sandboxes_and_orphans(tmp_
         process.wait()
     logged = [json.loads(line) for line in (run / "sandboxes.jsonl").read_text().splitlines()]
     assert alive("sleep 321.75", within=0) and all(Path(r["base"]).exists() for r in logged)
-    assert logged and all(Path(r["base"]).is_relative_to(tmp_path / "tmp") for r in logged)
+    assert logged and all(Path(r["base"]).is_relative_to(short_tmp) for r in logged)
 
     (tmp_path / "tasks" / "orphan.yaml").write_text(
         (tmp_path / "tasks" / "orphan.yaml").read_text().replace("& sleep 30", "& true")

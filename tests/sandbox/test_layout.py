@@ -99,3 +99,53 @@ def test_a_path_map_translates_through_the_innermost_folder_both_ways() -> None:
         and paths.to_inside(Path("/v/r")) == "/logs/verifier/r"
     )
     assert paths.to_inside(Path("/s/home")) == "/s/home"
+
+
+def test_sandboxes_leave_a_temporary_folder_too_deep_for_their_sockets_for_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from coder_eval.sandbox.layout import LONGEST_SOCKET_TAIL, SOCKET_PATH_MAX, sandbox_root
+
+    deep = tmp_path / ("d" * max(1, SOCKET_PATH_MAX - LONGEST_SOCKET_TAIL - len(str(tmp_path))))
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    assert sandbox_root() == Path("/tmp")
+    roomy = Path(tempfile.mkdtemp(prefix="ce-", dir="/tmp"))
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(roomy))
+        assert sandbox_root() == roomy.resolve()
+    finally:
+        roomy.rmdir()
+
+
+def test_an_episode_whose_temporary_folder_is_deep_still_records_its_cli_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recorded CLI talks to the harness over a Unix socket beside the workspace: under a deep
+    ``$TMPDIR`` its path would pass the 107 bytes a socket path may have, and every episode would be
+    ``invalid``."""
+    import asyncio
+    import tempfile
+
+    from coder_eval.episode.plan import EpisodePlan
+    from coder_eval.episode.runner import run_episode
+    from coder_eval.task import load_tasks
+
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    (tmp_path / "task.yaml").write_text(
+        "task_id: deep\ninitial_prompt: deploy\n"
+        "agent: {kind: command, command: 'deployctl deploy'}\n"
+        "sandbox: {driver: tempdir, record_cli: [{tool: deployctl, exit_code: 0, stdout: ok}]}\n"
+        "success_criteria: [{type: cli_called, tool: deployctl, verb: deploy}]\n",
+        encoding="utf-8",
+    )
+    (task,) = load_tasks([tmp_path / "task.yaml"])
+
+    end = asyncio.run(run_episode(EpisodePlan(task), "deep", tmp_path / "episode.jsonl"))
+
+    assert (end.outcome, end.status) == ("pass", "completed"), end.error
+    assert list(deep.iterdir()) == []

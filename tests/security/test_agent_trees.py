@@ -64,12 +64,10 @@ chmod 000 locked/inner/deeper locked/inner; chmod 100 locked; chmod 600 blind
 
 
 @pytest.fixture
-def sandboxes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def sandboxes(short_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The folder every sandbox of the episode is made in (checked empty afterwards)."""
-    folder = tmp_path / "sandboxes"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))
+    return short_tmp
 
 
 def left_behind(outcome: Outcome, sandboxes: Path) -> list[str]:

@@ -28,7 +28,6 @@ import contextlib
 import importlib
 import importlib.util
 import signal
-import tempfile
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
@@ -51,6 +50,7 @@ from coder_eval.executors.dask.episode_files import EpisodeFiles, write_interrup
 from coder_eval.executors.dask.live_lines import LINES_TOPIC, LiveFiles
 from coder_eval.executors.dask.worker import STARTS_TOPIC, cancel_on_worker, run_on_worker
 from coder_eval.executors.dask.worker_check import admit
+from coder_eval.sandbox.layout import sandbox_root
 from coder_eval.sandbox.leftovers import reap_dead
 from coder_eval.trajectory import EpisodeEnd
 
@@ -175,7 +175,7 @@ class _EpisodeWorker(WorkerPlugin):
         if self.ignore_interrupts:
             with contextlib.suppress(ValueError):  # not the main thread: nothing to protect
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-        reap_dead(Path(tempfile.gettempdir()))
+        reap_dead(sandbox_root())
 
 
 @asynccontextmanager

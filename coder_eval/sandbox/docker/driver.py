@@ -42,7 +42,7 @@ from coder_eval.sandbox.docker.images import image_for
 from coder_eval.sandbox.docker.spec import DockerSpec
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
-from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin
+from coder_eval.sandbox.layout import SandboxLayout, interpreter_bin, sandbox_root
 from coder_eval.sandbox.leftovers import register
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import MAX_OUTPUT_BYTES, run_in_group
@@ -94,7 +94,11 @@ class DockerSandbox:
             extra_args=options.build.extra_args,
             exclude=options.build.exclude,
         )
-        sandbox = cls(Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir)).resolve(), spec, provision)
+        sandbox = cls(
+            Path(tempfile.mkdtemp(prefix="coder_eval-", dir=base_dir or sandbox_root())).resolve(),
+            spec,
+            provision,
+        )
         try:
             await asyncio.to_thread(sandbox._stage)
             await sandbox._make(image)
