@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -430,6 +430,8 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_TYPES = frozenset(kind.model_fields["type"].default for kind in get_args(get_args(Event)[0]))
+"""Every event ``type`` a trajectory line may have (``episode_start`` ... ``episode_end``)."""
 
 
 def json_schema() -> dict[str, Any]:

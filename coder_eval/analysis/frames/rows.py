@@ -18,12 +18,9 @@ from typing import Any, NamedTuple
 
 from coder_eval.analysis.frames.columns import TEXT_LIMIT
 from coder_eval.errors import TrajectoryError
-from coder_eval.trajectory import SCHEMA_VERSION, parse_line, raw_lines
+from coder_eval.trajectory import EVENT_TYPES, SCHEMA_VERSION, parse_line, raw_lines
 from coder_eval.transcript import input_summary
 
-EVENT_TYPES = frozenset(
-    {"episode_start", "message", "tool_call", "tool_result", "cli_call", "phase", "criterion", "episode_end"}
-)
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 Row = tuple[Any, ...]
 

@@ -130,6 +130,7 @@ def test_the_record_check_reaches_the_frames(tmp_path: Path) -> None:
     from coder_eval.trajectory import (
         EpisodeEnd,
         EpisodeStart,
+        ModelCall,
         RecordCheck,
         ToolCall,
         TrajectoryWriter,
@@ -139,9 +140,12 @@ def test_the_record_check_reaches_the_frames(tmp_path: Path) -> None:
         sink.write(EpisodeStart(run_id="r", episode_id="t--base--r0", task_id="t", variant_id="base", seed=1))
         sink.write(ToolCall(id="real", name="Bash", input={"command": "pytest"}))
         sink.write(ToolCall(id="forged", name="Bash", input={"command": "pytest"}))
+        sink.write(ModelCall(seq=0, source="scripted", status=200, content=[{"type": "text", "text": "hi"}]))
         record = RecordCheck(source="scripted", confined=True, unverified_count=2, unverified_ids=["forged"])
         sink.write(EpisodeEnd(outcome="fail", status="agent_error", record=record))
-    runs = load_runs(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the endpoint's record is a trajectory's own event, not damage
+        runs = load_runs(tmp_path)
     episode = runs.episodes.iloc[0]
     assert (episode.record_source, episode.record_verified, episode.n_unverified) == ("scripted", True, 2)
     assert list(runs.tool_calls.verified) == [True, False]
