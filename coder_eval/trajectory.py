@@ -664,6 +664,24 @@ def raw_lines(data: bytes) -> Iterator[RawLine]:
             yield RawLine(number, start, chunk.decode("utf-8", errors="replace"), start + exc.start)
 
 
+def parsed_lines(path: Path, data: bytes, problems: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each readable line of ``data`` (the file at ``path``) as its number and JSON object; a line
+    that cannot be read (cut by a crash, not JSON, not UTF-8) is named in ``problems`` and skipped.
+    ``TrajectoryError`` for a line of another schema version."""
+    for line in raw_lines(data):
+        if line.bad_byte is not None:
+            problems.append(line.problem())
+            continue
+        try:
+            raw = parse_line(line.text)
+        except TrajectoryError as exc:
+            raise TrajectoryError(f"{path}:{line.number}: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError: a cut line
+            problems.append(line.problem(type(exc).__name__))
+            continue
+        yield line.number, raw
+
+
 def read_trajectory(path: Path) -> Trajectory:
     """Read a trajectory, tolerating a truncated last line, undecodable bytes and a missing ``episode_end``.
 
@@ -677,21 +695,11 @@ def read_trajectory(path: Path) -> Trajectory:
         data = path.read_bytes()
     except OSError as exc:
         raise TrajectoryError(f"{path}: cannot read trajectory: {exc}") from exc
-    for line in raw_lines(data):
-        if line.bad_byte is not None:
-            problems.append(line.problem())
-            continue
-        try:
-            raw = parse_line(line.text)
-        except TrajectoryError as exc:
-            raise TrajectoryError(f"{path}:{line.number}: {exc}") from exc
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError: a cut line
-            problems.append(line.problem(type(exc).__name__))
-            continue
+    for number, raw in parsed_lines(path, data, problems):
         try:
             events.append(EVENT_ADAPTER.validate_python(raw))
         except ValidationError as exc:
-            problems.append(f"line {line.number}: invalid event ({exc.error_count()} errors)")
+            problems.append(f"line {number}: invalid event ({exc.error_count()} errors)")
     if not events or not isinstance(events[0], EpisodeStart):
         problems.append("no episode_start")
     ends = [i for i, e in enumerate(events) if isinstance(e, EpisodeEnd)]

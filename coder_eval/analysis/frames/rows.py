@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from coder_eval.analysis.frames.columns import TEXT_LIMIT
 from coder_eval.errors import TrajectoryError
-from coder_eval.trajectory import EVENT_TYPES, SCHEMA_VERSION, parse_line, raw_lines
+from coder_eval.trajectory import EVENT_TYPES, SCHEMA_VERSION, parsed_lines
 from coder_eval.transcript import input_summary
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
@@ -63,19 +63,9 @@ def read_lines(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[str]
     """``read_events`` line by line, naming each line that cannot be read."""
     events: list[dict[str, Any]] = []
     problems: list[str] = []
-    for line in raw_lines(data):
-        if line.bad_byte is not None:
-            problems.append(line.problem())
-            continue
-        try:
-            raw = parse_line(line.text)
-        except TrajectoryError as exc:
-            raise TrajectoryError(f"{path}:{line.number}: {exc}") from exc
-        except (ValueError, RecursionError) as exc:
-            problems.append(line.problem(type(exc).__name__))
-            continue
+    for number, raw in parsed_lines(path, data, problems):
         if raw.get("type") not in EVENT_TYPES:
-            problems.append(f"line {line.number} has unknown type {raw.get('type')!r}")
+            problems.append(f"line {number} has unknown type {raw.get('type')!r}")
             continue
         events.append(raw)
     return events, problems
