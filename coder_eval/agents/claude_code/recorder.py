@@ -120,6 +120,8 @@ class _Pending:
     seen: datetime = field(default_factory=now)
     content: list[dict[str, Any]] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
+    held: list[tuple[UserMessage, float]] = field(default_factory=list)
+    """Tool results that came back before the message's stream ended, with when they arrived."""
 
 
 class Recorder:
@@ -195,8 +197,14 @@ class Recorder:
                     ToolCall(id=block.id, name=block.name, input=block.input, parent_tool_use_id=parent)
                 )
 
-    def _user(self, message: UserMessage) -> None:
+    def _user(self, message: UserMessage, arrived: float | None = None) -> None:
         parent = message.parent_tool_use_id
+        pending = self._pending.get(parent)
+        if pending is not None and parent in self._stream_usage:
+            # The CLI runs a tool as soon as its block is complete, so a quick tool's result can arrive
+            # before the message's final usage (message_delta): it waits for the message to end.
+            pending.held.append((message, time.monotonic()))
+            return
         self._flush(parent)
         content = message.content
         if isinstance(content, str):
@@ -211,7 +219,7 @@ class Recorder:
         if len(results) == 1 and isinstance(message.tool_use_result, dict):  # a string for some errors
             self._subagent_final(results[0].tool_use_id, message.tool_use_result)
         for block in results:
-            self.sink.write(self._tool_result(block))
+            self.sink.write(self._tool_result(block, arrived))
 
     def _subagent_final(self, call_id: str, result: dict[str, Any]) -> None:
         """The final message of the sub-agent ``call_id`` ran, unless it was already written."""
@@ -224,15 +232,16 @@ class Recorder:
             return
         self._write_assistant(final)
 
-    def _tool_result(self, block: ToolResultBlock) -> ToolResult:
+    def _tool_result(self, block: ToolResultBlock, arrived: float | None = None) -> ToolResult:
         text = result_text(block.content)
         started = self._started.pop(block.tool_use_id, None)
+        ended = time.monotonic() if arrived is None else arrived
         return ToolResult(
             id=block.tool_use_id,
             output=text[:TOOL_OUTPUT_LIMIT],
             output_chars=len(text),
             is_error=bool(block.is_error),
-            duration_s=None if started is None else round(time.monotonic() - started, 4),
+            duration_s=None if started is None else round(ended - started, 4),
         )
 
     def _system(self, message: SystemMessage) -> None:
@@ -267,6 +276,8 @@ class Recorder:
         self._write_assistant(message)
         for call in pending.calls:
             self.sink.write(call)
+        for held, arrived in pending.held:
+            self._user(held, arrived)
 
     def _write_assistant(self, message: Message) -> None:
         if message.usage is not None:
