@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +16,9 @@ from coder_eval.sandbox.trees import remove_tree
 from coder_eval.scripted import ScriptedServer
 from tests.docker_engine import _docker_when_marked, docker_engine, stop_started_engine  # noqa: F401
 from tests.helpers import REPO
+
+if TYPE_CHECKING:
+    from tests.demo_figures import DemoRun
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -68,3 +74,25 @@ def short_tmp() -> Iterator[Path]:
         yield folder
     finally:
         remove_tree(folder)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
+    """The whole demo, run once for the whole test session by ``make run``'s command (see
+    tests/demo_figures.py): with xdist, the first worker to ask makes it and the others read it."""
+    from tests.demo_figures import DemoRun, run_demo  # pandas and the analysis stack, on demand
+
+    if worker_id == "master":
+        return run_demo(tmp_path_factory.mktemp("demo"))
+    shared = tmp_path_factory.getbasetemp().parent  # the session's folder, shared by its workers
+    with (shared / "demo.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = shared / "demo"
+        said = made / "printed.json"
+        if said.is_file():
+            printed = json.loads(said.read_text(encoding="utf-8"))
+            return DemoRun(made, printed["stdout"], printed["exit_code"])
+        made.mkdir()
+        demo = run_demo(made)
+        said.write_text(json.dumps({"stdout": demo.stdout, "exit_code": demo.exit_code}), encoding="utf-8")
+        return demo

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,18 +35,18 @@ from coder_eval.analysis.answer.wording import (
     p_value_text,
     verdict_text,
 )
-from tests.helpers import REPO, coder_eval
+from tests.helpers import REPO
 
 DOC = REPO / "docs" / "demo.md"
 BEGIN, END = "<!-- figures: begin (tests/demo_figures.py writes this section) -->", "<!-- figures: end -->"
-DEMO = ("run", "--experiment", str(REPO / "experiments" / "skills_ab.yaml"), "-j", "4")
 ARMS = ("baseline", "with_skill")
 
 
 @dataclass(frozen=True)
 class DemoRun:
-    """The whole demo, run as ``make run`` runs it, in ``folder``: ``folder/demo`` (the run),
-    ``folder/reports/demo`` (its reports), ``folder/junit.xml``; what it printed and its exit code."""
+    """The whole demo, run by ``make run``'s own command (with a JUnit file) from ``folder``:
+    ``folder/runs/latest`` (the run), ``folder/reports/<run id>`` (its reports), ``folder/junit.xml``;
+    what it printed and its exit code."""
 
     folder: Path
     stdout: str
@@ -49,23 +54,52 @@ class DemoRun:
 
     @property
     def run(self) -> Path:
-        return self.folder / "demo"
+        return (self.folder / "runs" / "latest").resolve()
 
     @property
     def reports(self) -> Path:
-        return self.folder / "reports" / "demo"
+        return self.folder / "reports" / self.run.name
 
     @property
     def junit(self) -> Path:
         return self.folder / "junit.xml"
 
 
+def make_run_command() -> list[str]:
+    """The command the Makefile's ``run`` target runs (without an agent, a model or a key: the demo),
+    as argv for this venv's ``coder-eval``."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    recipe = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe, "the Makefile has no run target"
+    line = next(line for line in recipe.group(1).splitlines() if "coder-eval run" in line)
+    words = shlex.split(_without_make_ifs(line.strip()))
+    assert words[0] == "$(VENV)/bin/coder-eval", line
+    return [str(Path(sys.executable).parent / "coder-eval"), *words[1:]]
+
+
+def _without_make_ifs(text: str) -> str:
+    """``text`` with each ``$(if ...)`` left out (the demo sets none of their variables)."""
+    while (start := text.find("$(if ")) >= 0:
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0 and end > start + 1:
+                break
+        text = text[:start] + text[end + 1 :]
+    return text
+
+
 def run_demo(folder: Path) -> DemoRun:
-    """The demo run (``make run``'s command, with a JUnit file), from ``folder``."""
-    junit = ("--junit-xml", str(folder / "junit.xml"))
-    result = coder_eval(*DEMO, "--run-dir", str(folder / "demo"), *junit, cwd=folder, timeout=3000)
-    assert (folder / "demo" / "run.json").is_file(), result.stdout + result.stderr
-    return DemoRun(folder, result.stdout, result.returncode)
+    """``make run``'s command, with a JUnit file, from ``folder`` (the repository's tasks and
+    experiments copied in), with neither a key nor a coder_eval setting from this environment."""
+    for name in ("tasks", "experiments"):
+        shutil.copytree(REPO / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CODER_EVAL_"))}
+    env |= {"COLUMNS": "200", "NO_COLOR": "1"}
+    command = [*make_run_command(), "--junit-xml", str(folder / "junit.xml")]
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=3000)
+    assert (folder / "runs" / "latest" / "run.json").is_file(), done.stdout + done.stderr
+    return DemoRun(folder, done.stdout, done.returncode)
 
 
 def _rate(frame: pd.DataFrame, arm: str) -> str:

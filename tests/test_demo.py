@@ -18,7 +18,7 @@ from coder_eval.analysis.views.notebook import jsonable
 from coder_eval.run.render import render_report
 from coder_eval.task import load_tasks
 from coder_eval.trajectory import read_trajectory
-from tests.demo_figures import DemoRun, run_demo
+from tests.demo_figures import DemoRun
 from tests.helpers import REPO, coder_eval
 
 DEMO = REPO / "tasks" / "demo"
@@ -73,10 +73,10 @@ def quick_look(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "run"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+@pytest.fixture
+def demo(demo_run: DemoRun) -> DemoRun:
     """The whole demo run once, as ``make run`` runs it (reports, a JUnit file)."""
-    return run_demo(tmp_path_factory.mktemp("demo"))
+    return demo_run
 
 
 @pytest.mark.slow

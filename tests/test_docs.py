@@ -7,7 +7,8 @@ How to write a block (the fence's info string: a language, then ``key=value`` wo
   ``SyntaxError`` there, so samples use ``asyncio.run``); ```` ```python cell=notebook ```` marks a
   notebook cell, where top-level ``await`` works.
 - ```` ```bash ````: each command (``\\`` continues a line) runs through bash; it must exit 0, or the
-  code given with ``exit=N``. ``coder-eval`` is the project's own.
+  code given with ``exit=N``. ``coder-eval`` is the project's own. ``needs=docker``: it runs a task in a
+  container, so the test has a docker engine started first (as for the tests marked ``docker``).
 - ```` ```yaml as=KIND ````: loaded by coder_eval's own loader; KIND is ``task`` (a whole task file),
   ``task-part`` (top-level task fields, put over a minimal task), ``criteria`` (a list of criteria),
   ``experiment``, ``variant-part`` (fields of one variant) or ``script`` (a scripted-model script);
@@ -47,6 +48,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.demo_figures import DemoRun
 from tests.helpers import REPO
 
 DOCS = [
@@ -112,42 +114,11 @@ def reads_made_run(block: Block) -> bool:
     return bool(MADE_RUN.search(block.text))
 
 
-def make_run_command() -> list[str]:
-    """The command the Makefile's ``run`` target runs (without an agent, a model or a key: the demo),
-    as argv for this venv's ``coder-eval``."""
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
-    recipe = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert recipe, "the Makefile has no run target"
-    line = next(line for line in recipe.group(1).splitlines() if "coder-eval run" in line)
-    words = shlex.split(_without_make_ifs(line.strip()))
-    assert words[0] == "$(VENV)/bin/coder-eval", line
-    return [str(Path(sys.executable).parent / "coder-eval"), *words[1:]]
-
-
-def _without_make_ifs(text: str) -> str:
-    """``text`` with each ``$(if ...)`` left out (the demo sets none of their variables)."""
-    while (start := text.find("$(if ")) >= 0:
-        depth, end = 0, start
-        for end in range(start, len(text)):
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            if depth == 0 and end > start + 1:
-                break
-        text = text[:start] + text[end + 1 :]
-    return text
-
-
 @pytest.fixture(scope="session")
-def made_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def made_run(demo_run: DemoRun) -> Path:
     """A folder holding what ``make run`` leaves (runs/, reports/), made once by its command."""
-    folder = tmp_path_factory.mktemp("made-run")
-    for name in ("tasks", "experiments"):
-        shutil.copytree(REPO / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CODER_EVAL_"))}
-    done = subprocess.run(
-        make_run_command(), cwd=folder, env=env, capture_output=True, text=True, timeout=3000
-    )
-    assert done.returncode == 0 and (folder / "runs" / "latest").is_dir(), done.stdout + done.stderr
-    return folder
+    assert demo_run.exit_code == 0, demo_run.stdout
+    return demo_run.folder
 
 
 @pytest.fixture
@@ -161,6 +132,8 @@ def scratch(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
         made = request.getfixturevalue("made_run")
         for name in ("runs", "reports"):
             shutil.copytree(made / name, tmp_path / name, symlinks=True)
+    if isinstance(block, Block) and block.options.get("needs") == "docker":
+        request.getfixturevalue("docker_engine")
     return tmp_path
 
 
@@ -170,6 +143,7 @@ def test_every_block_is_runnable_or_says_why_not() -> None:
             assert (block.language, block.options["cwd"]) == ("bash", "repo"), (
                 f"{block.id}: cwd=repo, bash only"
             )
+        assert block.options.get("needs", "docker") == "docker", f"{block.id}: needs= names docker only"
         reason = block.options.get("norun")
         if reason is not None:
             assert reason.strip(), f"{block.id}: norun needs a reason"
