@@ -1,12 +1,13 @@
 """How long ``coder-eval view`` takes from the command to a usable explorer in a browser.
 
-Run: ``python benchmarks/viewer_startup.py [--repeats 3] [RUN_DIR ...]`` (default: the test fixture
-runs). Each repeat starts ``coder-eval view --no-browser`` in a subprocess and drives Debian's
-chromium (Playwright) to the page, then does the same with the baseline: the command as it was
-before jsonschema's ``iri`` format check was kept out of the viewer (``rfc3987_syntax`` imported
-first, when it is installed). Prints, per repeat and as medians, the seconds until the URL is
-printed and until the comparison table is on screen, and the ratio of the two (what the kernel and
-the first comparison add to the server's start), and now / before.
+Run: ``python benchmarks/viewer_startup.py [--repeats 3] [--open-after S] [RUN_DIR ...]`` (default:
+the test fixture runs). Each repeat starts ``coder-eval view --no-browser`` in a subprocess and drives
+Debian's chromium (Playwright) to the page ``S`` seconds after the URL is printed (0: at once; a user
+reads and clicks), then does the same with the baseline: the viewer as it was before its kernel was
+preheated (the kernel started and the notebook run only when the browser asks for the page). Prints,
+per repeat and as medians, the seconds until the URL is printed and until the comparison table is on
+screen (the ``S`` seconds of waiting left out), the ratio of the two (what the kernel and the first
+comparison add to the server's start), and now / before.
 """
 
 from __future__ import annotations
@@ -29,12 +30,17 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-BEFORE = "import sys, rfc3987_syntax\nfrom coder_eval.cli import main\nmain(sys.argv[1:])"
-"""``coder-eval`` with the ``iri`` format check's grammar built first, as the viewer had it before."""
+START = (
+    "import sys\nfrom coder_eval.cli.view import without_iri_format\nwithout_iri_format()\n"
+    "import coder_eval.cli.viewer as v\nv.PREHEAT_KERNEL = {preheat}\n"
+    "from coder_eval.cli import main\nmain(sys.argv[1:])"
+)
+"""``coder-eval`` with the viewer's kernel preheated or not (both started alike, so only that differs)."""
 
 
-def one_start(runs: list[str], before: bool = False) -> tuple[float, float]:
-    """(seconds to the printed URL, seconds to the comparison table) of one ``coder-eval view``."""
+def one_start(runs: list[str], before: bool = False, open_after: float = 0.0) -> tuple[float, float]:
+    """(seconds to the printed URL, seconds to the comparison table) of one ``coder-eval view``, the
+    page opened ``open_after`` seconds after the URL is printed (the table's time counts from then)."""
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         start = time.monotonic()
@@ -53,10 +59,11 @@ def one_start(runs: list[str], before: bool = False) -> tuple[float, float]:
                 if not line and server.poll() is not None:
                     raise RuntimeError("coder-eval view exited before printing its URL")
             printed = time.monotonic() - start
+            time.sleep(open_after)
             page = browser.new_page()
             page.goto(line.removeprefix("explorer: ").strip(), timeout=120_000)
             page.locator("table.explorer-comparison").wait_for(timeout=120_000)
-            shown = time.monotonic() - start
+            shown = time.monotonic() - start - open_after
         finally:
             server.terminate()
             server.wait(timeout=20)
@@ -65,19 +72,24 @@ def one_start(runs: list[str], before: bool = False) -> tuple[float, float]:
 
 
 def command(before: bool) -> list[str]:
-    """How to start ``coder-eval``: as it is, or (``before``) with the ``iri`` grammar built first."""
-    return [sys.executable, "-c", BEFORE] if before else [sys.executable, "-m", "coder_eval"]
+    """How to start ``coder-eval``: as it is, or (``before``) without the preheated kernel."""
+    return [sys.executable, "-c", START.format(preheat=not before)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="*", default=[str(FIXTURES)])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--open-after", type=float, default=0.0,
+        help="Seconds between the printed URL and opening the page (a user's reading and clicking); "
+        "the table's time is then the command's own, without them.",
+    )  # fmt: skip
     options = parser.parse_args()
     found: dict[str, list[tuple[float, float]]] = {"now": [], "before": []}
     for i in range(options.repeats):
         for how, results in found.items():
-            printed, shown = one_start(options.runs, before=how == "before")
+            printed, shown = one_start(options.runs, how == "before", options.open_after)
             results.append((printed, shown))
             print(f"repeat {i} ({how}): URL printed after {printed:.1f} s, table shown after {shown:.1f} s")
     medians = {how: [statistics.median(r[part] for r in results) for part in (0, 1)]

@@ -35,6 +35,7 @@ import tornado.web
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.utils import url_path_join
 from voila.app import Voila
+from voila.request_info_handler import RequestInfoSocketHandler
 
 from coder_eval.errors import TrajectoryError
 from coder_eval.transcript import transcript_text
@@ -44,6 +45,9 @@ TRANSCRIPT_URL_ENV = "CODER_EVAL_TRANSCRIPT_URL"
 """Read by ``coder_eval.analysis.views.notebook.trajectory_links`` in the kernels (named there too, so the
 server does not import the analysis stack)."""
 EXPLORE_TEMPLATE = "explore.py"
+PREHEAT_KERNEL = True
+"""Start the explorer's kernel and run its notebook as the server starts (Voila's pool of one
+preheated kernel), so the first page is ready sooner; the next is made while the first is used."""
 PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
 h1 { font-size: 1.3em; word-break: break-all; }
@@ -170,10 +174,17 @@ class Viewer(Voila):  # type: ignore[misc]
         if self.page_dir is not None:
             self.template_paths.insert(0, str(self.page_dir))
 
+    def init_settings(self) -> dict[str, Any]:
+        # A preheated kernel is started with the environment as it is here, before the handlers.
+        os.environ[TRANSCRIPT_URL_ENV] = url_path_join(self.base_url, TRANSCRIPT_ROUTE)
+        settings: dict[str, Any] = super().init_settings()
+        return settings
+
     def init_handlers(self) -> list[Any]:
         route = url_path_join(self.server_url, TRANSCRIPT_ROUTE)
-        os.environ[TRANSCRIPT_URL_ENV] = url_path_join(self.base_url, TRANSCRIPT_ROUTE)
-        handlers: list[Any] = super().init_handlers()
+        # Voila's socket that hands a preheated kernel the page's request (its query string holds the
+        # token) asks for no token itself; the explorer never reads the request, so it is not served.
+        handlers = [h for h in super().init_handlers() if h[1] is not RequestInfoSocketHandler]
         return [(route, TranscriptHandler, {"allowed": self.allowed}), *handlers]
 
     def listen(self) -> None:
@@ -242,6 +253,7 @@ def serve(
             "--Voila.open_browser=" + str(open_browser),
             "--Voila.auto_token=True",  # every request needs it: the runs are no other local user's
             "--show_tracebacks=True",
+            f"--VoilaConfiguration.preheat_kernel={PREHEAT_KERNEL}",
         ]
     )
     try:
