@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 RELAY = r"""
-import ctypes, os, socket, subprocess, sys, threading
+import _socket, ctypes, os, signal, sys, threading
 
 try:
     ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
@@ -45,16 +45,19 @@ def copy(src, dst, done):
 
 
 def main(argv):
-    pairs = [socket.socketpair() for _ in range(3)]
-    try:
-        child = subprocess.Popen(argv, stdin=pairs[0][1], stdout=pairs[1][1], stderr=pairs[2][1])
+    pairs = [_socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0) for _ in range(3)]
+    moves = [(os.POSIX_SPAWN_DUP2, theirs.fileno(), n) for n, (ours, theirs) in enumerate(pairs)]
+    try:  # the relay's own ends are close-on-exec; the signals Python ignores are reset, as Popen does
+        pid = os.posix_spawnp(
+            argv[0], argv, os.environ, file_actions=moves, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
+        )
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127 if isinstance(exc, FileNotFoundError) else 126
     for ours, theirs in pairs:
         theirs.close()
     feed = threading.Thread(
-        target=copy, args=(0, pairs[0][0].fileno(), lambda: pairs[0][0].shutdown(socket.SHUT_WR)),
+        target=copy, args=(0, pairs[0][0].fileno(), lambda: pairs[0][0].shutdown(_socket.SHUT_WR)),
         daemon=True,
     )
     outs = [
@@ -63,7 +66,7 @@ def main(argv):
     ]
     for thread in (feed, *outs):
         thread.start()
-    code = child.wait()
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     for thread in outs:
         thread.join()
     return 128 - code if code < 0 else code
@@ -72,12 +75,13 @@ def main(argv):
 argv = sys.argv[1:]
 sys.exit(main(argv[1:] if argv[:1] == ["--"] else argv))
 """
-"""The relay, run as ``python -I -c RELAY -- argv...`` (see the module docstring)."""
+"""The relay, run as ``python -I -S -c RELAY -- argv...`` (see the module docstring): the standard
+library alone, without ``site`` or ``subprocess``, so that it starts in about half the time."""
 
 
 def relayed(argv: Sequence[str], python: str | None = None) -> list[str]:
     """``argv`` started under the relay, by ``python`` (the one running coder_eval by default).
 
-    Example: ``relayed(["claude"])`` -> ``["/usr/bin/python3", "-I", "-c", RELAY, "--", "claude"]``.
+    Example: ``relayed(["claude"])`` -> ``["/usr/bin/python3", "-I", "-S", "-c", RELAY, "--", "claude"]``.
     """
-    return [python or sys.executable, "-I", "-c", RELAY, "--", *argv]
+    return [python or sys.executable, "-I", "-S", "-c", RELAY, "--", *argv]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 from coder_eval.sandbox.relay import relayed
 
@@ -41,3 +42,24 @@ def test_a_killed_cli_exits_as_a_shell_reports_a_signal() -> None:
 def test_a_missing_program_is_127() -> None:
     done = subprocess.run(relayed(["/nonexistent/cli"]), capture_output=True, timeout=60)
     assert done.returncode == 127 and b"/nonexistent/cli" in done.stderr
+
+
+def test_the_cli_starts_with_the_signals_python_ignores_reset() -> None:
+    # Python ignores SIGPIPE (and SIGXFSZ) for itself; a CLI started with them ignored would not die of
+    # a closed pipe as it does from a shell. Bits 13 and 25 of SigIgn: SIGPIPE, SIGXFSZ.
+    done = subprocess.run(relayed(["grep", "SigIgn", "/proc/self/status"]), capture_output=True, timeout=60)
+    ignored = int(done.stdout.decode().split()[-1], 16)
+    assert done.returncode == 0 and not ignored & (1 << 12 | 1 << 24), hex(ignored)
+
+
+def test_the_cli_holds_no_descriptor_of_the_relay_but_its_three_streams() -> None:
+    done = subprocess.run(relayed(["ls", "/proc/self/fd"]), capture_output=True, timeout=60)
+    # ls's own directory descriptor aside (the highest number), only 0, 1 and 2.
+    assert sorted(int(fd) for fd in done.stdout.split())[:-1] == [0, 1, 2], done.stdout
+
+
+def test_a_program_that_cannot_be_executed_is_126(tmp_path: Path) -> None:
+    script = tmp_path / "cli"
+    script.write_text("#!/bin/sh\necho hi\n")  # not executable
+    done = subprocess.run(relayed([str(script)]), capture_output=True, timeout=60)
+    assert done.returncode == 126 and str(script).encode() in done.stderr
