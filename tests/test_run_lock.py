@@ -69,12 +69,25 @@ def test_two_resumes_started_together_one_runs_the_other_is_refused(tmp_path: Pa
     assert not (run / LOCK_FILE).exists()
 
 
+HELD_AGENT = """
+sandbox: {{driver: tempdir}}
+agent:
+  kind: command
+  command: >-
+    for i in $(seq 1200); do [ -e {release} ] && break; sleep 0.1; done; echo ok > ok.txt
+"""
+"""An agent that works until the test releases it (two minutes at the most)."""
+
+
 def test_a_resume_while_the_run_is_live_is_refused_naming_it(tmp_path: Path) -> None:
-    logged_tasks(tmp_path, 2, seconds=3)
+    release = tmp_path / "release"
+    for i in range(2):
+        minimal_task(tmp_path / "tasks", f"t{i}", HELD_AGENT.format(release=release))
     run = tmp_path / "runs" / "r"
     with started_run(tmp_path, "tasks", "--run-dir", str(run), "--no-report") as live:
         wait_for(lambda: (run / "episodes").is_dir() and any((run / "episodes").iterdir()), timeout=60)
         second = coder_eval("run", "--resume", "--run-dir", str(run), "--no-report", cwd=tmp_path)
+        release.touch()  # the run stays live, however slowly the second command started
         assert second.returncode == 2, second.stderr
         assert f"(pid {live.pid} on host {socket.gethostname()}, since " in second.stderr
         assert "run tasks --run-dir" in second.stderr  # the holder's command line
