@@ -56,7 +56,7 @@ run: $(RUN_STAMP) $(AGENT_CLI)
 # wait on a CLI, a container or a timeout: on 2 cores, 3 processes took 0.86x the time of 2.
 TEST_JOBS ?= 3
 test: setup system-deps
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=30
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .

@@ -271,3 +271,10 @@ def test_contributing_draws_every_package_folder_and_only_those() -> None:
 
     assert folders - drawn == set(), "folders missing from CONTRIBUTING.md's layout"
     assert drawn - folders == set(), "folders drawn in CONTRIBUTING.md's layout that do not exist"
+
+
+def test_the_files_run_first_exist() -> None:
+    from tests.conftest import FIRST
+
+    assert [name for name in FIRST if not (REPO / name).is_file()] == []
+    assert len(set(FIRST)) == len(FIRST)
