@@ -68,13 +68,19 @@ def test_blocks_of_one_message_become_one_event_with_final_usage() -> None:
     assert recorder.usage.output_tokens == 42 and recorder.turns == 1
 
 
-def test_a_tool_result_before_the_message_ends_waits_for_its_final_usage() -> None:
-    # The CLI runs a tool once its block is complete; a quick tool's result can beat message_delta.
-    sink = Sink()
+def quick_read_returned(sink: Sink) -> Recorder:
+    """A recorder that has seen a Read's result come back before its message's stream ended (the CLI
+    runs a tool once its block is complete, so a quick tool's result can beat ``message_delta``)."""
     recorder = Recorder(sink)
     recorder.handle(stream("message_start", message={"usage": START_USAGE}))
     recorder.handle(assistant(ToolUseBlock("t1", "Read", {"file_path": "a"})))
     recorder.handle(UserMessage(content=[ToolResultBlock("t1", "text of a")]))
+    return recorder
+
+
+def test_a_tool_result_before_the_message_ends_waits_for_its_final_usage() -> None:
+    sink = Sink()
+    recorder = quick_read_returned(sink)
     assert sink.events == []
     recorder.handle(stream("message_delta", usage={"output_tokens": 42}))
     recorder.handle(stream("message_stop"))
@@ -86,11 +92,7 @@ def test_a_tool_result_before_the_message_ends_waits_for_its_final_usage() -> No
 
 def test_a_held_tool_result_is_written_when_the_stream_never_ends() -> None:
     sink = Sink()
-    recorder = Recorder(sink)
-    recorder.handle(stream("message_start", message={"usage": START_USAGE}))
-    recorder.handle(assistant(ToolUseBlock("t1", "Read", {"file_path": "a"})))
-    recorder.handle(UserMessage(content=[ToolResultBlock("t1", "text of a")]))
-    recorder.flush_all()
+    quick_read_returned(sink).flush_all()
     assert [type(e) for e in sink.events] == [Message, ToolCall, ToolResult]
     assert sink.events[0].usage.output_tokens == 1  # the last usage the CLI told
 
