@@ -52,9 +52,9 @@ run: $(RUN_STAMP) $(AGENT_CLI)
 	  $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
-# The tests run in TEST_JOBS processes (pytest-xdist), a test file per process at a time. Many tests
-# wait on a CLI, a container or a timeout: on 2 cores, 3 processes took 0.86x the time of 2.
-TEST_JOBS ?= 3
+# The tests run in TEST_JOBS processes (pytest-xdist), a test file per process at a time. On 2 cores,
+# 3 processes took as long as 2 for the whole suite (each test slower), and timing-bound tests suffer.
+TEST_JOBS ?= 2
 test: setup system-deps
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=30
 
