@@ -2,6 +2,10 @@
 indexed is skipped), idempotent (a run's rows are replaced whole, in one transaction) and rebuildable
 (the run folders stay the source of truth; ``rebuild=True`` starts from an empty store).
 
+Rows are read from the trajectories as the analysis frames read them (``frames.rows``) and written
+with the frames' declared types, without building the frames: a run's end indexes it without
+importing pandas.
+
 Example::
 
     with RunStore.open(Path("runs/history.duckdb")) as store:
@@ -14,16 +18,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
-from coder_eval.analysis.frames.load import Runs, load_runs
+from coder_eval.analysis.frames.columns import EPISODES, Column
+from coder_eval.analysis.frames.rows import ParsedEpisode, Row, drop_duplicates, parse_trajectory
 from coder_eval.errors import CoderEvalError, StoreError
 from coder_eval.manifest import MANIFEST, RunManifest, read_manifest
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
@@ -102,16 +108,21 @@ def index_run(store: RunStore, folder: Path) -> tuple[str, bool]:
         ).fetchone()
     if row is not None and row == (print_, str(folder)):
         return manifest.run_id, False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runs = load_runs(folder) if any((folder / EPISODES_DIR).glob("*.jsonl")) else None
+    parsed = parsed_run(folder)
     with guarded(store.path, f"index {folder} into"), transaction(store.con):
         for table in RUN_TABLES:
             store.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [manifest.run_id])
-        if runs is not None:
-            insert_frames(store, runs)
-        insert_run(store, folder, manifest, print_, runs)
+        insert_rows(store.con, parsed)
+        insert_run(store, folder, manifest, print_, [p.episode for p in parsed])
     return manifest.run_id, True
+
+
+def parsed_run(folder: Path) -> list[ParsedEpisode]:
+    """The run's trajectories as frame rows, one per episode id (as ``load_runs`` keeps them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        paths = sorted((folder / EPISODES_DIR).glob("*.jsonl"))
+        return drop_duplicates([parse_trajectory(path) for path in paths])
 
 
 @contextlib.contextmanager
@@ -129,30 +140,66 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         raise
 
 
-def insert_frames(store: RunStore, runs: Runs) -> None:
-    """The four frames' rows, in their declared column order."""
-    for table in FRAMES:
-        frame: pd.DataFrame = getattr(runs, table)
-        if frame.empty:
-            continue
-        for name in JSON_COLUMNS & set(frame.columns):
-            frame = frame.assign(**{name: [json.dumps(v, default=str) for v in frame[name]]})
-        store.con.register("incoming", frame)
-        try:
-            store.con.execute(f"INSERT INTO {table} SELECT * FROM incoming")
-        finally:
-            store.con.unregister("incoming")
+BATCH = 500
+"""Rows per ``INSERT``: one statement of many rows (DuckDB's ``executemany`` costs about half a
+millisecond a row)."""
 
 
-def insert_run(store: RunStore, folder: Path, manifest: RunManifest, print_: str, runs: Runs | None) -> None:
+def insert_rows(con: duckdb.DuckDBPyConnection, parsed: Sequence[ParsedEpisode]) -> None:
+    """The four frames' rows, in their declared column order and types."""
+    tables: dict[str, list[Row]] = {
+        "episodes": [tuple(p.episode.get(c.name) for c in EPISODES) for p in parsed],
+        "criteria": [r for p in parsed for r in p.criteria],
+        "tool_calls": [r for p in parsed for r in p.tool_calls],
+        "messages": [r for p in parsed for r in p.messages],
+    }
+    for table, rows in tables.items():
+        columns = FRAMES[table]
+        marks = "(" + ", ".join("?" * len(columns)) + ")"
+        for at in range(0, len(rows), BATCH):
+            batch = rows[at : at + BATCH]
+            values = [
+                typed(value, column) for row in batch for value, column in zip(row, columns, strict=True)
+            ]
+            con.execute(f"INSERT INTO {table} VALUES {', '.join([marks] * len(batch))}", values)
+
+
+def typed(value: Any, column: Column) -> Any:
+    """``value`` as the frames hold it in ``column``'s declared dtype (a missing number or text is
+    NULL, never NaN; a dict column is JSON text)."""
+    if missing(value):
+        return None
+    if column.name in JSON_COLUMNS:
+        return json.dumps(value, default=str)
+    match column.dtype:
+        case "str":
+            return str(value)
+        case "float64":
+            return float(value)
+        case "int64":
+            return int(value)
+        case "bool" | "boolean":
+            return bool(value)
+    return value
+
+
+def missing(value: Any) -> bool:
+    """None or NaN: NULL in the store, left out of a sum."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def insert_run(
+    store: RunStore, folder: Path, manifest: RunManifest, print_: str, episodes: list[dict[str, Any]]
+) -> None:
     """The run's row (provenance, totals, headline) and one row per variant."""
-    values = run_row(folder, manifest, print_, runs)
+    values = run_row(folder, manifest, print_, episodes)
     marks = ", ".join("?" * len(values))
     store.con.execute(f"INSERT INTO runs ({', '.join(values)}) VALUES ({marks})", list(values.values()))
-    store.con.executemany(
-        "INSERT INTO tasks VALUES (?, ?, ?)",
-        [[manifest.run_id, task, manifest.task_hashes.get(task)] for task in manifest.tasks],
-    )
+    tasks = [[manifest.run_id, task, manifest.task_hashes.get(task)] for task in manifest.tasks]
+    if tasks:
+        store.con.execute(
+            f"INSERT INTO tasks VALUES {', '.join(['(?, ?, ?)'] * len(tasks))}", [v for t in tasks for v in t]
+        )
     for v in manifest.experiment.variants if manifest.experiment else []:
         store.con.execute(
             "INSERT INTO variants VALUES (?, ?, ?, ?, ?, ?)",
@@ -160,23 +207,25 @@ def insert_run(store: RunStore, folder: Path, manifest: RunManifest, print_: str
         )
 
 
-def run_row(folder: Path, manifest: RunManifest, print_: str, runs: Runs | None) -> dict[str, Any]:
+def run_row(
+    folder: Path, manifest: RunManifest, print_: str, episodes: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The ``runs`` table's row of one run."""
-    episodes = runs.episodes if runs is not None else pd.DataFrame(columns=["passed", "cost_usd"])
-    valid = episodes["passed"].dropna()
+    valid = [bool(e["passed"]) for e in episodes if e.get("passed") is not None]
+    costs = [float(e["cost_usd"]) for e in episodes if not missing(e.get("cost_usd"))]
     source = manifest.source
     headline = manifest.headline or {}
     return {
         "run_id": manifest.run_id, "run_dir": str(folder), "fingerprint": print_,
-        "indexed_at": pd.Timestamp.now(tz="UTC").to_pydatetime(), "created_at": manifest.created_at,
+        "indexed_at": datetime.now(UTC), "created_at": manifest.created_at,
         "status": manifest.status, "experiment_id": manifest.experiment_id,
         "description": manifest.description, "suite": suite_of(manifest),
         "variants": manifest.variants, "agents": distinct(episodes, "agent"),
         "models": distinct(episodes, "model"), "tags": distinct_tags(episodes),
         "n_tasks": len(manifest.tasks), "n_episodes": len(episodes), "n_valid": len(valid),
-        "n_passed": int(valid.astype(bool).sum()),
-        "pass_rate": float(valid.astype(float).mean()) if len(valid) else None,
-        "cost_usd": float(episodes["cost_usd"].sum()) if len(episodes) else 0.0,
+        "n_passed": sum(valid),
+        "pass_rate": sum(valid) / len(valid) if valid else None,
+        "cost_usd": float(sum(costs)),
         "coder_eval_version": manifest.versions.get("coder_eval"),
         "git_commit": source.git_commit if source else None,
         "git_branch": source.git_branch if source else None,
@@ -193,15 +242,11 @@ def suite_of(manifest: RunManifest) -> str:
     return "\n".join(paths or ([experiment] if experiment else []))
 
 
-def distinct(episodes: pd.DataFrame, column: str) -> list[str]:
+def distinct(episodes: list[dict[str, Any]], column: str) -> list[str]:
     """The distinct values of a text column, sorted, missing ones left out."""
-    if column not in episodes.columns:
-        return []
-    return sorted({str(v) for v in episodes[column].dropna()})
+    return sorted({str(e[column]) for e in episodes if e.get(column) is not None})
 
 
-def distinct_tags(episodes: pd.DataFrame) -> list[str]:
+def distinct_tags(episodes: list[dict[str, Any]]) -> list[str]:
     """Every task tag the episodes carry, sorted."""
-    if "tags" not in episodes.columns:
-        return []
-    return sorted({str(t) for tags in episodes["tags"] for t in (tags if tags is not None else [])})
+    return sorted({str(t) for e in episodes for t in (e.get("tags") or [])})

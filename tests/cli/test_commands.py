@@ -86,13 +86,17 @@ def test_a_command_loads_its_module_when_used(tmp_path: Path) -> None:
 
 STATISTICS = ["scipy", "statsmodels", "coder_eval.analysis.stats", "coder_eval.analysis.answer"]
 """The statistics stack: SciPy alone took 1.3 s of every run's start when the store imported it."""
+FRAMES = ["pandas", "numpy", "coder_eval.analysis.frames.load"]
+"""The frames: pandas took a quarter of a trivial run's time when the store built frames to index it."""
 
 
-def test_a_run_without_reports_or_gates_imports_no_statistics(tmp_path: Path) -> None:
+def test_a_run_without_reports_or_gates_imports_no_statistics_nor_pandas(tmp_path: Path) -> None:
     from tests.helpers import minimal_task
 
     minimal_task(tmp_path / "tasks", "t1", "agent: {kind: oracle}\nsandbox: {driver: tempdir}\n")
-    printed, loaded = imported_after("run", "tasks", "--no-report", cwd=tmp_path, heavy=STATISTICS)
+    printed, loaded = imported_after(
+        "run", "tasks", "--no-report", cwd=tmp_path, heavy=[*STATISTICS, *FRAMES]
+    )
     assert "pass 1" in printed
     assert len(list((tmp_path / "runs" / "latest" / "episodes").glob("*.jsonl"))) == 1
     assert (tmp_path / "runs" / "history.duckdb").is_file()  # indexed into the store all the same

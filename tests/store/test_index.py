@@ -101,3 +101,20 @@ def test_many_runs_come_back_in_the_order_asked_as_from_their_folders(tmp_path: 
         stored, oldest_first = load_store(store, ["r2", "r1"]), load_store(store)
     pd.testing.assert_frame_equal(stored.episodes, load_runs([second, first]).episodes)
     pd.testing.assert_frame_equal(oldest_first.criteria, load_runs([first, second]).criteria)
+
+
+@pytest.mark.filterwarnings("ignore:1 trajectories are incomplete")
+@pytest.mark.parametrize("fixture", ["skill-ab", "three-way"])
+def test_a_recorded_run_comes_back_from_the_store_as_its_folder_gives_it(
+    tmp_path: Path, fixture: str
+) -> None:
+    folder = Path(__file__).parent.parent / "fixtures" / "runs" / fixture
+    with RunStore.open(tmp_path / "h.duckdb") as store:
+        index_runs(store, [folder])
+        stored = load_store(store)
+        (cost,) = store.con.execute("SELECT cost_usd FROM runs").fetchone()  # type: ignore[misc]
+    loaded = load_runs(folder)
+    assert len(loaded.messages) and len(loaded.tool_calls)  # every table has rows to compare
+    for name in ("episodes", "criteria", "tool_calls", "messages"):
+        pd.testing.assert_frame_equal(getattr(stored, name), getattr(loaded, name))
+    assert cost == pytest.approx(loaded.episodes.cost_usd.sum())

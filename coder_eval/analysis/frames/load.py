@@ -20,7 +20,7 @@ import pandas as pd
 
 from coder_eval.analysis.frames.columns import CRITERIA, EPISODES, MESSAGES, TOOL_CALLS, Column, names
 from coder_eval.analysis.frames.inspect import InspectVariant, inspect_episodes
-from coder_eval.analysis.frames.rows import ParsedEpisode, parse_trajectory
+from coder_eval.analysis.frames.rows import WARN_LIST_LIMIT, ParsedEpisode, drop_duplicates, parse_trajectory
 from coder_eval.errors import AnalysisError
 from coder_eval.interop.log_readers.inspect_files import inspect_logs_in, is_inspect_log
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
@@ -28,7 +28,6 @@ from coder_eval.run_dir import MANIFEST
 
 PathLike = str | os.PathLike[str]
 PathArg = PathLike | Iterable[PathLike]
-WARN_LIST_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -135,25 +134,6 @@ def files_of(path: Path) -> list[Path]:
 def parse_file(path: Path, inspect_variant: InspectVariant) -> list[ParsedEpisode]:
     """The episodes of one file: a trajectory is one; an Inspect log has one per sample and epoch."""
     return inspect_episodes(path, inspect_variant) if is_inspect_log(path) else [parse_trajectory(path)]
-
-
-def drop_duplicates(parsed: list[ParsedEpisode]) -> list[ParsedEpisode]:
-    """One trajectory per (run_id, episode_id), preferring a complete one; warns when any is dropped."""
-    kept: dict[tuple[str, str], ParsedEpisode] = {}
-    dropped: list[str] = []
-    for item in parsed:
-        key = (item.episode["run_id"], item.episode["episode_id"])
-        other = kept.get(key)
-        if other is None or (other.episode["status"] == "interrupted" != item.episode["status"]):
-            kept[key] = item
-        dropped.extend([] if other is None else [f"{key[0]}/{key[1]}"])
-    if dropped:
-        warnings.warn(
-            f"{len(dropped)} duplicate episode ids in the same run; kept one of each: "
-            + ", ".join(dropped[:WARN_LIST_LIMIT]),
-            stacklevel=3,
-        )
-    return list(kept.values())
 
 
 def warn_problems(parsed: list[ParsedEpisode]) -> None:

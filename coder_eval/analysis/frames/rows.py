@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import json
+import warnings
 from collections import defaultdict
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple
@@ -23,6 +24,7 @@ from coder_eval.transcript import input_summary
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 Row = tuple[Any, ...]
+WARN_LIST_LIMIT = 10
 
 
 class ParsedEpisode(NamedTuple):
@@ -282,3 +284,22 @@ def message_rows(keys: Row, messages: list[dict[str, Any]]) -> list[Row]:
             )
         )
     return rows
+
+
+def drop_duplicates(parsed: list[ParsedEpisode]) -> list[ParsedEpisode]:
+    """One trajectory per (run_id, episode_id), preferring a complete one; warns when any is dropped."""
+    kept: dict[tuple[str, str], ParsedEpisode] = {}
+    dropped: list[str] = []
+    for item in parsed:
+        key = (item.episode["run_id"], item.episode["episode_id"])
+        other = kept.get(key)
+        if other is None or (other.episode["status"] == "interrupted" != item.episode["status"]):
+            kept[key] = item
+        dropped.extend([] if other is None else [f"{key[0]}/{key[1]}"])
+    if dropped:
+        warnings.warn(
+            f"{len(dropped)} duplicate episode ids in the same run; kept one of each: "
+            + ", ".join(dropped[:WARN_LIST_LIMIT]),
+            stacklevel=3,
+        )
+    return list(kept.values())
