@@ -33,11 +33,12 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
-
-import regex
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from coder_eval.errors import PatternTimeout as PatternTimeout  # what a match out of time raises
+
+if TYPE_CHECKING:
+    import regex
 
 MATCH_SECONDS = 5.0
 """How long one criterion's patterns may take, together, on the agent's text (the matcher counts the
@@ -89,12 +90,16 @@ def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
 
 @functools.lru_cache(maxsize=512)
 def compiled(pattern: str, flags: int = 0) -> regex.Pattern[str]:
-    """The pattern compiled the way ``re`` reads it (``VERSION0``)."""
+    """The pattern compiled the way ``re`` reads it (``VERSION0``; ``regex`` is imported on first use)."""
+    import regex
+
     return regex.compile(pattern, flags | regex.VERSION0)
 
 
 def check_pattern(pattern: str) -> None:
     """``ValueError`` when the matcher cannot read ``pattern`` (called when the task loads)."""
+    import regex
+
     try:
         compiled(pattern)
     except regex.error as exc:

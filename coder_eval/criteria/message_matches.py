@@ -23,15 +23,17 @@ Example::
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import regex
 from pydantic import BaseModel, ConfigDict, Field
 
 from coder_eval.criteria.base import CriterionSpec, GradingContext, Regex, Verdict
 from coder_eval.criteria.seen import seen_of
 from coder_eval.criteria.transcript import assistant_texts, final_text
 from coder_eval.patterns import bounded, search
+
+if TYPE_CHECKING:
+    import regex
 
 EXCERPT = 300
 """Characters of context kept around a match, or of the searched text's end when nothing matched."""

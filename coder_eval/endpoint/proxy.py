@@ -33,15 +33,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
-
-import httpx
 
 from coder_eval.endpoint.exchange import Exchange, proxied_call, request_kind
 from coder_eval.endpoint.wire import read_answer
 from coder_eval.scripted.dialect import dialect_for
 from coder_eval.trajectory import ModelCall
+
+if TYPE_CHECKING:
+    import httpx  # imported when a proxy is made: only episodes with a real endpoint need it
 
 DUMMY_KEY = "coder-eval-proxied-key"
 """The key the agent's CLI is given: the proxy replaces it; the real one stays with the harness."""
@@ -91,6 +92,8 @@ class ApiProxy:
         parts = urlsplit(upstream)
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.credential = credential
+        import httpx
+
         self.client = httpx.Client(
             verify=verify, timeout=httpx.Timeout(60.0, read=600.0), follow_redirects=False, trust_env=False
         )
@@ -278,6 +281,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _pass_on(self, method: str, body: bytes) -> _Passed:
         """Send the upstream answer's head and body to the client as they come, all but its end."""
+        import httpx
+
         passed = _Passed()
         try:
             upstream = self.proxy.forward(method, self.path, dict(self.headers.items()), body)

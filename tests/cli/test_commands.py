@@ -88,14 +88,17 @@ STATISTICS = ["scipy", "statsmodels", "coder_eval.analysis.stats", "coder_eval.a
 """The statistics stack: SciPy alone took 1.3 s of every run's start when the store imported it."""
 FRAMES = ["pandas", "numpy", "coder_eval.analysis.frames.load"]
 """The frames: pandas took a quarter of a trivial run's time when the store built frames to index it."""
+UNUSED = ["httpx", "regex", "coder_eval.scripted.server"]
+"""What a run whose agent needs no model and whose criteria match no pattern never uses: the API
+proxy's client, the pattern matcher, the scripted model server."""
 
 
-def test_a_run_without_reports_or_gates_imports_no_statistics_nor_pandas(tmp_path: Path) -> None:
+def test_a_run_without_reports_or_gates_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
     from tests.helpers import minimal_task
 
     minimal_task(tmp_path / "tasks", "t1", "agent: {kind: oracle}\nsandbox: {driver: tempdir}\n")
     printed, loaded = imported_after(
-        "run", "tasks", "--no-report", cwd=tmp_path, heavy=[*STATISTICS, *FRAMES]
+        "run", "tasks", "--no-report", cwd=tmp_path, heavy=[*STATISTICS, *FRAMES, *UNUSED]
     )
     assert "pass 1" in printed
     assert len(list((tmp_path / "runs" / "latest" / "episodes").glob("*.jsonl"))) == 1
