@@ -27,6 +27,8 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import os
+import queue
 import signal
 import threading
 import time
@@ -107,25 +109,65 @@ def check_pattern(pattern: str) -> None:
 
 
 async def bounded(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run ``fn`` (which matches patterns with :func:`search`) in a worker thread of its own, with a
-    fresh ``MATCH_SECONDS`` for all its matches. The thread is a daemon: a run that is cancelled
-    (SIGTERM, SIGINT) stops waiting for it at once, and the process can exit while it finishes."""
+    """Run ``fn`` (which matches patterns with :func:`search`) in a worker thread, with a fresh
+    ``MATCH_SECONDS`` for all its matches. Workers are daemons: a run that is cancelled (SIGTERM,
+    SIGINT) stops waiting at once, and the process can exit while one finishes."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
     context.run(_budget.set, _Budget(MATCH_SECONDS))
 
-    def work() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # delivered to the main thread instead
+    def work() -> Callable[[], None]:
         try:
             outcome: tuple[T | None, BaseException | None] = (context.run(fn, *args, **kwargs), None)
         except BaseException as exc:  # handed to the awaiting coroutine, raised there
             outcome = (None, exc)
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(_settle, done, *outcome)
 
-    threading.Thread(target=work, name="coder_eval-match", daemon=True).start()
+        def tell() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(_settle, done, *outcome)
+
+        return tell
+
+    _WORKERS.submit(work)
     return await done
+
+
+class _Workers:
+    """Daemon threads that run matches, kept between episodes: starting a thread per criterion cost
+    each episode about half a millisecond. A job goes to an idle worker, or to a new one when none
+    is idle (a match that runs long never holds up another). A job returns how to tell its result,
+    which the worker does once it counts itself idle again (the next job, sent as soon as the
+    result is told, then finds it idle)."""
+
+    def __init__(self) -> None:
+        self.forget()
+        os.register_at_fork(after_in_child=self.forget)
+
+    def forget(self) -> None:
+        """No worker (as in a forked child, where none of the parent's threads runs)."""
+        self._jobs: queue.SimpleQueue[Callable[[], Callable[[], None]]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            self._idle -= 0 if start else 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._serve, name="coder_eval-match", daemon=True).start()
+
+    def _serve(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # delivered to the main thread instead
+        while True:
+            tell = self._jobs.get()()
+            with self._lock:
+                self._idle += 1
+            tell()
+
+
+_WORKERS = _Workers()
 
 
 def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

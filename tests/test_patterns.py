@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import threading
+import time
 
 import pytest
 
@@ -57,3 +60,42 @@ def test_a_criterion_whose_pattern_times_out_raises_the_agents_failure() -> None
 def test_a_pattern_the_matcher_cannot_read_fails_at_load_time() -> None:
     with pytest.raises(ValueError, match="invalid regex"):
         criterion({"type": "message_matches", "pattern": "(unclosed"})
+
+
+def test_matches_reuse_their_workers_and_a_long_one_holds_up_no_other() -> None:
+    async def one_after_another() -> list[threading.Thread]:
+        return [await bounded(threading.current_thread) for _ in range(20)]
+
+    served = asyncio.run(one_after_another())
+    assert len(set(served)) == 1 and served[0].daemon  # one worker served all twenty, in turn
+
+    async def side_by_side() -> list[str]:
+        done: list[str] = []
+
+        def slow() -> None:
+            time.sleep(1.0)
+            done.append("slow")
+
+        def quick() -> None:
+            done.append("quick")
+
+        await asyncio.gather(bounded(slow), asyncio.sleep(0.1), bounded(quick))
+        return done
+
+    assert asyncio.run(side_by_side()) == ["quick", "slow"]  # the quick one did not wait
+
+
+def test_a_forked_child_matches_with_workers_of_its_own() -> None:
+    asyncio.run(bounded(search, "b", "ab"))  # the parent has a worker
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: none of the parent's threads runs here
+        try:
+            found = asyncio.run(asyncio.wait_for(bounded(search, "b", "ab"), 5))
+            os.write(write, b"ok" if found else b"no")
+        finally:
+            os._exit(0)
+    os.close(write)
+    answer = os.read(read, 2)
+    os.waitpid(pid, 0)
+    assert answer == b"ok"

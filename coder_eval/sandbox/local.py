@@ -247,9 +247,9 @@ class HostSandbox:
         under the limits, and in the sandbox's control group when there is one."""
         self._prepare_commands()
         self._unswept = True
-        limited = [*rlimits(self.provision.limits, cgroup=self.cgroup is not None), *argv]
-        confined = self.confine(limited, cwd=cwd)
-        return self.cgroup.enter(confined) if self.cgroup is not None else confined
+        if self.cgroup is not None:  # the shell that joins the group sets the rlimits too
+            return self.cgroup.enter(self.confine(argv, cwd=cwd), self.provision.limits)
+        return self.confine([*rlimits(self.provision.limits, cgroup=False), *argv], cwd=cwd)
 
     def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """How the driver confines a command (a plain folder does not)."""

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from coder_eval.sandbox.cgroups import rlimits
 from coder_eval.sandbox.docker.container import limit_flags
 from coder_eval.sandbox.spec import Limits
 from coder_eval.task import load_tasks
+
+from .builders import needs_bwrap, run
+from .conftest import MakeSandbox
 
 
 def limits_of(tmp_path: Path, block: str) -> Limits:
@@ -65,3 +71,17 @@ def test_without_a_control_group_only_what_the_task_set_becomes_an_rlimit(tmp_pa
         "--",
     ]
     assert rlimits(chosen, cgroup=True) == ["/usr/bin/prlimit", size, "--"]
+
+
+@pytest.mark.parametrize("driver", ["tempdir", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_command_runs_with_the_file_size_and_cpu_limits_in_bytes_and_seconds(
+    make_sandbox: MakeSandbox, driver: str
+) -> None:
+    """However they are set (the shell that joins the control group counts file size in 512-byte
+    blocks; prlimit in bytes), the command's own limits are the task's, soft and hard."""
+    sandbox = make_sandbox(driver, limits=Limits(max_disk_mb=3, max_cpu_seconds=7))
+
+    shown = run(sandbox.exec("cat /proc/self/limits")).stdout
+
+    assert re.search(rf"Max file size +{3 * 1024 * 1024} +{3 * 1024 * 1024} +bytes", shown), shown
+    assert re.search(r"Max cpu time +7 +7 +seconds", shown), shown
