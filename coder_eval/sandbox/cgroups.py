@@ -131,11 +131,12 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{steps} && exec "$@"', "coder_eval-cgroup", *argv]
 
     def pids(self) -> set[int]:
-        found: set[int] = set()
-        for folder in self.folders:
-            with contextlib.suppress(OSError, ValueError):
-                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-        return found
+        """Every process in the group, read from its first folder: a command joins the folders in
+        order and runs only once it has joined them all (``enter``), and a child starts in its
+        parent's, so no process is in a later folder without being in the first."""
+        with contextlib.suppress(OSError, ValueError):
+            return {int(p) for p in (self.folders[0] / "cgroup.procs").read_text().split()}
+        return set()
 
     def kill(self) -> None:
         """SIGKILL every process in the group (frozen first, so none forks past the kill); the group
@@ -173,17 +174,14 @@ class Cgroup:
 
     def oom_killed(self) -> bool:
         """True when the memory limit killed a process of the group."""
-        for folder in self.folders:
-            events = folder / ("memory.events" if self.unified else "memory.oom_control")
+        name = "memory.events" if self.unified else "memory.oom_control"
+        memory = (
+            self.folders if self.unified else [f for f in self.folders if f.parent.parent.name == "memory"]
+        )
+        for folder in memory:
             with contextlib.suppress(OSError):
-                text = events.read_text()
-                if self.unified:
-                    return any(
-                        line.startswith("oom_kill ") and line.split()[1] != "0" for line in text.splitlines()
-                    )
-                return any(
-                    line.startswith("oom_kill ") and line.split()[1] != "0" for line in text.splitlines()
-                )
+                lines = (folder / name).read_text().splitlines()
+                return any(line.startswith("oom_kill ") and line.split()[1] != "0" for line in lines)
         return False
 
     def limits_hit(self) -> list[str]:
