@@ -14,16 +14,24 @@ new kernel's do), close its figures, put matplotlib's settings, the warning filt
 options back as they were before the first report, and move to the report's folder (papermill's
 ``cwd``). What stays is what importing left behind: the modules themselves. A kernel that died, or
 that a cell timeout left busy, is replaced before the next report.
+
+``execute`` runs a notebook with papermill's nbclient engine, less its saves: papermill writes the
+whole notebook (validated against its schema) before and after every cell while the kernel waits;
+here it is written once, when the notebook ended, well or not.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import os
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from coder_eval.run.render_files import untyped
+from coder_eval.run.render_files import mark_failed, untyped, without_iri_format
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 """Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""
@@ -130,3 +138,92 @@ def without_reset_cell(notebook: Path) -> None:
     if len(kept) != len(nb.cells):
         nb.cells = kept
         nbformat.write(nb, notebook)
+
+
+def execute(
+    notebook: Path,
+    output: Path,
+    values: Mapping[str, Any],
+    timeout: float,
+    kernel: ReportKernel | None = None,
+) -> str | None:
+    """Run a py:percent notebook with papermill (cwd: the output folder), in ``kernel`` when given;
+    the error text, or None."""
+    without_iri_format()
+    import jupytext
+    import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    nb = jupytext.read(notebook)
+    shared = {}
+    if kernel is not None:
+        nb.cells.insert(0, reset_cell(output.parent))
+        shared["km"] = kernel.ready()
+    with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
+        source = Path(tmp) / notebook.with_suffix(".ipynb").name
+        jupytext.write(nb, source)
+        try:
+            papermill.execute_notebook(
+                source,
+                output,
+                parameters=dict(values),
+                engine_name=saved_at_end_engine(),
+                kernel_name="python3",
+                language="python",
+                cwd=output.parent,
+                progress_bar=False,
+                execution_timeout=max(1, math.ceil(timeout)),
+                extra_arguments=KERNEL_ARGUMENTS,
+                **shared,
+            )
+        except papermill.PapermillExecutionError as exc:
+            return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+        except CellTimeoutError:
+            return _kernel_lost(kernel, output, f"a cell ran longer than the {timeout:g} s timeout")
+        except DeadKernelError as exc:
+            return _kernel_lost(kernel, output, f"the kernel died: {exc}")
+        finally:
+            if kernel is not None and output.exists():
+                without_reset_cell(output)
+    return None
+
+
+def _kernel_lost(kernel: ReportKernel | None, output: Path, error: str) -> str:
+    """A report whose kernel cannot go on: marked failed, and a shared kernel replaced for the next."""
+    if kernel is not None:
+        kernel.spoiled()
+    return mark_failed(output, error)
+
+
+ENGINE = "coder_eval_saved_at_end"
+
+
+@functools.cache
+def saved_at_end_engine() -> str:
+    """papermill's nbclient engine registered as ``ENGINE``, writing the notebook only when it ended
+    (papermill's own writes it twice per cell, on the kernel's time); returns its name."""
+    from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+
+    class SavedAtEnd(NotebookExecutionManager):  # type: ignore[misc]
+        def save(self, **kwargs: Any) -> None:
+            if self.end_time is not None:  # set by notebook_complete, after the last cell or a failure
+                super().save(**kwargs)
+
+    class Engine(NBClientEngine):  # type: ignore[misc]
+        @classmethod
+        def execute_notebook(  # papermill's Engine.execute_notebook, with the manager above
+            cls, nb: Any, kernel_name: str, output_path: Any = None, progress_bar: bool = True,
+            log_output: bool = False, autosave_cell_every: int = 30, **kwargs: Any,
+        ) -> Any:  # fmt: skip
+            manager = SavedAtEnd(nb, output_path=output_path, progress_bar=progress_bar,
+                                 log_output=log_output, autosave_cell_every=autosave_cell_every)  # fmt: skip
+            manager.notebook_start()
+            try:
+                cls.execute_managed_notebook(manager, kernel_name, log_output=log_output, **kwargs)
+            finally:
+                manager.cleanup_pbar()
+                manager.notebook_complete()
+            return manager.nb
+
+    papermill_engines.register(ENGINE, Engine)
+    return ENGINE
