@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import queue
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -85,6 +86,17 @@ class ReportKernel:
         self._warming.load_connection_info(manager.get_connection_info())
         self._warming.start_channels()
         self._warming.execute(WARM, silent=True, store_history=False)
+
+    def warmed(self, timeout: float = 120) -> bool:
+        """Wait until the kernel ``start`` started has imported the analysis stack; False when it was
+        not started here or did not answer within ``timeout`` seconds."""
+        if self._warming is None:
+            return False
+        try:
+            self._warming.get_shell_msg(timeout=timeout)  # the reply to WARM
+        except queue.Empty:
+            return False
+        return True
 
     def ready(self) -> Any:
         """The kernel manager to hand papermill (``km``): the kernel of the last report, or a new

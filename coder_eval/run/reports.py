@@ -56,16 +56,21 @@ def render_run_reports(
     on_start: Callable[[list[str]], None] | None = None,
     out_dir: Path | None = None,
     reuse: bool = False,
+    kernel: ReportKernel | None = None,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
     told their templates first), one after the other in one kernel (``report_kernel.py``), each
     exported to HTML in a thread while the next one executes; a failed one is recorded in its
     outcome, and the others are still rendered. With ``reuse`` (nothing new ran), reports that are
-    up to date are kept as they are, when all of them are."""
+    up to date are kept as they are, when all of them are.
+
+    ``kernel``: one started earlier (``ReportKernel().start(folder)``, e.g. while the run's last
+    episodes finish, so its start and imports are not waited for here); it is closed here."""
     from coder_eval.run.render import REPORTS_DIR, run_id
     from coder_eval.run.report_kernel import ReportKernel
 
-    with ReportKernel() as kernel, ThreadPoolExecutor(1, "coder-eval-report-export") as exports:
+    shared = kernel or ReportKernel()
+    with shared as kernel, ThreadPoolExecutor(1, "coder-eval-report-export") as exports:
         folder = out_dir or REPORTS_DIR / run_id(run)  # where render_report writes the first one
         if not reuse:  # the kernel starts while the reports are prepared
             _start(kernel, folder, exports)
