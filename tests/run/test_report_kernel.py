@@ -136,3 +136,64 @@ def test_closing_a_kernel_that_never_started_does_nothing() -> None:
     kernel.close()
     kernel.close()
     assert kernel.manager is None
+
+
+FAILS = HEADER + '# %%\nraise RuntimeError("no such variant here")\n'
+
+
+@pytest.mark.slow
+def test_a_failing_report_among_three_still_yields_the_other_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = tmp_path / "fails.py"
+    failing.write_text(FAILS, encoding="utf-8")
+    spec = TEMPLATES["compare_report"]
+    monkeypatch.setitem(
+        TEMPLATES, "compare_report", report.Template(str(failing), "fails", "run_dir", False, spec.params)
+    )
+    out = tmp_path / "reports"
+    outcomes = render_run_reports(SKILL_AB, read_manifest(SKILL_AB).variants, out_dir=out)
+    assert [(o.template, o.ok) for o in outcomes] == [
+        ("run_report", True), ("compare_report", False), ("classification_report", True),
+    ]  # fmt: skip
+    failed = outcomes[1]
+    assert failed.error is not None and "RuntimeError: no such variant here" in failed.error
+    assert failed.html_path == out / "compare_report.failed.html"
+    assert "no such variant here" in failed.html_path.read_text(encoding="utf-8")
+    assert (out / "compare_report.failed.ipynb").is_file()
+    for ok in (outcomes[0], outcomes[2]):
+        assert ok.html_path is not None and ok.html_path.is_file()
+        assert ok.html_path.with_suffix(".ipynb").is_file()
+    index = json.loads((out / "summary.json").read_text(encoding="utf-8"))["reports"]
+    assert {name: entry["ok"] for name, entry in index.items()} == {
+        "run_report": True, "compare_report": False, "classification_report": True,
+    }  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("run_report", "classification_report"):
+        spec = TEMPLATES[name]
+        notebook = tmp_path / f"{name}.py"
+        notebook.write_text(CHECKS, encoding="utf-8")
+        monkeypatch.setitem(
+            TEMPLATES, name, report.Template(str(notebook), name, "run_dir", False, spec.params)
+        )
+    kernel = ReportKernel()
+    kernel.start(tmp_path)
+    assert kernel.warmed()
+    pid = kernel.manager.provisioner.pid
+    outcomes = render_run_reports(SKILL_AB, ["baseline"], out_dir=tmp_path / "out", kernel=kernel)
+    assert [(o.template, o.ok) for o in outcomes] == [("run_report", True), ("classification_report", True)]
+    for outcome in outcomes:
+        assert outcome.html_path is not None
+        found = json.loads(outcome.html_path.with_suffix(".summary.json").read_text(encoding="utf-8"))
+        assert found["pid"] == pid and found["leaked"] is False
+    assert kernel.manager is None  # closed
+    assert not kernel.warmed(timeout=0.1)  # a kernel closed is not warm
+
+
+def test_a_kernel_never_started_is_not_warm() -> None:
+    assert ReportKernel().warmed(timeout=0.1) is False
