@@ -36,6 +36,8 @@ from coder_eval.run.render_files import mark_failed, untyped, without_iri_format
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 """Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""
+STARTUP_TIMEOUT = 60
+"""Seconds a kernel may take to answer its first request (papermill's default)."""
 RESET_TAG = "coder-eval-reset"
 """The tag of the first cell ``reset_cell`` makes (removed from the rendered notebook)."""
 
@@ -70,6 +72,7 @@ class ReportKernel:
         self.manager: Any = None
         self._spoiled = False
         self._warming: Any = None
+        self._client: Any = None
 
     def start(self, folder: Path) -> None:
         """Start the kernel now, in ``folder``, and have it import the analysis stack while this
@@ -111,6 +114,25 @@ class ReportKernel:
             self.manager, self._spoiled = AsyncKernelManager(kernel_name="python3"), False
         return self.manager
 
+    def client(self) -> Any:
+        """The kernel client papermill uses (``kc``): connected once per kernel, where nbclient's own
+        would be connected before every notebook (waiting at least 0.2 s for the kernel's messages to
+        stop each time); None when there is no kernel yet, or it does not answer (papermill's own
+        client then says why)."""
+        from jupyter_core.utils import run_sync
+
+        manager = self.ready()
+        if self._client is None and manager.has_kernel:
+            client = manager.client()
+            client.start_channels()
+            try:
+                run_sync(client.wait_for_ready)(timeout=STARTUP_TIMEOUT)
+            except (RuntimeError, TimeoutError):  # died or silent: papermill reports it
+                client.stop_channels()
+                return None
+            self._client = client
+        return self._client
+
     def spoiled(self) -> None:
         """The last report timed out or killed its kernel: the next one gets a new kernel."""
         self._spoiled = True
@@ -120,6 +142,9 @@ class ReportKernel:
         from jupyter_core.utils import run_sync
 
         manager, self.manager = self.manager, None
+        if self._client is not None:
+            self._client.stop_channels()
+            self._client = None
         if self._warming is not None:
             self._warming.stop_channels()
             self._warming = None
@@ -171,6 +196,7 @@ def execute(
     if kernel is not None:
         nb.cells.insert(0, reset_cell(output.parent))
         shared["km"] = kernel.ready()
+        shared["kc"] = kernel.client()
     with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
         source = Path(tmp) / notebook.with_suffix(".ipynb").name
         jupytext.write(nb, source)
@@ -213,8 +239,12 @@ ENGINE = "coder_eval_saved_at_end"
 @functools.cache
 def saved_at_end_engine() -> str:
     """papermill's nbclient engine registered as ``ENGINE``, writing the notebook only when it ended
-    (papermill's own writes it twice per cell, on the kernel's time); returns its name."""
+    (papermill's own writes it twice per cell, on the kernel's time) and running it through the
+    kernel client given as ``kc`` (``ReportKernel.client``); returns its name."""
+    from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+    from papermill.log import logger
+    from papermill.utils import merge_kwargs, remove_args
 
     class SavedAtEnd(NotebookExecutionManager):  # type: ignore[misc]
         def save(self, **kwargs: Any) -> None:
@@ -236,6 +266,22 @@ def saved_at_end_engine() -> str:
                 manager.cleanup_pbar()
                 manager.notebook_complete()
             return manager.nb
+
+        @classmethod
+        def execute_managed_notebook(  # papermill's NBClientEngine's, with a kernel client given
+            cls, nb_man: Any, kernel_name: str, log_output: bool = False, stdout_file: Any = None,
+            stderr_file: Any = None, start_timeout: int = STARTUP_TIMEOUT, execution_timeout: Any = None,
+            kc: Any = None, **kwargs: Any,
+        ) -> Any:  # fmt: skip
+            kwargs = remove_args(["input_path", "timeout", "startup_timeout"], **kwargs)
+            client = PapermillNotebookClient(
+                nb_man, **merge_kwargs(
+                    kwargs, timeout=execution_timeout, startup_timeout=start_timeout, kernel_name=kernel_name,
+                    log=logger, log_output=log_output, stdout_file=stdout_file, stderr_file=stderr_file,
+                ),
+            )  # fmt: skip
+            client.kc = kc  # None: nbclient connects one of its own
+            return client.execute()
 
     papermill_engines.register(ENGINE, Engine)
     return ENGINE
