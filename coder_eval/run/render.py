@@ -147,12 +147,15 @@ def render_report(
 @dataclass(frozen=True)
 class Executed:
     """A report whose notebook ran (into ``files.notebook_tmp``), to be exported and published by
-    ``publish_report``; ``error`` is why it failed, or None."""
+    ``publish_report``; ``error`` is why it failed, or None. ``here`` is the working folder a
+    relative ``files.folder`` is in: papermill moves the whole process into the report's folder while
+    a notebook runs, so a thread publishing the last report must not read relative paths."""
 
     template: str
     runs: list[Path]
     files: RenderFiles
     error: str | None
+    here: Path
 
 
 def execute_report(
@@ -181,23 +184,25 @@ def execute_report(
     except BaseException:
         files.clean()
         raise
-    return Executed(template, runs, files, error)
+    return Executed(template, runs, files, error, Path.cwd())
 
 
 def publish_report(executed: Executed) -> ReportResult:
     """The second half of ``render_report``: the HTML export, the files moved into place and the
-    folder's index updated (safe in another thread while the next report executes)."""
-    files, error, template = executed.files, executed.error, executed.template
+    folder's index updated (safe in another thread while the next report executes). The paths
+    returned are as ``execute_report`` was given them."""
+    error, template, ok = executed.error, executed.template, executed.error is None
+    files = RenderFiles(executed.here / executed.files.folder, template)  # absolute
     try:
         export_html(files.notebook_tmp, files.html_tmp, f"{template} (failed)" if error else template)
-        files.publish(ok=error is None)
+        files.publish(ok=ok)
     finally:
         files.clean()
-    notebook_path, html_path = files.paths(ok=error is None)
-    result = ReportResult(notebook_path, html_path, files.summary, ok=error is None, error=error)
-    if result.ok or not _has_good_entry(files.folder, template):
-        update_index(files.folder, template, executed.runs, result)
-    return result
+    if ok or not _has_good_entry(files.folder, template):
+        written = ReportResult(*files.paths(ok=ok), files.summary, ok=ok, error=error)
+        update_index(files.folder, template, executed.runs, written)
+    given = executed.files
+    return ReportResult(*given.paths(ok=ok), given.summary, ok=ok, error=error)
 
 
 def template_spec(template: str) -> Template:

@@ -75,8 +75,8 @@ class ReportKernel:
         self._client: Any = None
 
     def start(self, folder: Path) -> None:
-        """Start the kernel now, in ``folder``, and have it import the analysis stack while this
-        process prepares the first report (nothing waits for either here)."""
+        """Start the kernel now, in ``folder`` (made if missing), and have it import the analysis
+        stack while this process prepares the first report (nothing waits for either here)."""
         from jupyter_core.utils import run_sync
 
         client = untyped("jupyter_client.blocking").BlockingKernelClient
@@ -84,6 +84,7 @@ class ReportKernel:
         manager = self.ready()
         if manager.has_kernel:
             return
+        folder.mkdir(parents=True, exist_ok=True)
         run_sync(manager.start_kernel)(extra_arguments=KERNEL_ARGUMENTS, cwd=os.fspath(folder))
         self._warming = client()
         self._warming.load_connection_info(manager.get_connection_info())

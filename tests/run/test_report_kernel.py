@@ -35,7 +35,7 @@ LEAVES = HEADER + (
 """A report that leaves a name, a warning filter, a pandas option, a matplotlib setting, an open
 figure and another working folder behind."""
 CHECKS = HEADER + (
-    "# %%\nimport json, os, warnings\nimport matplotlib.pyplot as plt\nimport pandas as pd\n\n"
+    "# %%\nimport json, os, time, warnings\nimport matplotlib.pyplot as plt\nimport pandas as pd\n\n"
     "found = {\n"
     '    "warnings_are_errors": any(f[0] == "error" and f[2] is Warning for f in warnings.filters),\n'
     '    "pid": os.getpid(),\n'
@@ -170,10 +170,15 @@ def test_a_failing_report_among_three_still_yields_the_other_two(
     }  # fmt: skip
 
 
-@pytest.mark.slow
-def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+LONG_EXPORT = HEADER + (
+    "# %%\nimport json\nimport pandas as pd\nfrom IPython.display import display\n\n"
+    "for _ in range(300):\n    display(pd.DataFrame(range(200)))\n"
+    'json.dump({}, open(summary_path, "w"))\n'
+)
+
+
+def checking_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run and classification reports replaced by ``CHECKS`` (what the kernel looks like)."""
     for name in ("run_report", "classification_report"):
         spec = TEMPLATES[name]
         notebook = tmp_path / f"{name}.py"
@@ -181,6 +186,34 @@ def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
         monkeypatch.setitem(
             TEMPLATES, name, report.Template(str(notebook), name, "run_dir", False, spec.params)
         )
+
+
+@pytest.mark.slow
+def test_reports_rendered_into_a_relative_folder_are_all_written_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
+    # a first report that takes a while to export, and a second that runs (in papermill's working
+    # folder, the report folder) while it is exported
+    (tmp_path / "run_report.py").write_text(LONG_EXPORT, encoding="utf-8")
+    (tmp_path / "classification_report.py").write_text(CHECKS + "time.sleep(3)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    outcomes = render_run_reports(SKILL_AB, ["baseline"], out_dir=Path("pages"))
+    assert [(o.template, o.ok, o.html_path) for o in outcomes] == [
+        ("run_report", True, Path("pages/run_report.html")),
+        ("classification_report", True, Path("pages/classification_report.html")),
+    ]
+    assert sorted(p.name for p in (tmp_path / "pages").iterdir() if not p.name.startswith(".")) == [
+        "classification_report.html", "classification_report.ipynb", "classification_report.summary.json",
+        "run_report.html", "run_report.ipynb", "run_report.summary.json", "summary.json",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
     kernel = ReportKernel()
     kernel.start(tmp_path)
     assert kernel.warmed()
