@@ -153,11 +153,16 @@ class FigureDrawer:
         self._drawing = threading.Lock()  # one thread draws at a time
         self._thread: threading.Thread | None = None
 
-    def draw(self, views: Mapping[str, Any], jobs: Sequence[tuple[str, Callable[[], Outputs]]]) -> None:
-        """Fill ``views[name]`` with ``make()`` for each job, now or in a thread."""
+    def cancel(self) -> int:
+        """Let no figure of an earlier ``draw`` reach its view from now on (call it before the views
+        are cleared for new content); returns the new generation."""
         with self._lock:
             self.generation += 1
-            generation = self.generation
+            return self.generation
+
+    def draw(self, views: Mapping[str, Any], jobs: Sequence[tuple[str, Callable[[], Outputs]]]) -> None:
+        """Fill ``views[name]`` with ``make()`` for each job, now or in a thread."""
+        generation = self.cancel()
         if not self.later:
             for name, make in jobs:
                 views[name].outputs = make()

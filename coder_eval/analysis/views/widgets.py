@@ -405,6 +405,7 @@ class Explorer:
         """Fill the status line and every view from what ``refresh`` computed: the tables at once,
         then the figures (``figures``: in a thread in a kernel, so the tables show first)."""
         self.status.value = self.status_html()
+        self.figures.cancel()  # an earlier choice's figures, still being drawn, stay out of the views
         for name in self.views:
             if name != "transcript":
                 self.views[name].outputs = ()
