@@ -6,6 +6,7 @@ kernel a timeout left busy is replaced."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +231,20 @@ def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
 
 def test_a_kernel_never_started_is_not_warm() -> None:
     assert ReportKernel().warmed(timeout=0.1) is False
+
+
+@pytest.mark.slow
+def test_reuse_keeps_reports_rendered_after_the_last_trajectory_and_starts_no_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
+    run = tmp_path / "run"
+    shutil.copytree(SKILL_AB, run)
+    first = render_run_reports(run, ["baseline"], out_dir=tmp_path / "out")
+    pages = {o.template: o.html_path.stat().st_mtime_ns for o in first if o.html_path is not None}
+    monkeypatch.setattr(ReportKernel, "start", lambda self, folder: pytest.fail("a kernel started"))
+    kept = render_run_reports(run, ["baseline"], out_dir=tmp_path / "out", reuse=True)
+    assert [(o.template, o.ok, o.kept) for o in kept] == [
+        ("run_report", True, True), ("classification_report", True, True),
+    ]  # fmt: skip
+    assert {o.template: o.html_path.stat().st_mtime_ns for o in kept if o.html_path} == pages
