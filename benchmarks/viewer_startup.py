@@ -1,13 +1,16 @@
 """How long ``coder-eval view`` takes from the command to a usable explorer in a browser.
 
-Run: ``python benchmarks/viewer_startup.py [--repeats 3] [--open-after S] [RUN_DIR ...]`` (default:
-the test fixture runs). Each repeat starts ``coder-eval view --no-browser`` in a subprocess and drives
-Debian's chromium (Playwright) to the page ``S`` seconds after the URL is printed (0: at once; a user
-reads and clicks), then does the same with the baseline: the viewer as it was before its kernel was
-preheated (the kernel started and the notebook run only when the browser asks for the page). Prints,
-per repeat and as medians, the seconds until the URL is printed and until the comparison table is on
-screen (the ``S`` seconds of waiting left out), the ratio of the two (what the kernel and the first
-comparison add to the server's start), and now / before.
+Run: ``python benchmarks/viewer_startup.py [--repeats 3] [--open-after S] [--baseline REV]
+[RUN_DIR ...]`` (default: the test fixture runs). Each repeat starts ``coder-eval view --no-browser``
+in a subprocess and drives Debian's chromium (Playwright) to the page ``S`` seconds after the URL is
+printed (0: at once; a user reads and clicks), then does the same with the baseline: the viewer of
+commit ``REV`` (default ``BASELINE``: its kernel preheated, the explorer drawing every figure before
+its cell ends), its ``coder_eval`` and notebooks taken from git into a scratch folder. With
+``--baseline unpreheated`` the baseline is this viewer without its preheated kernel (the kernel
+started and the notebook run only when the browser asks for the page). Prints, per repeat and as
+medians, the seconds until the URL is printed and until the comparison table is on screen (the ``S``
+seconds of waiting left out), the ratio of the two (what the kernel and the first comparison add to
+the server's start), and now / before.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from playwright.sync_api import sync_playwright
 
 from coder_eval.cli.viewer import free_port
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "runs"
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "runs"
+BASELINE = "b573919"
+"""The commit before the explorer drew its figures after the table."""
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -38,15 +44,25 @@ START = (
 """``coder-eval`` with the viewer's kernel preheated or not (both started alike, so only that differs)."""
 
 
-def one_start(runs: list[str], before: bool = False, open_after: float = 0.0) -> tuple[float, float]:
+def one_start(
+    runs: list[str], before: bool = False, open_after: float = 0.0, baseline: Path | None = None
+) -> tuple[float, float]:
     """(seconds to the printed URL, seconds to the comparison table) of one ``coder-eval view``, the
     page opened ``open_after`` seconds after the URL is printed (the table's time counts from then)."""
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         start = time.monotonic()
         server = subprocess.Popen(
-            [*command(before), "view", *runs, "--no-browser", "--port", str(free_port())],
+            [
+                *command(before and baseline is None),
+                "view",
+                *runs,
+                "--no-browser",
+                "--port",
+                str(free_port()),
+            ],
             cwd=scratch,
+            env={**os.environ, "PYTHONPATH": str(baseline)} if before and baseline else None,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -71,9 +87,19 @@ def one_start(runs: list[str], before: bool = False, open_after: float = 0.0) ->
     return printed, shown
 
 
-def command(before: bool) -> list[str]:
-    """How to start ``coder-eval``: as it is, or (``before``) without the preheated kernel."""
-    return [sys.executable, "-c", START.format(preheat=not before)]
+def command(unpreheated: bool) -> list[str]:
+    """How to start ``coder-eval``: as it is, or without the preheated kernel."""
+    return [sys.executable, "-c", START.format(preheat=not unpreheated)]
+
+
+def baseline_tree(rev: str, scratch: Path) -> Path:
+    """``coder_eval`` of commit ``rev``, with its notebooks where the installed package has them."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "coder_eval", "notebooks"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
+    (scratch / "notebooks").rename(scratch / "coder_eval" / "notebooks")
+    return scratch
 
 
 def main() -> None:
@@ -85,15 +111,22 @@ def main() -> None:
         help="Seconds between the printed URL and opening the page (a user's reading and clicking); "
         "the table's time is then the command's own, without them.",
     )  # fmt: skip
+    parser.add_argument("--baseline", default=BASELINE, help="A git revision, or 'unpreheated'.")
     options = parser.parse_args()
     found: dict[str, list[tuple[float, float]]] = {"now": [], "before": []}
-    for i in range(options.repeats):
-        for how, results in found.items():
-            printed, shown = one_start(options.runs, how == "before", options.open_after)
-            results.append((printed, shown))
-            print(f"repeat {i} ({how}): URL printed after {printed:.1f} s, table shown after {shown:.1f} s")
+    with tempfile.TemporaryDirectory(prefix="viewer-startup-") as scratch:
+        unpreheated = options.baseline == "unpreheated"
+        baseline = None if unpreheated else baseline_tree(options.baseline, Path(scratch))
+        for how in found:  # bytecode and page caches
+            one_start(options.runs, how == "before", options.open_after, baseline)
+        for i in range(options.repeats):
+            for how, results in found.items():
+                printed, shown = one_start(options.runs, how == "before", options.open_after, baseline)
+                results.append((printed, shown))
+                print(f"repeat {i} ({how}): URL after {printed:.1f} s, table shown after {shown:.1f} s")
     medians = {how: [statistics.median(r[part] for r in results) for part in (0, 1)]
                for how, results in found.items()}  # fmt: skip
+    print(f"before: {options.baseline}")
     for how, (url, page) in medians.items():
         print(f"median, {how}: URL {url:.1f} s, first page {page:.1f} s (page / URL = {page / url:.1f}x)")
     (url, page), (url_before, page_before) = medians["now"], medians["before"]

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from coder_eval.cli import app, main
-from coder_eval.run.render import ReportResult
+from coder_eval.run.render import Executed, ReportResult
+from coder_eval.run.render_files import RenderFiles
 from coder_eval.trajectory import read_trajectory
 from tests.experiment.builders import two_tasks, write_experiment
 from tests.helpers import coder_eval, minimal_task, write_task
@@ -326,7 +327,7 @@ def test_plan_lists_each_tasks_agent_and_model_per_variant(invoke: Any, tmp_path
 
 
 class FakeReports:
-    """Stands in for ``render_report``: records each call and returns ``ok``."""
+    """Stands in for ``render_report`` (and its halves): records each call and returns ``ok``."""
 
     def __init__(self, ok: bool = True) -> None:
         self.ok = ok
@@ -341,8 +342,24 @@ class FakeReports:
         timeout: float = 600,
         kernel: object = None,
     ) -> ReportResult:
+        return self.publish(self.execute(run_dirs, template, params, out_dir, timeout, kernel))
+
+    def execute(
+        self,
+        run_dirs: list[Path],
+        template: str = "run_report",
+        params: Mapping[str, str] = {},
+        out_dir: Path | None = None,
+        timeout: float = 600,
+        kernel: object = None,
+    ) -> Executed:
+        """Stands in for ``execute_report`` (a run's reports: executed, then published)."""
         self.calls.append((template, dict(params), out_dir))
-        html = Path("reports") / f"{template}.html"
+        error = None if self.ok else "boom"
+        return Executed(template, list(run_dirs), RenderFiles(Path("reports"), template), error, Path.cwd())
+
+    def publish(self, executed: Executed) -> ReportResult:
+        html = Path("reports") / f"{executed.template}.html"
         return ReportResult(
             html.with_suffix(".ipynb"), html, html.with_suffix(".json"), self.ok, None if self.ok else "boom"
         )
@@ -352,6 +369,8 @@ class FakeReports:
 def reports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeReports:
     fake = FakeReports()
     monkeypatch.setattr("coder_eval.run.render.render_report", fake)
+    monkeypatch.setattr("coder_eval.run.render.execute_report", fake.execute)
+    monkeypatch.setattr("coder_eval.run.render.publish_report", fake.publish)
     monkeypatch.setattr("coder_eval.run.report_kernel.ReportKernel.start", lambda self, folder: None)
     monkeypatch.chdir(tmp_path)
     return fake

@@ -9,7 +9,6 @@ Example::
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +17,7 @@ import typer
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
+from coder_eval.run.render_files import without_iri_format
 from coder_eval.version import pip_install
 
 
@@ -48,18 +48,6 @@ def view(
     console.print(f"starting the explorer on {len(runs)} path(s); Ctrl-C stops it", highlight=False)
     with tempfile.TemporaryDirectory(prefix="coder-eval-view-") as folder:
         serve(runs, Path(folder), port, browser, announce=announce)
-
-
-def without_iri_format() -> None:
-    """Keep jsonschema's optional ``iri`` format check out of this process: importing it
-    (``rfc3987_syntax``, which jupyter-events' dependencies install) builds a grammar, about 1.1 s of
-    the 1.8 s that importing Voila took, before the URL could be printed. Nothing the server
-    validates with jsonschema (its own event schemas) uses that format.
-
-    Example: ``without_iri_format()`` before ``import voila``; a no-op once jsonschema is imported.
-    """
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # import: ImportError
 
 
 def announce(url: str) -> None:

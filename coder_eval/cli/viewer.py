@@ -48,6 +48,9 @@ EXPLORE_TEMPLATE = "explore.py"
 PREHEAT_KERNEL = True
 """Start the explorer's kernel and run its notebook as the server starts (Voila's pool of one
 preheated kernel), so the first page is ready sooner; the next is made while the first is used."""
+REFILL_DELAY = 10.0
+"""Seconds between a page taking the preheated kernel and Voila starting the next one: at once (its
+default, 1 s), the next kernel's start and imports take a core from the first page's notebook."""
 PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
 h1 { font-size: 1.3em; word-break: break-all; }
@@ -254,6 +257,7 @@ def serve(
             "--Voila.auto_token=True",  # every request needs it: the runs are no other local user's
             "--show_tracebacks=True",
             f"--VoilaConfiguration.preheat_kernel={PREHEAT_KERNEL}",
+            f"--VoilaKernelManager.fill_delay={REFILL_DELAY}",
         ]
     )
     try:

@@ -27,8 +27,6 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import json
-import math
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from coder_eval.errors import ReportError, unknown_name
 from coder_eval.interop.log_readers.inspect_files import is_inspect_log
-from coder_eval.run.render_files import RenderFiles, export_html, mark_failed
-from coder_eval.run.report_kernel import KERNEL_ARGUMENTS, reset_cell, without_reset_cell
+from coder_eval.run.render_files import RenderFiles, export_html
+from coder_eval.run.report_kernel import execute
 from coder_eval.run_dir import EPISODES, MANIFEST, read_manifest
 
 if TYPE_CHECKING:
@@ -143,6 +141,35 @@ def render_report(
 
         render_report([Path("runs/latest")], "run_report", {"top_n": "10"}).ok
     """
+    return publish_report(execute_report(run_dirs, template, params, out_dir, timeout, kernel))
+
+
+@dataclass(frozen=True)
+class Executed:
+    """A report whose notebook ran (into ``files.notebook_tmp``), to be exported and published by
+    ``publish_report``; ``error`` is why it failed, or None. ``here`` is the working folder a
+    relative ``files.folder`` is in: papermill moves the whole process into the report's folder while
+    a notebook runs, so a thread publishing the last report must not read relative paths."""
+
+    template: str
+    runs: list[Path]
+    files: RenderFiles
+    error: str | None
+    here: Path
+
+
+def execute_report(
+    run_dirs: Sequence[Path],
+    template: str = "run_report",
+    params: Mapping[str, str] = {},
+    out_dir: Path | None = None,
+    timeout: float = 600,
+    kernel: ReportKernel | None = None,
+) -> Executed:
+    """The first half of ``render_report``: check the inputs (``ReportError``), run the notebook.
+
+    Example: ``publish_report(execute_report([Path("runs/latest")], "run_report")).ok``
+    """
     spec = template_spec(template)
     runs = check_runs(run_dirs, template, spec)
     values = typed_params(template, spec, params)
@@ -154,15 +181,28 @@ def render_report(
     try:
         with template_path(spec) as notebook:
             error = execute(notebook, files.notebook_tmp, values, timeout, kernel)
+    except BaseException:
+        files.clean()
+        raise
+    return Executed(template, runs, files, error, Path.cwd())
+
+
+def publish_report(executed: Executed) -> ReportResult:
+    """The second half of ``render_report``: the HTML export, the files moved into place and the
+    folder's index updated (safe in another thread while the next report executes). The paths
+    returned are as ``execute_report`` was given them."""
+    error, template, ok = executed.error, executed.template, executed.error is None
+    files = RenderFiles(executed.here / executed.files.folder, template)  # absolute
+    try:
         export_html(files.notebook_tmp, files.html_tmp, f"{template} (failed)" if error else template)
-        files.publish(ok=error is None)
+        files.publish(ok=ok)
     finally:
         files.clean()
-    notebook_path, html_path = files.paths(ok=error is None)
-    result = ReportResult(notebook_path, html_path, files.summary, ok=error is None, error=error)
-    if result.ok or not _has_good_entry(out, template):
-        update_index(out, template, runs, result)
-    return result
+    if ok or not _has_good_entry(files.folder, template):
+        written = ReportResult(*files.paths(ok=ok), files.summary, ok=ok, error=error)
+        update_index(files.folder, template, executed.runs, written)
+    given = executed.files
+    return ReportResult(*given.paths(ok=ok), given.summary, ok=ok, error=error)
 
 
 def template_spec(template: str) -> Template:
@@ -231,59 +271,6 @@ def run_id(run: Path) -> str:
     if not (run / MANIFEST).is_file():  # no manifest: an Inspect log file
         return run.stem if run.is_file() else run.name
     return read_manifest(run).run_id
-
-
-def execute(
-    notebook: Path,
-    output: Path,
-    values: Mapping[str, Any],
-    timeout: float,
-    kernel: ReportKernel | None = None,
-) -> str | None:
-    """Run a py:percent notebook with papermill (cwd: the output folder), in ``kernel`` when given;
-    the error text, or None."""
-    import jupytext
-    import papermill
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    nb = jupytext.read(notebook)
-    shared = {}
-    if kernel is not None:
-        nb.cells.insert(0, reset_cell(output.parent))
-        shared["km"] = kernel.ready()
-    with tempfile.TemporaryDirectory(prefix="coder-eval-report-") as tmp:
-        source = Path(tmp) / notebook.with_suffix(".ipynb").name
-        jupytext.write(nb, source)
-        try:
-            papermill.execute_notebook(
-                source,
-                output,
-                parameters=dict(values),
-                kernel_name="python3",
-                language="python",
-                cwd=output.parent,
-                progress_bar=False,
-                execution_timeout=max(1, math.ceil(timeout)),
-                extra_arguments=KERNEL_ARGUMENTS,
-                **shared,
-            )
-        except papermill.PapermillExecutionError as exc:
-            return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-        except CellTimeoutError:
-            return _kernel_lost(kernel, output, f"a cell ran longer than the {timeout:g} s timeout")
-        except DeadKernelError as exc:
-            return _kernel_lost(kernel, output, f"the kernel died: {exc}")
-        finally:
-            if kernel is not None and output.exists():
-                without_reset_cell(output)
-    return None
-
-
-def _kernel_lost(kernel: ReportKernel | None, output: Path, error: str) -> str:
-    """A report whose kernel cannot go on: marked failed, and a shared kernel replaced for the next."""
-    if kernel is not None:
-        kernel.spoiled()
-    return mark_failed(output, error)
 
 
 def read_index(out: Path) -> dict[str, Any]:

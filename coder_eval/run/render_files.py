@@ -15,6 +15,7 @@ import contextlib
 import functools
 import html
 import importlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,18 @@ def untyped(module: str) -> Any:
     return importlib.import_module(module)
 
 
+def without_iri_format() -> None:
+    """Keep jsonschema's optional ``iri`` format check out of this process: importing it
+    (``rfc3987_syntax``, which jupyter-events' dependencies install) builds a grammar, about 1 s of
+    importing nbformat (papermill, nbconvert, jupytext) or Voila. Nothing nbformat or the viewer's
+    server validates with jsonschema (notebooks, the server's own event schemas) uses that format.
+
+    Example: ``without_iri_format()`` before ``import nbformat``; a no-op once jsonschema is imported.
+    """
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # import: ImportError
+
+
 def mark_failed(notebook: Path, error: str) -> str:
     """Put a visible error banner at the top of a notebook that papermill did not mark; returns error."""
     nbformat = untyped("nbformat")
@@ -113,6 +126,7 @@ def mark_failed(notebook: Path, error: str) -> str:
 def export_html(notebook: Path, target: Path, title: str) -> None:
     """The executed notebook as standalone HTML without code cells: figures are embedded data URIs,
     styles are inlined, and no script or style is fetched from the network."""
+    without_iri_format()
     nb = untyped("nbformat").read(notebook, as_version=4)
     body, _ = html_exporter().from_notebook_node(nb, resources={"metadata": {"name": title}})
     target.write_text(body, encoding="utf-8")
@@ -123,6 +137,8 @@ def html_exporter() -> Any:
     """nbconvert's HTML exporter on the offline template, made once (its templates are compiled
     once for every report a process renders)."""
     from jinja2 import DictLoader
+
+    without_iri_format()
 
     return untyped("nbconvert").HTMLExporter(
         exclude_input=True,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from coder_eval.errors import ReportError
 
 if TYPE_CHECKING:
+    from coder_eval.run.render import ReportResult
     from coder_eval.run.report_kernel import ReportKernel
 
 
@@ -54,34 +56,45 @@ def render_run_reports(
     on_start: Callable[[list[str]], None] | None = None,
     out_dir: Path | None = None,
     reuse: bool = False,
+    kernel: ReportKernel | None = None,
 ) -> list[ReportOutcome]:
     """Render the after-run reports into ``out_dir`` (default ``reports/<run_id>``; ``on_start`` is
-    told their templates first), one after the other in one kernel (``report_kernel.py``); a failed
-    one is recorded in its outcome, and the others are still rendered. With ``reuse`` (nothing new
-    ran), reports that are up to date are kept as they are, when all of them are."""
+    told their templates first), one after the other in one kernel (``report_kernel.py``), each
+    exported to HTML in a thread while the next one executes; a failed one is recorded in its
+    outcome, and the others are still rendered. With ``reuse`` (nothing new ran), reports that are
+    up to date are kept as they are, when all of them are.
+
+    ``kernel``: one started earlier (``ReportKernel().start(folder)``, e.g. while the run's last
+    episodes finish, so its start and imports are not waited for here); it is closed here."""
     from coder_eval.run.render import REPORTS_DIR, run_id
     from coder_eval.run.report_kernel import ReportKernel
 
-    with ReportKernel() as kernel:
+    shared = kernel or ReportKernel()
+    with shared as kernel, ThreadPoolExecutor(1, "coder-eval-report-export") as exports:
         folder = out_dir or REPORTS_DIR / run_id(run)  # where render_report writes the first one
         if not reuse:  # the kernel starts while the reports are prepared
-            _start(kernel, folder)
+            _start(kernel, folder, exports)
         jobs = report_jobs(run, list(variants), out_dir)
         if reuse:
             kept = [kept_report(run, job) for job in jobs]
             if all(k is not None for k in kept):
                 return [k for k in kept if k is not None]
-            _start(kernel, folder)
+            _start(kernel, folder, exports)
         if on_start is not None:
             on_start([job.template for job in jobs])
-        return [_render(run, job, kernel) for job in jobs]
+        pending = [_render(run, job, kernel, exports) for job in jobs]
+        return [_outcome(template, done) for template, done in pending]
 
 
-def _start(kernel: ReportKernel, folder: Path) -> None:
-    """Start ``kernel`` in ``folder`` (made); without the notebook stack each report says so."""
+def _start(kernel: ReportKernel, folder: Path, exports: Executor) -> None:
+    """Start ``kernel`` in ``folder`` (made), and build the HTML exporter in ``exports`` while the
+    kernel imports; without the notebook stack each report says so."""
+    from coder_eval.run.render_files import html_exporter
+
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(ImportError):
         kernel.start(folder)
+    exports.submit(html_exporter)  # its ImportError, if any, is the export's to report
 
 
 def report_jobs(run: Path, variants: list[str], out_dir: Path | None = None) -> list[ReportJob]:
@@ -135,11 +148,26 @@ def labelled_criteria(run: Path) -> list[str]:
     return sorted(found)
 
 
-def _render(run: Path, job: ReportJob, kernel: ReportKernel | None = None) -> ReportOutcome:
-    from coder_eval.run.render import render_report
+def _render(
+    run: Path, job: ReportJob, kernel: ReportKernel, exports: Executor
+) -> tuple[str, ReportOutcome | Future[ReportResult]]:
+    """Execute ``job`` in ``kernel`` here, and hand its export to ``exports``: the outcome, or the
+    export's future."""
+    from coder_eval.run.render import execute_report, publish_report
 
     try:
-        result = render_report([run], job.template, job.params, job.out_dir, kernel=kernel)
+        executed = execute_report([run], job.template, job.params, job.out_dir, kernel=kernel)
     except (ReportError, ImportError) as exc:
-        return ReportOutcome(job.template, None, False, str(exc), raised=True)
-    return ReportOutcome(job.template, result.html_path, result.ok, None if result.ok else result.error)
+        return job.template, ReportOutcome(job.template, None, False, str(exc), raised=True)
+    return job.template, exports.submit(publish_report, executed)
+
+
+def _outcome(template: str, done: ReportOutcome | Future[ReportResult]) -> ReportOutcome:
+    """What became of one report, once its export finished."""
+    if isinstance(done, ReportOutcome):
+        return done
+    try:
+        result = done.result()
+    except (ReportError, ImportError) as exc:
+        return ReportOutcome(template, None, False, str(exc), raised=True)
+    return ReportOutcome(template, result.html_path, result.ok, None if result.ok else result.error)

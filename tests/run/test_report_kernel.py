@@ -6,6 +6,7 @@ kernel a timeout left busy is replaced."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ LEAVES = HEADER + (
 """A report that leaves a name, a warning filter, a pandas option, a matplotlib setting, an open
 figure and another working folder behind."""
 CHECKS = HEADER + (
-    "# %%\nimport json, os, warnings\nimport matplotlib.pyplot as plt\nimport pandas as pd\n\n"
+    "# %%\nimport json, os, time, warnings\nimport matplotlib.pyplot as plt\nimport pandas as pd\n\n"
     "found = {\n"
     '    "warnings_are_errors": any(f[0] == "error" and f[2] is Warning for f in warnings.filters),\n'
     '    "pid": os.getpid(),\n'
@@ -136,3 +137,114 @@ def test_closing_a_kernel_that_never_started_does_nothing() -> None:
     kernel.close()
     kernel.close()
     assert kernel.manager is None
+
+
+FAILS = HEADER + '# %%\nraise RuntimeError("no such variant here")\n'
+
+
+@pytest.mark.slow
+def test_a_failing_report_among_three_still_yields_the_other_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = tmp_path / "fails.py"
+    failing.write_text(FAILS, encoding="utf-8")
+    spec = TEMPLATES["compare_report"]
+    monkeypatch.setitem(
+        TEMPLATES, "compare_report", report.Template(str(failing), "fails", "run_dir", False, spec.params)
+    )
+    out = tmp_path / "reports"
+    outcomes = render_run_reports(SKILL_AB, read_manifest(SKILL_AB).variants, out_dir=out)
+    assert [(o.template, o.ok) for o in outcomes] == [
+        ("run_report", True), ("compare_report", False), ("classification_report", True),
+    ]  # fmt: skip
+    failed = outcomes[1]
+    assert failed.error is not None and "RuntimeError: no such variant here" in failed.error
+    assert failed.html_path == out / "compare_report.failed.html"
+    assert "no such variant here" in failed.html_path.read_text(encoding="utf-8")
+    assert (out / "compare_report.failed.ipynb").is_file()
+    for ok in (outcomes[0], outcomes[2]):
+        assert ok.html_path is not None and ok.html_path.is_file()
+        assert ok.html_path.with_suffix(".ipynb").is_file()
+    index = json.loads((out / "summary.json").read_text(encoding="utf-8"))["reports"]
+    assert {name: entry["ok"] for name, entry in index.items()} == {
+        "run_report": True, "compare_report": False, "classification_report": True,
+    }  # fmt: skip
+
+
+LONG_EXPORT = HEADER + (
+    "# %%\nimport json\nimport pandas as pd\nfrom IPython.display import display\n\n"
+    "for _ in range(300):\n    display(pd.DataFrame(range(200)))\n"
+    'json.dump({}, open(summary_path, "w"))\n'
+)
+
+
+def checking_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run and classification reports replaced by ``CHECKS`` (what the kernel looks like)."""
+    for name in ("run_report", "classification_report"):
+        spec = TEMPLATES[name]
+        notebook = tmp_path / f"{name}.py"
+        notebook.write_text(CHECKS, encoding="utf-8")
+        monkeypatch.setitem(
+            TEMPLATES, name, report.Template(str(notebook), name, "run_dir", False, spec.params)
+        )
+
+
+@pytest.mark.slow
+def test_reports_rendered_into_a_relative_folder_are_all_written_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
+    # a first report that takes a while to export, and a second that runs (in papermill's working
+    # folder, the report folder) while it is exported
+    (tmp_path / "run_report.py").write_text(LONG_EXPORT, encoding="utf-8")
+    (tmp_path / "classification_report.py").write_text(CHECKS + "time.sleep(3)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    outcomes = render_run_reports(SKILL_AB, ["baseline"], out_dir=Path("pages"))
+    assert [(o.template, o.ok, o.html_path) for o in outcomes] == [
+        ("run_report", True, Path("pages/run_report.html")),
+        ("classification_report", True, Path("pages/classification_report.html")),
+    ]
+    assert sorted(p.name for p in (tmp_path / "pages").iterdir() if not p.name.startswith(".")) == [
+        "classification_report.html", "classification_report.ipynb", "classification_report.summary.json",
+        "run_report.html", "run_report.ipynb", "run_report.summary.json", "summary.json",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_kernel_started_beforehand_renders_the_reports_and_is_closed_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
+    kernel = ReportKernel()
+    kernel.start(tmp_path)
+    assert kernel.warmed()
+    pid = kernel.manager.provisioner.pid
+    outcomes = render_run_reports(SKILL_AB, ["baseline"], out_dir=tmp_path / "out", kernel=kernel)
+    assert [(o.template, o.ok) for o in outcomes] == [("run_report", True), ("classification_report", True)]
+    for outcome in outcomes:
+        assert outcome.html_path is not None
+        found = json.loads(outcome.html_path.with_suffix(".summary.json").read_text(encoding="utf-8"))
+        assert found["pid"] == pid and found["leaked"] is False
+    assert kernel.manager is None  # closed
+    assert not kernel.warmed(timeout=0.1)  # a kernel closed is not warm
+
+
+def test_a_kernel_never_started_is_not_warm() -> None:
+    assert ReportKernel().warmed(timeout=0.1) is False
+
+
+@pytest.mark.slow
+def test_reuse_keeps_reports_rendered_after_the_last_trajectory_and_starts_no_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checking_templates(tmp_path, monkeypatch)
+    run = tmp_path / "run"
+    shutil.copytree(SKILL_AB, run)
+    first = render_run_reports(run, ["baseline"], out_dir=tmp_path / "out")
+    pages = {o.template: o.html_path.stat().st_mtime_ns for o in first if o.html_path is not None}
+    monkeypatch.setattr(ReportKernel, "start", lambda self, folder: pytest.fail("a kernel started"))
+    kept = render_run_reports(run, ["baseline"], out_dir=tmp_path / "out", reuse=True)
+    assert [(o.template, o.ok, o.kept) for o in kept] == [
+        ("run_report", True, True), ("classification_report", True, True),
+    ]  # fmt: skip
+    assert {o.template: o.html_path.stat().st_mtime_ns for o in kept if o.html_path} == pages

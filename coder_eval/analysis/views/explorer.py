@@ -3,6 +3,9 @@ and the pair of runs it compares when a baseline run is picked (``RunPair``).
 
 Each function takes data (a comparison frame, episodes, criteria) and returns ``Output.outputs``
 entries or a figure, so the explorer's handlers stay about state and these stay testable alone.
+matplotlib and the plots are imported by the functions that draw, so the explorer's first table does
+not wait for them; in a kernel a ``FigureDrawer`` draws the figures in a thread after the rest of the
+page is filled.
 
 Example::
 
@@ -12,14 +15,16 @@ Example::
 from __future__ import annotations
 
 import base64
+import html
 import io
-from collections.abc import Sequence
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from coder_eval.analysis.answer.baseline_run import (
     BASELINE,
@@ -34,9 +39,14 @@ from coder_eval.analysis.answer.wording import NAMES, metric_value
 from coder_eval.analysis.frames.load import Runs, load_runs
 from coder_eval.analysis.stats.classification import classification
 from coder_eval.analysis.views.notebook import labelled_criterion_ids, token_buckets_plot
-from coder_eval.analysis.views.plots import confusion_plot, distribution_plot, forest_plot
 from coder_eval.errors import AnalysisError
 from coder_eval.manifest import read_manifest
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+Outputs = tuple[dict[str, Any], ...]
+"""What an ``Output`` widget shows: its ``outputs``."""
 
 
 def html_output(markup: str) -> dict[str, Any]:
@@ -63,6 +73,10 @@ def figure_views(*figures: Figure) -> tuple[dict[str, Any], ...]:
 
 def forest_figure(comparisons: pd.DataFrame) -> Figure:
     """One forest plot per metric (each on its own scale)."""
+    from matplotlib.figure import Figure
+
+    from coder_eval.analysis.views.plots import forest_plot
+
     figure = Figure(figsize=(8, 1.1 * len(comparisons) + 0.4), layout="constrained")
     axes = figure.subplots(len(comparisons), 1, squeeze=False)[:, 0]
     for ax, index in zip(axes, comparisons.index, strict=True):
@@ -73,6 +87,10 @@ def forest_figure(comparisons: pd.DataFrame) -> Figure:
 
 def amounts_figure(episodes: pd.DataFrame) -> Figure:
     """Tokens and cost per task and variant, and the token buckets, as in the run report."""
+    from matplotlib.figure import Figure
+
+    from coder_eval.analysis.views.plots import distribution_plot
+
     figure = Figure(figsize=(14, 3.6), layout="constrained")
     axes = figure.subplots(1, 3)
     distribution_plot(episodes, axes[0], metric="total_tokens")
@@ -85,6 +103,10 @@ def confusion_views(
     criteria: pd.DataFrame, variants: list[str], n_resamples: int
 ) -> tuple[dict[str, Any], ...]:
     """A confusion matrix per labelled criterion and variant, as in the classification report."""
+    from matplotlib.figure import Figure
+
+    from coder_eval.analysis.views.plots import confusion_plot
+
     ids = labelled_criterion_ids(criteria)
     if not ids or not variants:
         return (html_output("<p>No criterion of these runs records labels.</p>"),)
@@ -104,6 +126,76 @@ def confusion_views(
                 continue
             ax.set_title(f"{variant}: {ax.get_title()}")
     return figure_views(figure)
+
+
+def in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (JupyterLab, Voila), where widgets are shown live."""
+    ipython = sys.modules.get("IPython")
+    return getattr(ipython.get_ipython() if ipython else None, "kernel", None) is not None
+
+
+class FigureDrawer:
+    """Fills figure views after the rest of a page: at once (``later`` False), or in a thread, one
+    view after the other, so the kernel answers the browser (the table shows) while they are drawn.
+    A newer ``draw`` supersedes an older one: its views are never overwritten by the older figures.
+
+    Example::
+
+        drawer = FigureDrawer(later=True)
+        drawer.draw(views, [("plot", lambda: (figure_output(forest_figure(frame)),))])
+        drawer.wait()   # True once every figure is drawn
+    """
+
+    def __init__(self, later: bool) -> None:
+        self.later = later
+        self.generation = 0
+        self._lock = threading.Lock()
+        self._drawing = threading.Lock()  # one thread draws at a time
+        self._thread: threading.Thread | None = None
+
+    def cancel(self) -> int:
+        """Let no figure of an earlier ``draw`` reach its view from now on (call it before the views
+        are cleared for new content); returns the new generation."""
+        with self._lock:
+            self.generation += 1
+            return self.generation
+
+    def draw(self, views: Mapping[str, Any], jobs: Sequence[tuple[str, Callable[[], Outputs]]]) -> None:
+        """Fill ``views[name]`` with ``make()`` for each job, now or in a thread."""
+        generation = self.cancel()
+        if not self.later:
+            for name, make in jobs:
+                views[name].outputs = make()
+            return
+        self._thread = threading.Thread(
+            target=self._draw, args=(generation, views, jobs), name="coder-eval-figures", daemon=True
+        )
+        self._thread.start()
+
+    def _draw(
+        self, generation: int, views: Mapping[str, Any], jobs: Sequence[tuple[str, Callable[[], Outputs]]]
+    ) -> None:
+        with self._drawing:
+            for name, make in jobs:
+                if generation != self.generation:
+                    return
+                try:
+                    outputs = make()
+                except Exception as exc:  # shown in its view: a thread has no caller to raise to
+                    why = html.escape(f"{type(exc).__name__}: {exc}")
+                    outputs = (html_output(f'<div style="color:#b00">Figure not drawn: {why}</div>'),)
+                with self._lock:
+                    if generation != self.generation:
+                        return
+                    views[name].outputs = outputs
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the figures being drawn; False when ``timeout`` seconds passed first."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ from coder_eval.analysis.stats.flips import flips
 from coder_eval.analysis.stats.intervals import N_RESAMPLES
 from coder_eval.analysis.stats.summary import summarize
 from coder_eval.analysis.views.explorer import (
+    FigureDrawer,
+    Outputs,
     RunPair,
     amounts_figure,
     confusion_views,
@@ -45,6 +47,7 @@ from coder_eval.analysis.views.explorer import (
     figure_views,
     forest_figure,
     html_output,
+    in_kernel,
     summary_html,
 )
 from coder_eval.analysis.views.notebook import flips_table, html_table
@@ -123,9 +126,17 @@ class Explorer:
         explorer.comparison[["metric", "diff", "verdict"]]
     """
 
-    def __init__(self, runs: str | Path | Sequence[str | Path], n_resamples: int = N_RESAMPLES) -> None:
+    def __init__(
+        self,
+        runs: str | Path | Sequence[str | Path],
+        n_resamples: int = N_RESAMPLES,
+        figures_later: bool | None = None,
+    ) -> None:
         self.run_paths, selected = discover_runs([runs] if isinstance(runs, str | Path) else runs)
         self.n_resamples = n_resamples
+        self.figures = FigureDrawer(in_kernel() if figures_later is None else figures_later)
+        """Draws the figures after the tables: in a thread when ``figures_later`` (default: in a
+        kernel); ``figures.wait()`` waits for them."""
         self.runs = w.SelectMultiple(
             options=[(run_label(path), name) for name, path in self.run_paths.items()],
             value=selected,
@@ -391,29 +402,38 @@ class Explorer:
         self.views["transcript"].outputs = (html_output(f"<pre>{html.escape(self.transcript)}</pre>"),)
 
     def render(self) -> None:
-        """Fill the status line and every view from what ``refresh`` computed."""
+        """Fill the status line and every view from what ``refresh`` computed: the tables at once,
+        then the figures (``figures``: in a thread in a kernel, so the tables show first)."""
         self.status.value = self.status_html()
-        for name in ("table", "plot", "summary", "amounts", "confusion", "flips"):
-            self.views[name].outputs = ()
-        self.views["sequence"].outputs = sequence_views(self.run_paths[run] for run in self.runs.value)
-        chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
+        self.figures.cancel()  # an earlier choice's figures, still being drawn, stay out of the views
+        for name in self.views:
+            if name != "transcript":
+                self.views[name].outputs = ()
+        runs = [self.run_paths[run] for run in self.runs.value]
+        jobs: list[tuple[str, Callable[[], Outputs]]] = []
+        if self.verdicts is not None and self.verdicts.available:
+            table = verdict_rows(self.verdicts.comparisons)
+            table.columns = [self.shown_column(str(c)) for c in table.columns]
+            self.views["table"].outputs = (html_output(table.to_html(index=False, classes=TABLE_CLASS)),)
+            base, cand = (self.shown_name(v) for v in (self.verdicts.baseline, self.verdicts.candidate))
+            links = [f"trajectories {base}", f"trajectories {cand}"]
+            flips = flips_table(self.flips, base, cand)
+            self.views["flips"].outputs = (
+                html_output(html_table(flips, links, index=False, classes=FLIPS_CLASS)),
+            )
+            comparison = self.comparison
+            jobs.append(("plot", lambda: (figure_output(forest_figure(comparison)),)))
+        jobs.append(("sequence", lambda: sequence_views(runs)))
         if not self.summary.empty:
             summary = self.summary.assign(variant_id=self.summary["variant_id"].map(self.shown_name))
+            self.views["summary"].outputs = (html_output(summary_html(summary, SUMMARY_CLASS)),)
             sides = [BASELINE, CANDIDATE] if self.pair else [self.baseline.value, self.candidate.value]
             pair = list(dict.fromkeys(str(v) for v in sides if v is not None))
-            self.views["summary"].outputs = (html_output(summary_html(summary, SUMMARY_CLASS)),)
-            self.views["amounts"].outputs = figure_views(amounts_figure(chosen))
-            self.views["confusion"].outputs = confusion_views(self.shown.criteria, pair, self.n_resamples)
-        if self.verdicts is None or not self.verdicts.available:
-            return
-        table = verdict_rows(self.verdicts.comparisons)
-        table.columns = [self.shown_column(str(c)) for c in table.columns]
-        self.views["table"].outputs = (html_output(table.to_html(index=False, classes=TABLE_CLASS)),)
-        self.views["plot"].outputs = (figure_output(forest_figure(self.comparison)),)
-        base, cand = (self.shown_name(v) for v in (self.verdicts.baseline, self.verdicts.candidate))
-        links = [f"trajectories {base}", f"trajectories {cand}"]
-        flipped = html_table(flips_table(self.flips, base, cand), links, index=False, classes=FLIPS_CLASS)
-        self.views["flips"].outputs = (html_output(flipped),)
+            chosen = self.verdicts.selection.episodes if self.verdicts else self.episodes
+            criteria, n = self.shown.criteria, self.n_resamples
+            jobs.append(("amounts", lambda: figure_views(amounts_figure(chosen))))
+            jobs.append(("confusion", lambda: confusion_views(criteria, pair, n)))
+        self.figures.draw(self.views, jobs)
 
     def shown_name(self, variant: str) -> str:
         """How a variant is named on screen: itself, or (a baseline run picked) ``<run id> · <variant>``."""

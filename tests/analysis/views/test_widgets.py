@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import coder_eval.analysis as ca
 from coder_eval.analysis.answer.engine import REPORT_METRICS
+from coder_eval.analysis.views import widgets
 from coder_eval.analysis.views.widgets import ALL_METRICS, ALL_TAGS, Explorer, discover_runs, transcript_text
 from coder_eval.errors import AnalysisError
 from tests.helpers import REPO
@@ -161,3 +164,62 @@ def test_the_summary_shows_no_bare_nan_or_long_decimals(explorer: Explorer) -> N
     assert "NaN" not in summary and "nan" not in summary
     assert not re.search(r"\d\.\d{5,}", summary), summary
     assert "%" in summary
+
+
+def drawn(view: object) -> bool:
+    """Whether an ``Output`` widget shows a figure."""
+    return any("image/png" in o.get("data", {}) for o in getattr(view, "outputs", ()))
+
+
+def test_in_a_kernel_the_tables_show_before_the_figures_are_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real = widgets.forest_figure
+
+    def held(comparisons: Any) -> Any:
+        assert release.wait(60)
+        return real(comparisons)
+
+    monkeypatch.setattr(widgets, "forest_figure", held)
+    explorer = Explorer(RUNS, n_resamples=FAST, figures_later=True)
+    table = explorer.views["table"].outputs
+    assert table and "explorer-comparison" in table[0]["data"]["text/html"]
+    assert explorer.views["summary"].outputs and explorer.views["flips"].outputs
+    assert not drawn(explorer.views["plot"]) and not explorer.figures.wait(0.2)
+    release.set()
+    assert explorer.figures.wait(60)
+    assert all(drawn(explorer.views[name]) for name in ("plot", "amounts", "confusion"))
+
+
+def test_figures_of_an_earlier_choice_never_replace_the_later_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    release, drawn_for = threading.Event(), []
+    real = widgets.forest_figure
+
+    def held(comparisons: Any) -> Any:
+        drawn_for.append(str(comparisons["a"].iloc[0]))
+        if len(drawn_for) == 1:
+            assert release.wait(60)
+        return real(comparisons)
+
+    monkeypatch.setattr(widgets, "forest_figure", held)
+    explorer = Explorer(RUNS, n_resamples=FAST, figures_later=True)  # with_hint, held
+    explorer.candidate.value = "with_skill"  # a new choice while the first figure is drawn
+    release.set()
+    assert explorer.figures.wait(60)
+    assert drawn_for == ["with_hint", "with_skill"]
+    alone = Explorer(RUNS, n_resamples=FAST)
+    alone.candidate.value = "with_skill"
+    assert explorer.views["plot"].outputs == alone.views["plot"].outputs
+
+
+def test_a_figure_that_fails_says_why_in_its_view_and_the_others_are_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(episodes: Any) -> Any:
+        raise ValueError("no axes left")
+
+    monkeypatch.setattr(widgets, "amounts_figure", broken)
+    explorer = Explorer(RUNS, n_resamples=FAST, figures_later=True)
+    assert explorer.figures.wait(60)
+    shown = explorer.views["amounts"].outputs[0]["data"]["text/html"]
+    assert "Figure not drawn: ValueError: no axes left" in shown
+    assert drawn(explorer.views["plot"]) and drawn(explorer.views["confusion"])
