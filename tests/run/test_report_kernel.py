@@ -248,3 +248,31 @@ def test_reuse_keeps_reports_rendered_after_the_last_trajectory_and_starts_no_ke
         ("run_report", True, True), ("classification_report", True, True),
     ]  # fmt: skip
     assert {o.template: o.html_path.stat().st_mtime_ns for o in kept if o.html_path} == pages
+
+
+@pytest.mark.slow
+def test_a_run_starts_its_reports_kernel_before_its_gates_and_closes_it(tmp_path: Path) -> None:
+    from coder_eval.run.finish import AfterRun, early_kernel
+    from coder_eval.run_dir import RunDir
+
+    run = RunDir(SKILL_AB)
+    with early_kernel(run, AfterRun(reports_dir=tmp_path / "pages"), start=True) as kernel:
+        assert kernel is not None and kernel.manager.has_kernel  # started on entry, before any gate
+        assert kernel.warmed()
+    assert kernel.manager is None  # closed on the way out
+    with early_kernel(run, AfterRun(reports_dir=tmp_path / "pages"), start=False) as none:
+        assert none is None  # nothing to render (or a resume that keeps its reports): no kernel
+
+
+def test_a_reports_kernel_that_cannot_start_early_fails_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coder_eval.run.finish import AfterRun, early_kernel
+    from coder_eval.run_dir import RunDir
+
+    def broken(self: ReportKernel, folder: Path) -> None:
+        raise RuntimeError("no kernel today")
+
+    monkeypatch.setattr(ReportKernel, "start", broken)
+    with early_kernel(RunDir(SKILL_AB), AfterRun(reports_dir=tmp_path / "pages"), start=True) as kernel:
+        assert kernel is not None and kernel.manager is None  # the reports start (and report) their own
