@@ -62,13 +62,7 @@ def test_a_pattern_the_matcher_cannot_read_fails_at_load_time() -> None:
         criterion({"type": "message_matches", "pattern": "(unclosed"})
 
 
-def test_matches_reuse_their_workers_and_a_long_one_holds_up_no_other() -> None:
-    async def one_after_another() -> list[threading.Thread]:
-        return [await bounded(threading.current_thread) for _ in range(20)]
-
-    served = asyncio.run(one_after_another())
-    assert len(set(served)) == 1 and served[0].daemon  # one worker served all twenty, in turn
-
+def test_a_long_match_holds_up_no_other_and_later_matches_reuse_the_workers() -> None:
     async def side_by_side() -> list[str]:
         done: list[str] = []
 
@@ -82,7 +76,14 @@ def test_matches_reuse_their_workers_and_a_long_one_holds_up_no_other() -> None:
         await asyncio.gather(bounded(slow), asyncio.sleep(0.1), bounded(quick))
         return done
 
-    assert asyncio.run(side_by_side()) == ["quick", "slow"]  # the quick one did not wait
+    assert asyncio.run(side_by_side()) == ["quick", "slow"]  # the quick one did not wait for a worker
+    workers = {t for t in threading.enumerate() if t.name == "coder_eval-match"}
+    assert len(workers) >= 2 and all(t.daemon for t in workers)  # a worker each, kept, idle now
+
+    async def one_after_another() -> list[threading.Thread]:
+        return [await bounded(threading.current_thread) for _ in range(20)]
+
+    assert set(asyncio.run(one_after_another())) <= workers  # twenty matches in turn started no thread
 
 
 def test_a_forked_child_matches_with_workers_of_its_own() -> None:
