@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from coder_eval.endpoint.exchange import Exchange, proxied_call, request_kind
 from coder_eval.endpoint.wire import read_answer
 from coder_eval.scripted.dialect import dialect_for
+from coder_eval.serving import Serving
 from coder_eval.trajectory import ModelCall
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class ApiProxy:
         self._lock = threading.Lock()
         self._open = 0
         self._server: _Server | _UnixServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: Serving | None = None
 
     @property
     def base_url(self) -> str:
@@ -122,18 +123,14 @@ class ApiProxy:
         else:
             self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.proxy = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="api-proxy", daemon=True
-        )
-        self._thread.start()
+        self._serving = Serving(self._server, name="api-proxy")
         return self
 
     def stop(self) -> None:
         """Stop serving and close the upstream client."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._server, self._serving = None, None
         self.client.close()
 
     def calls(self) -> list[ModelCall]:

@@ -23,6 +23,7 @@ from coder_eval.scripted.handler import BODY_SLOTS, Handler
 from coder_eval.scripted.replay import Replayer
 from coder_eval.scripted.request_log import RecordedRequest, RequestLog
 from coder_eval.scripted.script import Script, load_script
+from coder_eval.serving import Serving
 
 MAX_CONNECTIONS = 64
 """Connections served at once; one more is closed unanswered (a client retries, as with any server)."""
@@ -126,7 +127,7 @@ class ScriptedServer:
         self._host = host
         self._tls = tls
         self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: Serving | None = None
         self.log = RequestLog(log_path)
 
     @property
@@ -160,23 +161,17 @@ class ScriptedServer:
         if self._tls is not None:
             self._httpd.socket = self._tls.wrap_socket(self._httpd.socket, server_side=True)
         self._httpd.app = self
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
-        )
-        self._thread.start()
+        self._serving = Serving(self._httpd, name="scripted-server")
         return self
 
     def stop(self) -> None:
         """Stop serving; hung responses are released and their connections closed."""
-        if self._httpd is None:
+        if self._httpd is None or self._serving is None:
             return
         self.stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._serving.stop()
         self.body_workers.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd, self._thread = None, None
+        self._httpd, self._serving = None, None
 
     def __enter__(self) -> ScriptedServer:
         return self.start()
