@@ -11,8 +11,10 @@ process that can see it). The relay starts the CLI with Unix sockets as its stdi
 streams; it is not dumpable, so its own ``/proc/<pid>/fd`` is closed to processes without
 ``CAP_SYS_PTRACE``. Under ``bwrap`` it runs on the host, outside the sandbox's PID namespace (the
 sandbox's first process, which holds the CLI's streams, holds the sockets); under ``docker`` the
-container's helper does the same inside (``docker/helper.py``, mode ``relay``). Under ``tempdir``
-nothing is a boundary (a root agent may read any process's streams).
+container's helper does the same inside (``docker/helper.py``, mode ``relay``). Under ``tempdir`` the
+agent's tools run with the harness's own credentials: the relay is used there only when they lack
+``CAP_SYS_PTRACE`` (:func:`ptrace_capable`); with it (root, as a rule) they open the relay's streams
+as easily as the CLI's, and the relay would cost a process start and a copy of every byte for nothing.
 
 This narrows the channel; it does not make the record depend on it: what the CLI's stream says is
 checked against the model endpoint's record (``coder_eval.endpoint.check``).
@@ -20,8 +22,13 @@ checked against the model endpoint's record (``coder_eval.endpoint.check``).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+CAP_SYS_PTRACE = 19
+"""The capability's bit in ``/proc/<pid>/status``'s ``CapEff``."""
 
 RELAY = r"""
 import _socket, ctypes, os, signal, sys, threading
@@ -85,3 +92,15 @@ def relayed(argv: Sequence[str], python: str | None = None) -> list[str]:
     Example: ``relayed(["claude"])`` -> ``["/usr/bin/python3", "-I", "-S", "-c", RELAY, "--", "claude"]``.
     """
     return [python or sys.executable, "-I", "-S", "-c", RELAY, "--", *argv]
+
+
+@functools.cache
+def ptrace_capable() -> bool:
+    """Whether this process holds ``CAP_SYS_PTRACE`` (effective), which opens any process's
+    ``/proc/<pid>/fd``, a relay's too; False when that cannot be read (the relay is kept)."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+        effective = next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff:"))
+        return bool(int(effective, 16) >> CAP_SYS_PTRACE & 1)
+    except (OSError, ValueError, StopIteration, IndexError):
+        return False

@@ -16,11 +16,13 @@ is open, its sentinel kills the sandbox's processes (``sentinel.py``); the next 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Literal
 
 from coder_eval.sandbox.leftovers import MARKER_VARIABLE, group_name
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.process import kill_tree
+from coder_eval.sandbox.relay import ptrace_capable
 from coder_eval.sandbox.sentinel import guard, release
 from coder_eval.sandbox.spec import SandboxSpecBase
 
@@ -39,6 +41,16 @@ class TempdirSandbox(HostSandbox):
     def _make(self) -> None:
         super()._make()
         guard(self.token, group_name(self.token), self.layout.base)
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()
+    ) -> list[str]:
+        """For an agent's long-lived CLI: started as ``exec`` starts commands, its streams relayed only
+        where that closes them to its tools, which run with the harness's credentials here: without
+        ``CAP_SYS_PTRACE`` (see ``relay.py``)."""
+        if ptrace_capable():
+            return self.command(argv, cwd=cwd or self.workdir)
+        return super().wrap(argv, cwd=cwd, env_names=env_names)
 
     async def close(self) -> None:
         try:

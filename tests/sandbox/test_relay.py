@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-from coder_eval.sandbox.relay import relayed
+import pytest
+
+from coder_eval.sandbox.relay import ptrace_capable, relayed
 
 PROBE = r"""
 import os, sys
@@ -63,3 +69,44 @@ def test_a_program_that_cannot_be_executed_is_126(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\necho hi\n")  # not executable
     done = subprocess.run(relayed([str(script)]), capture_output=True, timeout=60)
     assert done.returncode == 126 and str(script).encode() in done.stderr
+
+
+WITHOUT_PTRACE = ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace", "--"]
+"""Run what follows without ``CAP_SYS_PTRACE`` (root keeps every other capability)."""
+can_drop_ptrace = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux)"
+)
+
+INTO_THE_RELAY = r"""
+import os
+try:
+    with open(f"/proc/{os.getppid()}/fd/1", "w") as relay_stdout:  # the relay started this process
+        relay_stdout.write("forged\n")
+    print("opened", flush=True)
+except OSError as exc:
+    print("refused", exc.errno, flush=True)
+"""
+
+
+def test_a_tool_with_cap_sys_ptrace_opens_the_relays_own_stream() -> None:
+    """Why ``tempdir`` starts no relay for a harness that holds the capability: it would close nothing."""
+    if not ptrace_capable():
+        pytest.skip("this process does not hold CAP_SYS_PTRACE")
+    done = subprocess.run(relayed(["python3", "-c", INTO_THE_RELAY]), capture_output=True, timeout=60)
+    assert sorted(done.stdout.decode().splitlines()) == ["forged", "opened"]
+
+
+@can_drop_ptrace
+def test_without_cap_sys_ptrace_the_relays_stream_is_closed_to_its_tools() -> None:
+    argv = [*WITHOUT_PTRACE, *relayed(["python3", "-c", INTO_THE_RELAY])]
+    done = subprocess.run(argv, capture_output=True, timeout=60)
+    assert done.stdout.decode().splitlines() == [f"refused {errno.EACCES}"], done.stderr
+
+
+@can_drop_ptrace
+@pytest.mark.parametrize("dropped", [False, True])
+def test_ptrace_capable_reads_the_processs_effective_capability(dropped: bool) -> None:
+    probe = "from coder_eval.sandbox.relay import ptrace_capable; print(ptrace_capable())"
+    argv = [*(WITHOUT_PTRACE if dropped else []), sys.executable, "-c", probe]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == str(not dropped)

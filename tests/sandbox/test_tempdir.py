@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from pydantic import TypeAdapter
 
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox import SandboxSpec
+from coder_eval.sandbox.relay import ptrace_capable
 from coder_eval.sandbox.spec import RepoSource, StarterFile, StarterFiles, TemplateDir
 
 from .builders import run
@@ -181,3 +185,31 @@ def test_a_sandbox_that_cannot_be_removed_is_a_clear_error(
 
     with pytest.raises(SandboxError, match="cannot remove the sandbox"):
         run(sandbox.close())
+
+
+AN_AGENTS_CLI = r"""
+import asyncio, subprocess, sys
+from coder_eval.sandbox import Provision
+from coder_eval.sandbox.tempdir import TempdirSandbox, TempdirSpec
+
+STDOUT = "import os, stat; print('socket' if stat.S_ISSOCK(os.fstat(1).st_mode) else 'pipe')"
+sandbox = asyncio.run(TempdirSandbox.create(TempdirSpec(), Provision()))
+try:
+    argv = sandbox.wrap([sys.executable, "-I", "-c", STDOUT])
+    print(subprocess.run(argv, env=sandbox.env, capture_output=True, text=True, check=True).stdout.strip())
+finally:
+    asyncio.run(sandbox.close())
+"""
+
+
+@pytest.mark.parametrize("ptrace", [True, False])
+def test_an_agents_cli_is_relayed_where_that_closes_its_streams_to_its_tools(ptrace: bool) -> None:
+    """With ``CAP_SYS_PTRACE`` the agent's tools could open a relay's streams too: none is started,
+    and the CLI writes to the harness's pipe; without it, the CLI's stdout is the relay's socket."""
+    if ptrace != ptrace_capable() and (os.geteuid() != 0 or shutil.which("setpriv") is None):
+        pytest.skip("cannot run the harness with and without CAP_SYS_PTRACE here")
+    drop = [] if ptrace else ["setpriv", "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace", "--"]
+    done = subprocess.run(
+        [*drop, sys.executable, "-c", AN_AGENTS_CLI], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip() == ("pipe" if ptrace else "socket"), done.stderr
