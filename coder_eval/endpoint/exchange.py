@@ -59,6 +59,7 @@ def scripted_call(request: RecordedRequest, seq: int) -> ModelCall:
         seq,
         Exchange(dialect, request.path, request.body, status, message, error, request.ts),
         kind=request.kind,
+        position=request.position,
     )
 
 
@@ -83,9 +84,15 @@ def request_kind(path: str, body: Any) -> str:
     return "main" if view.tools else "auxiliary"
 
 
-def _call(source: Literal["scripted", "proxy"], seq: int, exchange: Exchange, kind: str) -> ModelCall:
+def _call(
+    source: Literal["scripted", "proxy"], seq: int, exchange: Exchange, kind: str, position: int | None = None
+) -> ModelCall:
+    """``position``: the request's place in its conversation when the server already read it
+    (otherwise it is read from the body here)."""
     body = exchange.body if isinstance(exchange.body, dict) else {}
     dialect = dialect_for(exchange.path)
+    if position is None and dialect is not None and body:
+        position = dialect.view(body).assistant_count
     message = exchange.message
     usage = served_usage(message)
     model = str(message.get("model")) if message and message.get("model") else None
@@ -95,7 +102,7 @@ def _call(source: Literal["scripted", "proxy"], seq: int, exchange: Exchange, ki
         dialect=exchange.dialect,
         path=exchange.path,
         kind=kind,
-        position=dialect.view(body).assistant_count if dialect is not None and body else None,
+        position=position,
         status=exchange.status,
         error=exchange.error,
         model=model,

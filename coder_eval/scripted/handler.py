@@ -221,6 +221,7 @@ class Handler(BaseHTTPRequestHandler):
                 answer=answer.message if answer is not None else None,
                 dialect=dialect.name if dialect is not None else None,
                 credential=self._credential(),
+                position=answer.position if answer is not None else None,
             )
         )
 

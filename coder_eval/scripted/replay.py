@@ -35,6 +35,8 @@ class Answer:
     kind: RequestKind
     selection: Selection
     message: dict[str, Any] | None
+    position: int = 0
+    """The assistant turns already in the conversation (the request's place in it)."""
 
 
 class Replayer:
@@ -54,14 +56,14 @@ class Replayer:
         kind = view.kind(self.script)
         selection = self._select(kind, view)
         if selection.error is not None and selection.error.kind in HTTP_ERRORS:
-            return Answer(kind=kind, selection=selection, message=None)
+            return Answer(kind=kind, selection=selection, message=None, position=view.assistant_count)
         blocks = selection.blocks if selection.error is None else (Block(text=PARTIAL_TEXT),)
         content = content_of(blocks, self.ids, view)
         chunks = None if dialect is ANTHROPIC else dialect.chunks(body)
         usage = self.cache.usage(body, output_chars=len(json.dumps(content)), chunks=chunks)
         model = self.script.model or view.model or DEFAULT_MODEL
         message = build_message(content, model=model, message_id=self.ids.new("msg"), usage=usage)
-        return Answer(kind=kind, selection=selection, message=message)
+        return Answer(kind=kind, selection=selection, message=message, position=view.assistant_count)
 
     def _select(self, kind: RequestKind, view: RequestView) -> Selection:
         if kind == "auxiliary":

@@ -45,6 +45,8 @@ class RecordedRequest:
     """The wire dialect that answered (``anthropic``, ``responses``, ``gemini``), when one did."""
     credential: str | None = None
     """The API key the request carried (``x-api-key``, ``x-goog-api-key`` or a bearer token)."""
+    position: int | None = None
+    """The assistant turns already in the conversation, as the server read them when it answered."""
 
 
 BODY_BUDGET_BYTES = 32 * 1024 * 1024

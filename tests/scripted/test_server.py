@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import socket
 import time
@@ -99,6 +100,28 @@ def test_stream_matches_create_and_the_next_turn_follows(serve: Any) -> None:
     assert first.model == "claude-fixed"
     assert first.content[1].model_dump()["input"] == {"command": "ls -la"}
     assert [block.model_dump()["text"] for block in second.content] == ["Done looking."]
+
+
+def test_each_request_is_logged_with_its_place_in_the_conversation_which_its_call_keeps(serve: Any) -> None:
+    """The server reads a request's place once, as it answers; its ``model_call`` reuses that reading."""
+    from coder_eval.endpoint.exchange import scripted_call
+
+    server = serve(TOOL_TURNS)
+    api = client(server)
+    first = api.messages.create(**ASK)
+    call_id = first.content[1].model_dump()["id"]
+    history = [
+        *ASK["messages"],
+        {"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in first.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": "a"}]},
+    ]
+    api.messages.create(**{**ASK, "messages": history})
+
+    assert [r.position for r in server.requests] == [0, 1]
+    calls = [scripted_call(r, seq) for seq, r in enumerate(server.requests)]
+    assert [c.position for c in calls] == [0, 1]
+    stripped = [scripted_call(dataclasses.replace(r, body=None), 0) for r in server.requests]
+    assert [c.position for c in stripped] == [0, 1]  # kept when the log's budget dropped the body
 
 
 def test_stream_event_sequence(serve: Any) -> None:

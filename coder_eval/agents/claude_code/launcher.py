@@ -66,6 +66,7 @@ class Launcher:
         self.token = uuid.uuid4().hex
         self.path = self.dir / "claude"
         self._pid_file = self.dir / "pid"
+        self._killed = False
         kept = sorted({*names, TOKEN_VARIABLE})
         argv: Sequence[str] = wrap([str(cli)], cwd=cwd, env_names=kept) if wrap is not None else [str(cli)]
         script = _SCRIPT.format(
@@ -92,10 +93,13 @@ class Launcher:
             return None
 
     def kill(self) -> None:
-        """SIGKILL the CLI's session and every descendant of the CLI (idempotent)."""
+        """SIGKILL the CLI's session and every descendant of the CLI (idempotent: once the CLI has
+        been killed, nothing of the run is left to start another process, so later calls read no
+        process table)."""
         pid = self.pid
-        if pid is not None:
+        if pid is not None and not self._killed:
             kill_tree(pid, self.token)
+            self._killed = True
 
     def __enter__(self) -> Launcher:
         return self
