@@ -113,15 +113,18 @@ class Cgroup:
         return sorted(found)
 
     def _limit_v1(self, limits: Limits) -> None:
-        by_name = {f.parent.parent.name: f for f in self.folders}  # only the hierarchies the limits use
+        # only the hierarchies the limits use were joined (``v1_controllers``)
         if limits.max_pids is not None:
-            _write(by_name["pids"] / "pids.max", str(limits.max_pids))
+            (pids,) = self._v1("pids")
+            _write(pids / "pids.max", str(limits.max_pids))
         if limits.max_memory_mb is not None:
-            _write(by_name["memory"] / "memory.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
-            _write(by_name["memory"] / "memory.memsw.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
+            (memory,) = self._v1("memory")
+            _write(memory / "memory.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
+            _write(memory / "memory.memsw.limit_in_bytes", str(limits.max_memory_mb * 1024 * 1024))
         if limits.max_cpus is not None:
-            _write(by_name["cpu"] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
-            _write(by_name["cpu"] / "cpu.cfs_quota_us", str(int(limits.max_cpus * CPU_PERIOD_US)))
+            (cpu,) = self._v1("cpu")
+            _write(cpu / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(int(limits.max_cpus * CPU_PERIOD_US)))
 
     def enter(self, argv: Sequence[str], limits: Limits | None = None) -> list[str]:
         """``argv`` started by a shell that first moves itself into the group (so all it starts is in
@@ -148,7 +151,7 @@ class Cgroup:
             _write(self.folders[0] / "cgroup.kill", "1")
             self._wait_empty()
             return
-        freezer = next((f for f in self.folders if f.parent.parent.name == "freezer"), None)
+        freezer = next(iter(self._v1("freezer")), None)
         try:
             for _ in range(50):
                 if freezer is not None:
@@ -175,10 +178,7 @@ class Cgroup:
     def oom_killed(self) -> bool:
         """True when the memory limit killed a process of the group."""
         name = "memory.events" if self.unified else "memory.oom_control"
-        memory = (
-            self.folders if self.unified else [f for f in self.folders if f.parent.parent.name == "memory"]
-        )
-        for folder in memory:
+        for folder in self.folders if self.unified else self._v1("memory"):
             with contextlib.suppress(OSError):
                 lines = (folder / name).read_text().splitlines()
                 return any(line.startswith("oom_kill ") and line.split()[1] != "0" for line in lines)
@@ -188,10 +188,16 @@ class Cgroup:
         """The limits a process of the group ran into: ``memory`` (one was killed at it),
         ``processes`` (a fork or a new thread was refused at it)."""
         hits = ["memory"] if self.oom_killed() else []
-        pids = [f for f in self.folders if self.unified or f.parent.parent.name == "pids"]
+        pids = self.folders if self.unified else self._v1("pids")
         if any(refused(f / "pids.events") for f in pids):
             hits.append("processes")
         return hits
+
+    def _v1(self, controller: str) -> list[Path]:
+        """The group's folder in ``controller``'s v1 hierarchy (none when unified, or not joined)."""
+        if self.unified:
+            return []
+        return [f for f in self.folders if f.parent.parent.name == controller]
 
     def remove(self) -> None:
         self.kill()
@@ -265,13 +271,14 @@ def ulimits(limits: Limits) -> list[str]:
     return found
 
 
-def rlimits(limits: Limits, *, cgroup: bool) -> list[str]:
-    """``prlimit`` options for what no control group enforces: file size and CPU time always; memory
-    (as address space) and processes, without a group, only where the task set them."""
+def rlimits(limits: Limits) -> list[str]:
+    """``prlimit`` options for a command without a control group (one in a group gets what no group
+    enforces from ``ulimits``): file size and CPU time always; memory (as address space) and
+    processes only where the task set them."""
     options = []
-    if limits.set_by_task("max_memory_mb") and limits.max_memory_mb is not None and not cgroup:
+    if limits.set_by_task("max_memory_mb") and limits.max_memory_mb is not None:
         options.append(f"--as={limits.max_memory_mb * 1024 * 1024}")
-    if limits.set_by_task("max_pids") and limits.max_pids is not None and not cgroup:
+    if limits.set_by_task("max_pids") and limits.max_pids is not None:
         options.append(f"--nproc={limits.max_pids}")
     if limits.max_disk_mb is not None:
         options.append(f"--fsize={limits.max_disk_mb * 1024 * 1024}")

@@ -249,7 +249,7 @@ class HostSandbox:
         self._unswept = True
         if self.cgroup is not None:  # the shell that joins the group sets the rlimits too
             return self.cgroup.enter(self.confine(argv, cwd=cwd), self.provision.limits)
-        return self.confine([*rlimits(self.provision.limits, cgroup=False), *argv], cwd=cwd)
+        return self.confine([*rlimits(self.provision.limits), *argv], cwd=cwd)
 
     def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """How the driver confines a command (a plain folder does not)."""

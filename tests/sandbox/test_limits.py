@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.sandbox.cgroups import rlimits
+from coder_eval.sandbox.cgroups import rlimits, ulimits
 from coder_eval.sandbox.docker.container import limit_flags
 from coder_eval.sandbox.spec import Limits
 from coder_eval.task import load_tasks
@@ -62,15 +62,16 @@ def test_without_a_control_group_only_what_the_task_set_becomes_an_rlimit(tmp_pa
     )
     size = f"--fsize={1024 * 1024 * 1024}"
 
-    assert rlimits(defaults, cgroup=False) == ["/usr/bin/prlimit", size, "--"]
-    assert rlimits(chosen, cgroup=False) == [
+    assert rlimits(defaults) == ["/usr/bin/prlimit", size, "--"]
+    assert rlimits(chosen) == [
         "/usr/bin/prlimit",
         f"--as={512 * 1024 * 1024}",
         "--nproc=64",
         size,
         "--",
     ]
-    assert rlimits(chosen, cgroup=True) == ["/usr/bin/prlimit", size, "--"]
+    # in a control group, which holds memory and processes, only file size and CPU time are rlimits
+    assert ulimits(chosen) == [f"ulimit -f {1024 * 2048}"]
 
 
 @pytest.mark.parametrize("driver", ["tempdir", pytest.param("bwrap", marks=needs_bwrap)])
