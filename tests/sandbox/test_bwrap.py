@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -185,3 +186,77 @@ def test_a_python_installed_under_tmp_stays_visible_and_read_only(
         shutil.rmtree(prefix)
     assert (shown.exit_code, shown.stdout) == (0, "still here\n")
     assert written.exit_code != 0
+
+
+ETC_LISTING = r"""
+import hashlib, os, sys
+for name in sys.argv[1:]:
+    path = os.path.join("/etc", name)
+    if os.path.islink(path) and os.path.realpath(path).startswith("/proc/"):
+        print(name, "link", os.readlink(path))  # the reader's own /proc: its content is its own
+    elif os.path.isdir(path):
+        print(name, "folder", sorted(os.listdir(path)))
+    elif os.path.exists(path):
+        print(name, "file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+    else:
+        print(name, "missing")
+print("others", sorted(set(os.listdir("/etc")) - set(sys.argv[1:])))
+"""
+
+
+def test_etc_holds_the_listed_entries_as_the_host_has_them_and_nothing_else(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """``/etc`` is one staged folder bound whole, with the listed folders bound over it: what a
+    command reads there is the host's (a file's content, a folder's entries), and nothing more."""
+    from coder_eval.sandbox.bwrap import ETC_FILES
+
+    sandbox = make_sandbox("bwrap")
+    argv = ["python", "-I", "-c", ETC_LISTING, *ETC_FILES]
+    inside = run(sandbox.exec(argv)).stdout
+    host = subprocess.run(
+        [sys.executable, "-I", "-c", ETC_LISTING, *ETC_FILES], capture_output=True, text=True
+    )
+
+    expected = host.stdout.splitlines()
+    assert inside.splitlines()[:-1] == expected[:-1]
+    assert inside.splitlines()[-1] == "others []"
+    assert "missing" not in " ".join(line.split()[1] for line in expected[:3])  # the host has passwd ...
+
+
+def test_etc_is_bound_in_one_mount_with_its_folders(make_sandbox: MakeSandbox) -> None:
+    from coder_eval.sandbox.bwrap import ETC_FILES, etc_mounts, staged_etc
+
+    folders = [name for name in ETC_FILES if (Path("/etc") / name).is_dir()]
+    mounts = etc_mounts()
+
+    assert mounts[:3] == ["--ro-bind", str(staged_etc()), "/etc"]
+    assert mounts[3:] == [a for name in folders for a in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
+    sandbox = make_sandbox("bwrap")
+    run(sandbox.exec("true"))
+    assert staged_etc() == Path(mounts[1])  # made once per process, reused by every command
+
+
+STAGE_AND_EXIT = r"""
+import os, signal, sys
+from coder_eval.sandbox.bwrap import staged_etc
+print(staged_etc().parent, flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("how", ["exits", "killed"])
+def test_the_staged_etc_is_removed_at_exit_or_by_the_next_reaper(how: str) -> None:
+    from coder_eval.sandbox.layout import sandbox_root
+    from coder_eval.sandbox.leftovers import reap_dead
+
+    done = subprocess.run(
+        [sys.executable, "-c", STAGE_AND_EXIT, how], capture_output=True, text=True, timeout=60
+    )
+    base = Path(done.stdout.strip())
+    assert base.name.startswith("coder_eval-etc-"), done.stderr
+    if how == "killed":
+        assert base.is_dir()  # no exit handler ran
+        reap_dead(sandbox_root())
+    assert not base.exists()
