@@ -44,7 +44,7 @@ from typing import Literal
 from coder_eval.errors import SandboxError
 from coder_eval.sandbox.base import ExecResult
 from coder_eval.sandbox.layout import SAFE_PATH, SandboxLayout, sandbox_root
-from coder_eval.sandbox.leftovers import OWNER_FILE, owner
+from coder_eval.sandbox.leftovers import OWNER_FILE, STAGED_ETC_PREFIX, owner
 from coder_eval.sandbox.local import HostSandbox
 from coder_eval.sandbox.network import forwarder_argv
 from coder_eval.sandbox.process import run_in_group
@@ -123,7 +123,7 @@ def staged_etc() -> Path | None:
     if _staged is not None and _staged[0] == os.getpid():
         return _staged[1]
     try:
-        base = Path(tempfile.mkdtemp(prefix="coder_eval-etc-", dir=sandbox_root()))
+        base = Path(tempfile.mkdtemp(prefix=STAGED_ETC_PREFIX, dir=sandbox_root()))
     except OSError:
         return None
     try:

@@ -38,6 +38,10 @@ from coder_eval.sandbox.trees import remove_tree
 OWNER_FILE = "owner.json"
 MARKER_VARIABLE = "CODER_EVAL_SANDBOX"
 """Set in every command's environment to the sandbox's token, so its processes can be found."""
+STAGED_ETC_PREFIX = "coder_eval-etc-"
+"""A harness's copy of the ``/etc`` files its ``bwrap`` sandboxes see (``bwrap.staged_etc``): reaped
+with the sandboxes when its owner is gone, but not counted as one (a sandbox's own name, from
+``mkdtemp``, has no second ``-``)."""
 
 SANDBOX_LOG: ContextVar[Path | None] = ContextVar("coder_eval_sandbox_log", default=None)
 """Where the running batch lists the sandboxes it makes (``runs/<id>/sandboxes.jsonl``)."""
@@ -112,14 +116,15 @@ def reap(
 
 def reap_dead(root: Path) -> tuple[int, list[str]]:
     """Reap every ``coder_eval-*`` sandbox under ``root`` whose owner is gone, then every control
-    group whose owner is gone though its sandbox folder is too: (reaped, problems)."""
+    group whose owner is gone though its sandbox folder is too: (sandboxes reaped, problems). A dead
+    harness's staged ``/etc`` copy is removed too, uncounted."""
     reaped, problems = 0, []
     for base in sorted(root.glob("coder_eval-*")):
         record = _owner_of(base)
         if record is None or not is_dead(record):
             continue
         problem = reap(base, record.get("token"), record.get("container"), record)
-        reaped += problem is None
+        reaped += problem is None and not base.name.startswith(STAGED_ETC_PREFIX)
         problems += [problem] if problem else []
     return reaped + reap_orphan_groups(), problems
 

@@ -247,16 +247,19 @@ if sys.argv[1] == "killed":
 
 
 @pytest.mark.parametrize("how", ["exits", "killed"])
-def test_the_staged_etc_is_removed_at_exit_or_by_the_next_reaper(how: str) -> None:
-    from coder_eval.sandbox.layout import sandbox_root
+def test_the_staged_etc_is_removed_at_exit_or_by_the_next_reaper(how: str, short_tmp: Path) -> None:
     from coder_eval.sandbox.leftovers import reap_dead
 
     done = subprocess.run(
-        [sys.executable, "-c", STAGE_AND_EXIT, how], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", STAGE_AND_EXIT, how],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TMPDIR": str(short_tmp)},  # its own root, where no other test reaps
     )
     base = Path(done.stdout.strip())
-    assert base.name.startswith("coder_eval-etc-"), done.stderr
+    assert base.parent == short_tmp and base.name.startswith("coder_eval-etc-"), done.stderr
     if how == "killed":
         assert base.is_dir()  # no exit handler ran
-        reap_dead(sandbox_root())
+        assert reap_dead(short_tmp) == (0, [])  # removed, but it was no sandbox: none is counted
     assert not base.exists()
