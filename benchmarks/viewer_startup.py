@@ -37,7 +37,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 
 
 START = (
-    "import sys\nfrom coder_eval.cli.view import without_iri_format\nwithout_iri_format()\n"
+    "import sys\nfrom coder_eval.lazy import without_iri_format\nwithout_iri_format()\n"
     "import coder_eval.cli.viewer as v\nv.PREHEAT_KERNEL = {preheat}\n"
     "from coder_eval.cli import main\nmain(sys.argv[1:])"
 )

@@ -16,6 +16,7 @@ Example (a package's ``__init__.py``; the type checker reads the imports, Python
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,3 +44,17 @@ def lazy_names(
         return sorted({*namespace, *table})
 
     return __getattr__, __dir__
+
+
+def without_iri_format() -> None:
+    """Keep jsonschema's optional ``iri`` format check out of this process: importing it
+    (``rfc3987_syntax``, which jupyter-events' dependencies install) builds a grammar, about 1 s of
+    importing jsonschema, and so of nbformat (papermill, nbconvert, jupytext), Voila or a
+    ``json_check`` criterion. Nothing coder_eval validates uses that format: notebooks, the viewer's
+    event schemas, a task's JSON Schema (checked against its meta-schema, whose formats are URIs, and
+    applied without format checks).
+
+    Example: ``without_iri_format()`` before ``import jsonschema``; a no-op once jsonschema is imported.
+    """
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # import: ImportError

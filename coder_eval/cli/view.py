@@ -17,7 +17,7 @@ import typer
 
 from coder_eval.cli.app import app, console, out
 from coder_eval.errors import InputError
-from coder_eval.run.render_files import without_iri_format
+from coder_eval.lazy import without_iri_format
 from coder_eval.version import pip_install
 
 

@@ -44,6 +44,7 @@ from coder_eval.criteria.base import (
 )
 from coder_eval.criteria.seen import seen_of, seen_text, seen_value
 from coder_eval.errors import GraderError, WorkspaceFileError
+from coder_eval.lazy import without_iri_format
 from coder_eval.patterns import bounded, search
 from coder_eval.sandbox.base import SandboxPath
 from coder_eval.sandbox.spec import TemplateSource
@@ -220,6 +221,7 @@ def _as_text(value: Any) -> str:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
+    without_iri_format()
     import jsonschema
 
     return jsonschema.validators.validator_for(schema)(schema)
@@ -227,6 +229,7 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 def check_schema(value: dict[str, Any]) -> dict[str, Any]:
     """A JSON Schema that is itself valid, else ``ValueError``."""
+    without_iri_format()  # jsonschema's import, less its 1 s iri grammar (a format no check here uses)
     import jsonschema  # imported on use: it is slow to import, and most tasks need none
 
     try:

@@ -15,10 +15,11 @@ import contextlib
 import functools
 import html
 import importlib
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from coder_eval.lazy import without_iri_format
 
 OFFLINE_TEMPLATE = "coder_eval_offline.html.j2"
 OFFLINE_TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
@@ -99,18 +100,6 @@ class RenderFiles:
 def untyped(module: str) -> Any:
     """Import a module whose functions carry no annotations (nbformat, nbconvert), typed as Any."""
     return importlib.import_module(module)
-
-
-def without_iri_format() -> None:
-    """Keep jsonschema's optional ``iri`` format check out of this process: importing it
-    (``rfc3987_syntax``, which jupyter-events' dependencies install) builds a grammar, about 1 s of
-    importing nbformat (papermill, nbconvert, jupytext) or Voila. Nothing nbformat or the viewer's
-    server validates with jsonschema (notebooks, the server's own event schemas) uses that format.
-
-    Example: ``without_iri_format()`` before ``import nbformat``; a no-op once jsonschema is imported.
-    """
-    if "jsonschema" not in sys.modules:
-        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # import: ImportError
 
 
 def mark_failed(notebook: Path, error: str) -> str:

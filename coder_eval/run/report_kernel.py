@@ -32,7 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from coder_eval.run.render_files import mark_failed, untyped, without_iri_format
+from coder_eval.lazy import without_iri_format
+from coder_eval.run.render_files import mark_failed, untyped
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 """Keeps the kernel's start-up notices (a local TCP transport warning) out of the command's output."""

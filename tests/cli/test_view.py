@@ -127,7 +127,7 @@ def test_the_viewer_starts_without_building_jsonschemas_iri_grammar(tmp_path: Pa
     pytest.importorskip("voila")
     code = (
         "import sys\n"
-        "from coder_eval.cli.view import without_iri_format\n"
+        "from coder_eval.lazy import without_iri_format\n"
         "without_iri_format()\n"
         "import coder_eval.cli.viewer, jsonschema\n"
         "checker = jsonschema.Draft202012Validator.FORMAT_CHECKER\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from coder_eval.errors import TaskError
 from coder_eval.task import load_tasks
 from tests.criteria.builders import context, grade, load_error, reason
-from tests.helpers import write_task
+from tests.helpers import REPO, write_task
 
 DOC = {"total": 3, "owner": "ops", "items": [{"done": True}, {"done": False}], "flag": True, "gone": None}
 
@@ -211,3 +212,30 @@ def test_numbers_no_double_holds_are_never_ordered_and_say_why() -> None:
     assert at_least.judged({"n": 2**60 + 1}) == (True, None)
     assert compare("gt", 2**60 + 1, float(2**60)) and not compare("lte", 10**400, 5)
     assert out_of_range("10" * 400) is None
+
+
+GRADE_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+from coder_eval.task import load_tasks
+from tests.criteria.test_json_check import ctx_with, grade, schema_task
+
+folder = Path(sys.argv[1])
+(task,) = load_tasks([schema_task(folder, "s.json")])
+verdict = grade(task.success_criteria[0].model_dump(by_alias=False), ctx_with(folder / "ws"))
+print(verdict.score, verdict.details.get("schema_errors"))
+print(sys.modules.get("rfc3987_syntax") is not None)
+"""
+
+
+def test_a_schema_is_checked_and_applied_without_building_jsonschemas_iri_grammar(tmp_path: Path) -> None:
+    """jsonschema's optional ``iri`` format check costs about 1 s to import, and no check here uses it."""
+    (tmp_path / "s.json").write_text('{"$id": "https://example.org/s", "type": "object", "required": ["x"]}')
+    done = subprocess.run(
+        [sys.executable, "-c", GRADE_IN_A_FRESH_PROCESS, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.splitlines() == ["0.0 [\"'x' is a required property\"]", "False"], done.stderr
