@@ -32,7 +32,7 @@ from scipy import optimize, stats
 from scipy.special import expit
 
 from coder_eval.analysis.stats.predictive_total import predictive_total
-from coder_eval.analysis.stats.sequential import ALPHA, confidence_sequence, decisions
+from coder_eval.analysis.stats.sequential import ALPHA, first_decision
 from coder_eval.errors import CoderEvalError
 from coder_eval.manifest import read_manifest
 
@@ -156,10 +156,8 @@ def episodes_to_decision(
     rng, shift = np.random.default_rng(seed), shift_for(effect)
     spent, decided = [], 0
     for _ in range(sims):
-        steps = decisions(
-            confidence_sequence(paired_differences(shift, max_tasks, repeats, rng)[0], ALPHA), delta
-        )
-        stop = next((t for t, d in enumerate(steps) if d is not None), None)
+        first = first_decision(paired_differences(shift, max_tasks, repeats, rng)[0], delta, ALPHA)
+        stop = None if first is None else first[0]
         decided += stop is not None
         spent.append(((stop if stop is not None else max_tasks - 1) + 1) * arms * repeats)
     episodes = np.array(spent)

@@ -57,14 +57,27 @@ def log_capital(x: FloatArray, means: FloatArray = MEANS) -> FloatArray:
     Example: ``np.exp(log_capital(np.array([1.0]), np.array([0.0])))`` -> ``[[1.0]]`` (a bet of +λ
     and one of -λ on the same observation win and lose the same amount).
     """
+    return _mixture(_log_paths(x, means))
+
+
+def _log_paths(x: FloatArray, means: FloatArray, before: FloatArray | None = None) -> FloatArray:
+    """log prod (1 + λ (x_i - m)) for each look, candidate mean and bet: (looks, means, bets).
+    ``before``: the paths' values at the look before ``x[0]`` (a later block of the same sequence),
+    added first, so a block's paths equal those of the whole sequence to the last bit."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or np.any(np.abs(x) > 1.0 + 1e-12) or not np.all(np.isfinite(x)):
         raise AnalysisError("a confidence sequence needs finite observations in [-1, 1]")
     fractions = np.concatenate([BET_FRACTIONS, -BET_FRACTIONS])
     bets = fractions[None, :] / (1.0 + np.abs(means))[:, None]  # (means, bets)
-    factors = 1.0 + bets[None, :, :] * (x[:, None, None] - means[None, :, None])
-    paths = np.cumsum(np.log(factors), axis=0)
-    return np.asarray(logsumexp(paths, axis=2) - np.log(len(fractions)), dtype=float)
+    logs = np.log(1.0 + bets[None, :, :] * (x[:, None, None] - means[None, :, None]))
+    if before is None:
+        return np.cumsum(logs, axis=0)
+    return np.cumsum(np.concatenate([before[None], logs]), axis=0)[1:]
+
+
+def _mixture(paths: FloatArray) -> FloatArray:
+    """log K_t(m) from the paths of every bet: their log mean."""
+    return np.asarray(logsumexp(paths, axis=2) - np.log(paths.shape[2]), dtype=float)
 
 
 def confidence_sequence(x: FloatArray, alpha: float = ALPHA, tests: int = 1) -> ConfidenceSequence:
@@ -72,11 +85,26 @@ def confidence_sequence(x: FloatArray, alpha: float = ALPHA, tests: int = 1) -> 
     alpha by e-Bonferroni: each rejects at capital ``tests / alpha``). A mean once rejected stays
     rejected (the running intersection), so the interval only narrows; it is the hull of the means
     not rejected, widened to the rejected grid point next to it on each side."""
+    level = _level(alpha, tests)
+    return _sequence(log_capital(np.asarray(x, dtype=float)), level, None)[0]
+
+
+def _level(alpha: float, tests: int) -> float:
     if not 0 < alpha < 1 or tests < 1:
         raise AnalysisError(f"alpha must be in (0, 1) and tests at least 1, got {alpha}, {tests}")
-    level = alpha / tests
-    capital = log_capital(np.asarray(x, dtype=float))
-    rejected = np.maximum.accumulate(capital >= np.log(1.0 / level), axis=0)
+    return alpha / tests
+
+
+def _sequence(
+    capital: FloatArray, level: float, rejected_before: np.ndarray | None
+) -> tuple[ConfidenceSequence, np.ndarray]:
+    """The sequence's looks for these rows of log capital, and the means rejected at its last look;
+    ``rejected_before``: those rejected at the look before the first row (a later block of the same
+    sequence)."""
+    reached = capital >= np.log(1.0 / level)
+    if rejected_before is not None:
+        reached = np.concatenate([rejected_before[None], reached])
+    rejected = np.maximum.accumulate(reached, axis=0)[0 if rejected_before is None else 1 :]
     kept = ~rejected
     least = np.argmin(capital, axis=1)  # every mean rejected: the least rejected one stands for them
     none = ~kept.any(axis=1)
@@ -84,7 +112,31 @@ def confidence_sequence(x: FloatArray, alpha: float = ALPHA, tests: int = 1) -> 
     last = np.where(none, least, len(MEANS) - 1 - np.argmax(kept[:, ::-1], axis=1))
     low = MEANS[np.maximum(first - 1, 0)]
     high = MEANS[np.minimum(last + 1, len(MEANS) - 1)]
-    return ConfidenceSequence(low, high, capital[:, ZERO], rejected[:, ZERO], level)
+    return ConfidenceSequence(low, high, capital[:, ZERO], rejected[:, ZERO], level), rejected[-1]
+
+
+def first_decision(
+    x: FloatArray, delta: float, alpha: float = ALPHA, tests: int = 1, block: int = 8
+) -> tuple[int, Decision] | None:
+    """The first look that decides, and its decision (None when no look does): the first of
+    ``decisions(confidence_sequence(x, alpha, tests), delta)`` that is not None, to the last bit,
+    computed ``block`` looks at a time (doubling), so a sequence that decides early costs only the
+    looks it took (a forecast simulates hundreds).
+
+    Example: ``first_decision(np.ones(40), delta=0.2)`` -> ``(7, 'better')`` (the eighth task decides)
+    """
+    x, level = np.asarray(x, dtype=float), _level(alpha, tests)
+    paths: FloatArray | None = None
+    rejected: np.ndarray | None = None
+    start = 0
+    while start < len(x):
+        paths = _log_paths(x[start : start + block], MEANS, None if paths is None else paths[-1])
+        seq, rejected = _sequence(_mixture(paths), level, rejected)
+        for look, decision in enumerate(decisions(seq, delta), start):
+            if decision is not None:
+                return look, decision
+        start, block = start + block, block * 2
+    return None
 
 
 def decide(low: float, high: float, zero_rejected: bool, delta: float) -> Decision | None:

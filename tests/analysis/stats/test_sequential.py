@@ -13,6 +13,7 @@ from coder_eval.analysis.stats.sequential import (
     confidence_sequence,
     decide,
     decisions,
+    first_decision,
     log_capital,
     ratio_of,
 )
@@ -103,6 +104,30 @@ def test_e_bonferroni_shares_alpha_across_metrics() -> None:
     assert two.level == pytest.approx(0.025)
     assert np.all(two.low <= one.low) and np.all(two.high >= one.high)
     assert np.argmax(two.zero_rejected) > np.argmax(one.zero_rejected)
+
+
+def test_the_first_decision_block_by_block_is_that_of_the_whole_sequence() -> None:
+    """Blocks carry the paths and the rejected means over exactly: the same look, the same word."""
+    rng = np.random.default_rng(7)
+    found: set[str | None] = set()
+    for trial in range(600):
+        looks = int(rng.integers(1, 90))
+        x = np.clip(rng.normal(rng.uniform(-0.6, 0.6), 0.6, looks), -1.0, 1.0)
+        x = np.round(x * 4) / 4 if trial % 2 else x  # pass-rate-like steps, and continuous values
+        delta, tests, block = [0.0, 0.1, 0.3][trial % 3], 1 + trial % 2, int(rng.integers(1, 12))
+        steps = decisions(confidence_sequence(x, tests=tests), delta)
+        whole = next(((t, d) for t, d in enumerate(steps) if d is not None), None)
+        assert first_decision(x, delta, tests=tests, block=block) == whole, (trial, block)
+        found.add(None if whole is None else whole[1])
+    assert found == {None, "better", "worse", "no_effect"}  # every outcome was compared
+
+
+def test_the_first_decision_refuses_what_the_sequence_refuses() -> None:
+    with pytest.raises(AnalysisError, match=r"finite observations in \[-1, 1\]"):
+        first_decision(np.array([0.5, 2.0]), delta=0.1)
+    with pytest.raises(AnalysisError, match="alpha must be in"):
+        first_decision(np.array([0.5]), delta=0.1, alpha=1.5)
+    assert first_decision(np.array([]), delta=0.1) is None  # no look, no decision
 
 
 def test_decide_words_each_case() -> None:
