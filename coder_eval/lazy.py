@@ -49,9 +49,10 @@ def lazy_names(
 def without_iri_format() -> None:
     """Keep jsonschema's optional ``iri`` format check out of this process: importing it
     (``rfc3987_syntax``, which jupyter-events' dependencies install) builds a grammar, about 1 s of
-    importing jsonschema, and so of nbformat (papermill, nbconvert, jupytext), Voila or a
-    ``json_check`` criterion. Nothing coder_eval validates uses that format: notebooks, the viewer's
-    event schemas, a task's JSON Schema (checked against its meta-schema, whose formats are URIs, and
+    importing jsonschema, and so of nbformat (papermill, nbconvert, jupytext), Voila,
+    claude-agent-sdk (through mcp) or a ``json_check`` criterion. Nothing coder_eval validates uses
+    that format: notebooks, the viewer's event schemas, an MCP tool's input (validated without format
+    checks), a task's JSON Schema (checked against its meta-schema, whose formats are URIs, and
     applied without format checks).
 
     Example: ``without_iri_format()`` before ``import jsonschema``; a no-op once jsonschema is imported.

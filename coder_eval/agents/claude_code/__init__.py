@@ -13,7 +13,11 @@ The spec (``spec.py``) is light; the agent itself, which imports claude-agent-sd
 
 from typing import Any
 
-from coder_eval.agents.claude_code.spec import ClaudeCodeSpec
+from coder_eval.lazy import without_iri_format
+
+without_iri_format()  # before any module here imports claude-agent-sdk, which imports jsonschema: 1 s less
+
+from coder_eval.agents.claude_code.spec import ClaudeCodeSpec  # noqa: E402
 
 __all__ = ["ClaudeCodeAgent", "ClaudeCodeSpec"]
 
