@@ -24,7 +24,6 @@ WITHOUT_OWN_TEST: dict[str, str] = {
     "agents/__init__.py": (
         "the agent table; tested through tests/agents/test_spec.py and tests/test_plugins.py"
     ),
-    "agents/claude_code/__init__.py": "re-exports; tests/agents/test_claude_code.py",
     "agents/codex/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "agents/gemini/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
     "agents/opencode/__init__.py": "re-exports; tests/agents/test_cli_agents.py",
