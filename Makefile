@@ -52,11 +52,13 @@ run: $(RUN_STAMP) $(AGENT_CLI)
 	  $(if $(AGENT),--agent $(AGENT)) \
 	  $(if $(MODEL),--model $(MODEL) --max-cost-usd $(MAX_COST_USD))
 
-# The tests run in TEST_JOBS processes (pytest-xdist), a test file per process at a time. On 2 cores,
-# 3 processes took as long as 2 for the whole suite (each test slower), and timing-bound tests suffer.
+# The tests run in TEST_JOBS processes (pytest-xdist), a test file per process at a time, the longest
+# files first (tests/conftest.py's FIRST; xdist would otherwise sort files by their number of tests).
+# On 2 cores, 3 processes took as long as 2 for the whole suite (each test slower), and timing-bound
+# tests suffer.
 TEST_JOBS ?= 2
 test: setup system-deps
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --durations=30
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=30
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .

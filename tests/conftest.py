@@ -28,22 +28,37 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 FIRST = (
-    "tests/test_docs.py",
-    "tests/test_ci.py",
-    "tests/test_packaging.py",
-    "tests/executors/test_host_faults.py",
-    "tests/test_demo.py",
-    "tests/interop/task_readers/test_harbor.py",
-    "tests/interop/test_atif_harbor.py",
-    "tests/executors/dask/test_cluster_watch.py",
-    "tests/test_one_answer.py",
-    "tests/compat/test_team_suite.py",
-    "tests/cli/test_plan_forecast.py",
-    "tests/run/test_resume.py",
+    "tests/test_docs.py",  # 525 s (on 2 processes, 2026-12-06); the demo run it shares is made first
+    "tests/cli/test_history.py",  # 145
+    "tests/cli/test_run_adaptive.py",  # 119
+    "tests/test_ci.py",  # 99
+    "tests/executors/test_host_faults.py",  # 92
+    "tests/interop/task_readers/test_harbor.py",  # 91
+    "tests/test_one_answer.py",  # 91
+    "tests/run/test_report_kernel.py",  # 88
+    "tests/sandbox/docker/test_driver.py",  # 80
+    "tests/test_packaging.py",  # 71
+    "tests/security/test_grader_attacks.py",  # 69
+    "tests/security/test_boundary_attacks.py",  # 69
+    "tests/executors/dask/test_cluster_watch.py",  # 65
+    "tests/run/test_render.py",  # 65
+    "tests/test_demo.py",  # 63; late enough that the demo run it shares is made by then
+    "tests/cli/test_plan_forecast.py",  # 63
+    "tests/run/test_resume.py",  # 63
+    "tests/test_report_cases.py",  # 60
+    "tests/agents/test_cli_agents.py",  # 59
+    "tests/compat/test_team_suite.py",  # 50
+    "tests/security/test_record_attacks.py",  # 50
+    "tests/sandbox/test_drivers.py",  # 49
+    "tests/security/test_bounded_grading.py",  # 46
+    "tests/executors/test_dask_lifecycle.py",  # 44
+    "tests/security/test_trusted_pytest.py",  # 44
+    "tests/run/test_frozen.py",  # 40
 )
-"""The files whose tests take minutes together, run first (in this order): with a test file per process
-(``--dist loadfile``), one of them started last would leave the other processes idle at the end.
-The order only balances the processes; any order passes."""
+"""The files whose tests take longest together, run first, longest first (their measured seconds):
+with a test file per process (``--dist loadfile``, and ``--no-loadscope-reorder`` so that xdist keeps
+this order instead of sorting files by their number of tests), one of them started last would leave
+the other process idle at the end. The order only balances the processes; any order passes."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
