@@ -57,16 +57,22 @@ def log_capital(x: FloatArray, means: FloatArray = MEANS) -> FloatArray:
     Example: ``np.exp(log_capital(np.array([1.0]), np.array([0.0])))`` -> ``[[1.0]]`` (a bet of +λ
     and one of -λ on the same observation win and lose the same amount).
     """
-    return _mixture(_log_paths(x, means))
+    return _mixture(_log_paths(_observations(x), means))
 
 
-def _log_paths(x: FloatArray, means: FloatArray, before: FloatArray | None = None) -> FloatArray:
-    """log prod (1 + λ (x_i - m)) for each look, candidate mean and bet: (looks, means, bets).
-    ``before``: the paths' values at the look before ``x[0]`` (a later block of the same sequence),
-    added first, so a block's paths equal those of the whole sequence to the last bit."""
+def _observations(x: FloatArray) -> FloatArray:
+    """``x`` as a float array, checked: one dimension, finite, in [-1, 1]."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or np.any(np.abs(x) > 1.0 + 1e-12) or not np.all(np.isfinite(x)):
         raise AnalysisError("a confidence sequence needs finite observations in [-1, 1]")
+    return x
+
+
+def _log_paths(x: FloatArray, means: FloatArray, before: FloatArray | None = None) -> FloatArray:
+    """log prod (1 + λ (x_i - m)) for each look, candidate mean and bet: (looks, means, bets), of
+    checked observations. ``before``: the paths' values at the look before ``x[0]`` (a later block of
+    the same sequence), added first, so a block's paths equal those of the whole sequence to the last
+    bit."""
     fractions = np.concatenate([BET_FRACTIONS, -BET_FRACTIONS])
     bets = fractions[None, :] / (1.0 + np.abs(means))[:, None]  # (means, bets)
     logs = np.log(1.0 + bets[None, :, :] * (x[:, None, None] - means[None, :, None]))
@@ -125,7 +131,7 @@ def first_decision(
 
     Example: ``first_decision(np.ones(40), delta=0.2)`` -> ``(7, 'better')`` (the eighth task decides)
     """
-    x, level = np.asarray(x, dtype=float), _level(alpha, tests)
+    x, level = _observations(x), _level(alpha, tests)  # all of it, as the whole sequence would
     paths: FloatArray | None = None
     rejected: np.ndarray | None = None
     start = 0

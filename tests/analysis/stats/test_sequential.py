@@ -125,6 +125,8 @@ def test_the_first_decision_block_by_block_is_that_of_the_whole_sequence() -> No
 def test_the_first_decision_refuses_what_the_sequence_refuses() -> None:
     with pytest.raises(AnalysisError, match=r"finite observations in \[-1, 1\]"):
         first_decision(np.array([0.5, 2.0]), delta=0.1)
+    with pytest.raises(AnalysisError, match="finite observations"):  # after the look that decides
+        first_decision(np.array([*np.ones(30), np.nan]), delta=0.1)
     with pytest.raises(AnalysisError, match="alpha must be in"):
         first_decision(np.array([0.5]), delta=0.1, alpha=1.5)
     assert first_decision(np.array([]), delta=0.1) is None  # no look, no decision
