@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import tarfile
 from pathlib import Path
@@ -9,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from coder_eval.errors import SandboxError
-from coder_eval.sandbox.snapshot import MB, Bounds, WorkspaceTooLarge, extract_tar, retar, write_tar
+from coder_eval.sandbox.snapshot import (
+    LOOP_CHECKS,
+    MB,
+    Bounds,
+    WorkspaceTooLarge,
+    extract_tar,
+    retar,
+    write_tar,
+)
 
 
 def archive(*members: tuple[tarfile.TarInfo, bytes]) -> Path:
@@ -168,11 +177,47 @@ def test_a_workspace_nested_past_its_depth_or_path_length_is_refused(tmp_path: P
     assert write_tar(tmp_path / "deep", out, bounds=Bounds(max_depth=12)) == 12
 
 
+def test_a_link_the_system_gave_up_on_once_is_walked_again_before_it_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first walk of fresh links can fail with ELOOP under a concurrent rename; a loop (here a target
+    every walk gives up on) fails each one."""
+    walks: dict[str, int] = {}
+    real_stat = Path.stat
+
+    def stat(self: Path, **kwargs: bool) -> object:
+        walks[self.name] = walks.get(self.name, 0) + 1
+        if self.name == "looped" or (self.name == "flaky" and walks[self.name] == 1):
+            raise OSError(errno.ELOOP, "Too many levels of symbolic links", str(self))
+        return real_stat(self, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    flaky = archive((member("flaky"), b"x"), (member("kept", tarfile.SYMTYPE, "flaky"), b""))
+    assert extract_tar(flaky, tmp_path / "one") == []
+    assert (tmp_path / "one" / "kept").read_text() == "x" and walks["flaky"] == 2
+
+    looped = archive((member("looped"), b"x"), (member("dropped", tarfile.SYMTYPE, "looped"), b""))
+    dropped = extract_tar(looped, tmp_path / "two")
+    assert [d.name for d in dropped] == ["dropped"] and walks["looped"] == LOOP_CHECKS  # each walk gave up
+
+
 def test_an_archive_nested_past_its_depth_is_refused_as_it_is_read(tmp_path: Path) -> None:
     deep = archive(*[(member("/".join(["d"] * i), tarfile.DIRTYPE), b"") for i in range(1, 6)])
 
     with pytest.raises(WorkspaceTooLarge, match="deeper than 3 levels"):
         extract_tar(deep, tmp_path / "dest", Bounds(max_depth=3))
+
+
+def read_through_links(path: Path) -> str:
+    """``path``'s text, read again when the system gave up on its links: a first walk of fresh links
+    can count more than it followed while a rename runs anywhere (``snapshot._loops``)."""
+    for _ in range(LOOP_CHECKS - 1):
+        try:
+            return path.read_text()
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+    return path.read_text()
 
 
 def test_links_chained_past_what_the_system_follows_are_dropped(tmp_path: Path) -> None:
@@ -182,6 +227,6 @@ def test_links_chained_past_what_the_system_follows_are_dropped(tmp_path: Path) 
 
     dropped = extract_tar(chain, tmp_path / "dest")
 
-    assert (tmp_path / "dest" / "l0039").read_text() == "x"  # 40 links: as many as the system follows
+    assert read_through_links(tmp_path / "dest" / "l0039") == "x"  # 40 links: as many as the system follows
     assert dropped[0].name == "l0041"  # the links after it are kept, leading to nothing
     assert {d.reason for d in dropped} == {"a link through more links than the system follows"}
