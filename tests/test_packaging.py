@@ -5,6 +5,7 @@ folder outside the repository."""
 from __future__ import annotations
 
 import importlib.resources
+import importlib.util
 import json
 import os
 import re
@@ -136,6 +137,18 @@ def outside(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess
     return subprocess.run(
         [str(bin_dir / "coder-eval"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
+
+
+def test_the_development_environment_is_installed_with_its_bytecode() -> None:
+    """``make setup`` (``scripts/install.sh .venv dev``) compiles what it installed and coder_eval's
+    own modules: where PYTHONDONTWRITEBYTECODE is set, nothing else would, and every process the tests
+    start would compile pandas and SciPy again."""
+    if Path(sys.prefix) != REPO / ".venv":
+        pytest.skip(f"not the environment make setup made ({sys.prefix})")
+    for name in ("pandas", "scipy.stats", "statsmodels.api", "coder_eval", "coder_eval.cli"):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        assert Path(importlib.util.cache_from_source(spec.origin)).is_file(), f"{name} is not compiled"
 
 
 @pytest.mark.slow
