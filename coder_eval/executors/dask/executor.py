@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import importlib
 import importlib.util
+import logging
 import signal
 import uuid
 from collections import Counter
@@ -163,10 +164,34 @@ def _killed(exc: KilledWorker) -> str:
     )
 
 
+HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat."
+"""What a dask worker logs, with the traceback of the comm's error, when a heartbeat goes unanswered."""
+
+
+class _HeartbeatFailureInOneLine(logging.Filter):
+    """Drops the traceback of a failed heartbeat and keeps its line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == HEARTBEAT_FAILED:
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def heartbeat_failures_in_one_line() -> None:
+    """On a worker of the LocalCluster coder_eval starts: its scheduler lives in the submitter's process,
+    so a heartbeat fails only as that process stops the run (a heartbeat in flight as the scheduler
+    removes the worker: a race distributed itself logs with a traceback, which Ctrl-C would print).
+    The line is kept; the traceback is not. Idempotent."""
+    logger = logging.getLogger("distributed.worker")
+    if not any(isinstance(f, _HeartbeatFailureInOneLine) for f in logger.filters):
+        logger.addFilter(_HeartbeatFailureInOneLine())
+
+
 class _EpisodeWorker(WorkerPlugin):
     """Readies each worker, and each that replaces a dead one: sandboxes and agent processes a dead
     worker left on its machine are reaped; on the cluster coder_eval starts, Ctrl-C (which reaches
-    the whole process group) is left to the submitter, which stops the run in order."""
+    the whole process group) is left to the submitter, which stops the run in order, and a heartbeat
+    that fails as it does so is logged in one line."""
 
     def __init__(self, ignore_interrupts: bool) -> None:
         self.ignore_interrupts = ignore_interrupts
@@ -175,6 +200,7 @@ class _EpisodeWorker(WorkerPlugin):
         if self.ignore_interrupts:
             with contextlib.suppress(ValueError):  # not the main thread: nothing to protect
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+            heartbeat_failures_in_one_line()
         reap_dead(sandbox_root())
 
 

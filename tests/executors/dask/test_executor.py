@@ -3,6 +3,7 @@ running cluster; bad executor input refused in one line before anything is made.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import socket
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval.executors.dask.executor import HEARTBEAT_FAILED, heartbeat_failures_in_one_line
 from tests.executors.builders import episodes, manifest, running_cluster
 from tests.helpers import coder_eval, minimal_task
 
@@ -128,3 +130,42 @@ def test_without_dask_installed_the_dask_executor_is_refused_by_name(tmp_path: P
     ]
     assert not (tmp_path / "runs").exists()
     assert run().returncode == 0  # the local executor needs no dask
+
+
+class Kept(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_failed_heartbeat_on_the_cluster_coder_eval_starts_is_logged_in_one_line() -> None:
+    """Ctrl-C stops the LocalCluster's scheduler with the run: a heartbeat in flight then fails, and
+    distributed logs it with a traceback. Its workers keep the line and drop the traceback; any other
+    error keeps its traceback."""
+    logger = logging.getLogger("distributed.worker")
+    records: list[logging.LogRecord] = []
+    handler = Kept(records)
+    before = list(logger.filters)
+    logger.addHandler(handler)
+    try:
+        heartbeat_failures_in_one_line()
+        heartbeat_failures_in_one_line()
+        assert len(logger.filters) == len(before) + 1
+        for message in (HEARTBEAT_FAILED, "Unexpected exception during heartbeat. Closing worker."):
+            try:
+                raise OSError("Stream is closed")
+            except OSError:
+                logger.exception(message)
+    finally:
+        logger.removeHandler(handler)
+        logger.filters[:] = before
+
+    failed, other = records
+    assert failed.getMessage() == HEARTBEAT_FAILED
+    assert failed.exc_info is None
+    assert "Traceback" not in logging.Formatter().format(failed)
+    assert other.exc_info is not None
+    assert "Traceback" in logging.Formatter().format(other)
