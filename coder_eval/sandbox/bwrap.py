@@ -34,6 +34,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import uuid
@@ -88,17 +89,19 @@ def system_mounts() -> list[str]:
 
 
 def etc_mounts() -> list[str]:
-    """``/etc`` as a sandbox sees it: the files of :data:`ETC_FILES` the host has, in one folder bound
-    whole (``staged_etc``), then each of its folders bound over its empty stand-in there; every entry
-    bound on its own where no folder can be staged. One mount instead of some thirty: each costs a
-    command about 0.15 ms. Worked out once per process: every command reuses it."""
+    """``/etc`` as a sandbox sees it: the entries of :data:`ETC_FILES` the host has, copied into one
+    folder bound whole (``staged_etc``); every entry bound on its own where no copy can be staged. One
+    mount instead of some thirty: each costs a command about 0.15 ms. Worked out once per process:
+    every command reuses it."""
     global _etc_mounts
     if _etc_mounts is None or _etc_mounts[0] != os.getpid():
-        entries = [Path("/etc") / name for name in ETC_FILES if (Path("/etc") / name).exists()]
         staged = staged_etc()
-        bound = entries if staged is None else [path for path in entries if path.is_dir()]
-        whole = [] if staged is None else ["--ro-bind", str(staged), "/etc"]
-        _etc_mounts = (os.getpid(), [*whole, *(a for p in bound for a in ("--ro-bind", str(p), str(p)))])
+        entries = [Path("/etc") / name for name in ETC_FILES if (Path("/etc") / name).exists()]
+        if staged is not None:
+            args = ["--ro-bind", str(staged), "/etc"]
+        else:
+            args = [a for path in entries for a in ("--ro-bind", str(path), str(path))]
+        _etc_mounts = (os.getpid(), args)
     return _etc_mounts[1]
 
 
@@ -112,9 +115,8 @@ _staged: tuple[int, Path] | None = None
 
 
 def staged_etc() -> Path | None:
-    """This process's copy of the ``/etc`` files a sandbox sees, made on first use (None when it
-    cannot be made): each file as the host has it then (a link's content, unless the link points
-    into ``/usr`` or ``/proc``, which it keeps), and an empty folder for each folder among them.
+    """This process's copy of the ``/etc`` entries a sandbox sees, made on first use (None when it
+    cannot be made), as the host has them then (``_stage``: folders with what they hold).
 
     It sits in a ``coder_eval-etc-*`` folder beside the sandboxes, with the owner record a sandbox
     has, so a harness that dies without removing it (it does so at exit) leaves it to the next run's
@@ -131,7 +133,8 @@ def staged_etc() -> Path | None:
         etc = base / "etc"
         etc.mkdir(mode=0o755)
         for name in ETC_FILES:
-            _stage(Path("/etc") / name, etc / name)
+            if (Path("/etc") / name).exists():
+                _stage(Path("/etc") / name, etc / name)
     except OSError:
         remove_tree(base)
         return None
@@ -140,15 +143,34 @@ def staged_etc() -> Path | None:
     return etc
 
 
-def _stage(source: Path, target: Path) -> None:
-    if not source.exists():
-        return
-    if source.is_dir():
-        target.mkdir()
-    elif source.is_symlink() and any(source.resolve().is_relative_to(r) for r in SHOWN_ROOTS):
+def _stage(source: Path, target: Path, within: frozenset[Path] = frozenset()) -> None:
+    """``source`` copied to ``target``: a link into ``/usr`` or ``/proc`` (which a sandbox sees), or
+    one that leads nowhere, stays a link; a folder is made again with what it holds; a file is
+    copied as its content (as a bind of a link to it would show it); anything else is left out. An
+    entry other users of the host may not read is staged empty, with its mode (``/etc/ssl/private``):
+    a sandbox sees what any user may read, whoever runs coder_eval. ``OSError`` on a folder that
+    holds itself through a link (the caller then binds the entries instead)."""
+    if source.is_symlink() and (
+        not source.exists() or any(source.resolve().is_relative_to(r) for r in SHOWN_ROOTS)
+    ):
         target.symlink_to(source.readlink())
-    else:
-        shutil.copy2(source, target)  # the content, as a bind of the link would show it
+        return
+    mode = stat.S_IMODE(source.stat().st_mode)
+    if source.is_dir():
+        folder = source.resolve()
+        if folder in within:
+            raise OSError(f"{source} holds itself through a link")
+        target.mkdir()
+        if mode & stat.S_IROTH and mode & stat.S_IXOTH:
+            for entry in sorted(source.iterdir()):
+                _stage(entry, target / entry.name, within | {folder})
+        target.chmod(mode)
+    elif source.is_file():
+        if mode & stat.S_IROTH:
+            shutil.copy2(source, target)
+        else:
+            target.touch(mode=0o600)
+            target.chmod(mode)
 
 
 def _remove_staged(pid: int, base: Path) -> None:
@@ -162,7 +184,11 @@ def interpreter_folders() -> list[Path]:
     folders = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix)}
     folders.add(Path(sys.executable).resolve().parent)
     usr = Path("/usr")
-    return sorted(f for f in folders if not f.is_relative_to(usr))
+    return sorted(  # one inside another is shown with it (a bind brings what is mounted under it)
+        f
+        for f in folders
+        if not f.is_relative_to(usr) and not any(f != o and f.is_relative_to(o) for o in folders)
+    )
 
 
 def namespace_flags(network: str) -> list[str]:

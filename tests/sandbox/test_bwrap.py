@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -189,17 +190,25 @@ def test_a_python_installed_under_tmp_stays_visible_and_read_only(
 
 
 ETC_LISTING = r"""
-import hashlib, os, sys
-for name in sys.argv[1:]:
-    path = os.path.join("/etc", name)
-    if os.path.islink(path) and os.path.realpath(path).startswith("/proc/"):
-        print(name, "link", os.readlink(path))  # the reader's own /proc: its content is its own
+import hashlib, os, stat, sys
+def show(path, name):
+    if os.path.islink(path) and (os.path.realpath(path).startswith("/proc/") or not os.path.exists(path)):
+        print(name, "link", os.readlink(path))  # the reader's own /proc (its content is its own), or nowhere
     elif os.path.isdir(path):
-        print(name, "folder", sorted(os.listdir(path)))
-    elif os.path.exists(path):
-        print(name, "file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+        mode = os.stat(path).st_mode
+        print(name, "folder", oct(stat.S_IMODE(mode)))
+        if mode & stat.S_IROTH and mode & stat.S_IXOTH:  # what others may not read is staged empty
+            for entry in sorted(os.listdir(path)):
+                show(os.path.join(path, entry), name + "/" + entry)
+    elif os.path.isfile(path):
+        if os.stat(path).st_mode & stat.S_IROTH:
+            print(name, "file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+        else:
+            print(name, "unreadable file")
     else:
         print(name, "missing")
+for name in sys.argv[1:]:
+    show(os.path.join("/etc", name), name)
 print("others", sorted(set(os.listdir("/etc")) - set(sys.argv[1:])))
 """
 
@@ -207,8 +216,9 @@ print("others", sorted(set(os.listdir("/etc")) - set(sys.argv[1:])))
 def test_etc_holds_the_listed_entries_as_the_host_has_them_and_nothing_else(
     make_sandbox: MakeSandbox,
 ) -> None:
-    """``/etc`` is one staged folder bound whole, with the listed folders bound over it: what a
-    command reads there is the host's (a file's content, a folder's entries), and nothing more."""
+    """``/etc`` is one staged copy bound whole: what a command reads there, down every folder, is the
+    host's (a file's content, a folder's entries and mode), and nothing more; a folder other users
+    may not read is there, empty."""
     from coder_eval.sandbox.bwrap import ETC_FILES
 
     sandbox = make_sandbox("bwrap")
@@ -222,19 +232,67 @@ def test_etc_holds_the_listed_entries_as_the_host_has_them_and_nothing_else(
     assert inside.splitlines()[:-1] == expected[:-1]
     assert inside.splitlines()[-1] == "others []"
     assert "missing" not in " ".join(line.split()[1] for line in expected[:3])  # the host has passwd ...
+    assert len(expected) > len(ETC_FILES)  # folders were walked (the host's ssl holds files)
 
 
-def test_etc_is_bound_in_one_mount_with_its_folders(make_sandbox: MakeSandbox) -> None:
-    from coder_eval.sandbox.bwrap import ETC_FILES, etc_mounts, staged_etc
+def test_a_folder_others_may_not_read_is_staged_empty_and_a_folder_that_holds_itself_is_bound(
+    tmp_path: Path,
+) -> None:
+    from coder_eval.sandbox.bwrap import _stage
 
-    folders = [name for name in ETC_FILES if (Path("/etc") / name).is_dir()]
+    source = tmp_path / "ssl"
+    (source / "private").mkdir(parents=True)
+    (source / "private" / "key.pem").write_text("secret")
+    (source / "private").chmod(0o710)
+    (source / "certs").mkdir()
+    (source / "certs" / "a.pem").write_text("cert")
+    (source / "certs" / "a.0").symlink_to("a.pem")
+    (source / "certs" / "gone").symlink_to("/nowhere/at/all")
+    (source / "certs" / "env").symlink_to("/usr/bin/env")
+    (source / "key").write_text("k")
+    (source / "key").chmod(0o600)
+
+    _stage(source, tmp_path / "staged")
+
+    staged = tmp_path / "staged"
+    assert list((staged / "private").iterdir()) == []
+    assert stat.S_IMODE((staged / "private").stat().st_mode) == 0o710
+    assert (staged / "certs" / "a.pem").read_text() == "cert"
+    assert (staged / "certs" / "a.0").read_text() == "cert"  # a copy of the file it names
+    assert not (staged / "certs" / "a.0").is_symlink()
+    assert (staged / "certs" / "env").readlink() == Path("/usr/bin/env")  # a sandbox sees /usr
+    assert (staged / "certs" / "gone").readlink() == Path("/nowhere/at/all")
+    assert (staged / "key").stat().st_size == 0 and stat.S_IMODE((staged / "key").stat().st_mode) == 0o600
+    loop = tmp_path / "loop"
+    loop.mkdir()
+    (loop / "again").symlink_to(loop)
+    with pytest.raises(OSError, match="holds itself"):
+        _stage(loop, tmp_path / "staged-loop")
+
+
+def test_etc_is_bound_in_one_mount(make_sandbox: MakeSandbox) -> None:
+    from coder_eval.sandbox.bwrap import etc_mounts, staged_etc
+
     mounts = etc_mounts()
 
-    assert mounts[:3] == ["--ro-bind", str(staged_etc()), "/etc"]
-    assert mounts[3:] == [a for name in folders for a in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
+    assert mounts == ["--ro-bind", str(staged_etc()), "/etc"]
     sandbox = make_sandbox("bwrap")
     run(sandbox.exec("true"))
     assert staged_etc() == Path(mounts[1])  # made once per process, reused by every command
+
+
+def test_the_interpreter_is_shown_by_its_outermost_folders() -> None:
+    from coder_eval.sandbox.bwrap import interpreter_folders
+
+    folders = interpreter_folders()
+
+    assert not [f for f in folders for o in folders if f != o and f.is_relative_to(o)]
+    for needed in (
+        Path(sys.executable).resolve(),
+        Path(sys.prefix).resolve(),
+        Path(sys.base_prefix).resolve(),
+    ):
+        assert needed.is_relative_to("/usr") or any(needed.is_relative_to(f) for f in folders), needed
 
 
 STAGE_AND_EXIT = r"""
