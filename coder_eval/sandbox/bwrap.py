@@ -191,6 +191,19 @@ def interpreter_folders() -> list[Path]:
     )
 
 
+def system_program(program: str) -> bool:
+    """``program`` is an absolute path to an executable file under ``/usr`` (through the ``/bin``
+    links too), so a sandbox has it.
+
+    Example: ``system_program("/bin/bash")`` -> ``True``; ``system_program("pytest")`` -> ``False``.
+    """
+    path = Path(program)
+    if not path.is_absolute():
+        return False
+    resolved = path.resolve()
+    return resolved.is_relative_to("/usr") and resolved.is_file() and os.access(resolved, os.X_OK)
+
+
 def namespace_flags(network: str) -> list[str]:
     flags = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if network != "host":
@@ -338,9 +351,11 @@ class BwrapSandbox(HostSandbox):
 
     def confine(self, argv: Sequence[str], *, cwd: str) -> list[str]:
         """``bwrap <namespaces> <mounts> --chdir <cwd> -- env -- <argv>`` (``env`` reports a program that
-        is not found as 127, like a shell; bwrap itself would exit 1). With ``network: model`` every
-        command runs under the in-sandbox forwarder, so whatever the agent starts (its CLI, a
-        ``command`` agent's script) reaches the model endpoint, and nothing else."""
+        is not found as 127, like a shell; bwrap itself would exit 1), without ``env`` when the program
+        is one of the host's own under ``/usr`` (``/bin/bash`` for every command given as a string),
+        which a sandbox sees as the host has it (an exec fewer: about 0.8 ms a command). With
+        ``network: model`` every command runs under the in-sandbox forwarder, so whatever the agent
+        starts (its CLI, a ``command`` agent's script) reaches the model endpoint, and nothing else."""
         port = self.provision.model_port
         if self.provision.network == "model" and port is not None:
             script = str(self.layout.tools / "forward.py")
@@ -348,7 +363,8 @@ class BwrapSandbox(HostSandbox):
             argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
         bwrap = shutil.which("bwrap") or "bwrap"
         line = bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd, inside=self.inside, shown=self.fixed)
-        return [*line, "--", "/usr/bin/env", "--", *argv]
+        found = [] if system_program(argv[0]) else ["/usr/bin/env", "--"]
+        return [*line, "--", *found, *argv]
 
     def wrap(
         self, argv: Sequence[str], *, cwd: str | None = None, env_names: Sequence[str] = ()

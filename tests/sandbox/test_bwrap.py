@@ -321,3 +321,25 @@ def test_the_staged_etc_is_removed_at_exit_or_by_the_next_reaper(how: str, short
         assert base.is_dir()  # no exit handler ran
         assert reap_dead(short_tmp) == (0, [])  # removed, but it was no sandbox: none is counted
     assert not base.exists()
+
+
+def test_a_system_program_runs_without_env_and_any_other_through_it(make_sandbox: MakeSandbox) -> None:
+    """``env`` is there to report a program that is not found as 127; the host's programs under
+    ``/usr`` are found, and run without it (an exec fewer per command)."""
+    from coder_eval.sandbox.bwrap import system_program
+
+    assert system_program("/bin/bash") and system_program("/usr/bin/env")
+    assert not system_program("bash")  # looked up on the sandbox's PATH: env reports it when missing
+    assert not system_program("/usr/bin/no-such-program")
+    assert not system_program("/etc/passwd")  # not executable
+    assert not system_program(sys.executable) or Path(sys.executable).resolve().is_relative_to("/usr")
+    sandbox = make_sandbox("bwrap")
+
+    line = sandbox.command(["/bin/bash", "-c", "exit 3"], cwd=sandbox.workdir)
+    assert line[line.index("--", line.index("--chdir")) + 1] == "/bin/bash"
+    other = sandbox.command(["no-such-program"], cwd=sandbox.workdir)
+    assert other[other.index("--", other.index("--chdir")) + 1 :] == ["/usr/bin/env", "--", "no-such-program"]
+
+    assert run(sandbox.exec("exit 3")).exit_code == 3
+    assert run(sandbox.exec(["no-such-program"])).exit_code == 127
+    assert run(sandbox.exec(["/usr/bin/no-such-program"])).exit_code == 127
