@@ -96,10 +96,10 @@ def etc_mounts() -> list[str]:
     global _etc_mounts
     if _etc_mounts is None or _etc_mounts[0] != os.getpid():
         staged = staged_etc()
-        entries = [Path("/etc") / name for name in ETC_FILES if (Path("/etc") / name).exists()]
         if staged is not None:
             args = ["--ro-bind", str(staged), "/etc"]
         else:
+            entries = [Path("/etc") / name for name in ETC_FILES if (Path("/etc") / name).exists()]
             args = [a for path in entries for a in ("--ro-bind", str(path), str(path))]
         _etc_mounts = (os.getpid(), args)
     return _etc_mounts[1]

@@ -343,3 +343,25 @@ def test_a_system_program_runs_without_env_and_any_other_through_it(make_sandbox
     assert run(sandbox.exec("exit 3")).exit_code == 3
     assert run(sandbox.exec(["no-such-program"])).exit_code == 127
     assert run(sandbox.exec(["/usr/bin/no-such-program"])).exit_code == 127
+
+
+def test_where_no_copy_of_etc_can_be_made_each_entry_is_bound(
+    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coder_eval.sandbox import bwrap
+
+    def refused(**_: object) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bwrap, "_staged", None)
+    monkeypatch.setattr(bwrap, "_etc_mounts", None)
+    monkeypatch.setattr(bwrap.tempfile, "mkdtemp", refused)
+
+    mounts = bwrap.etc_mounts()
+
+    assert mounts[:3] == ["--ro-bind", "/etc/passwd", "/etc/passwd"]
+    assert len(mounts) == 3 * len([n for n in bwrap.ETC_FILES if (Path("/etc") / n).exists()])
+    monkeypatch.undo()  # the sandbox's own folder is made with mkdtemp too
+    monkeypatch.setattr(bwrap, "_etc_mounts", (os.getpid(), mounts))
+    sandbox = make_sandbox("bwrap")
+    assert run(sandbox.exec("grep -c root /etc/passwd")).exit_code == 0
