@@ -34,7 +34,7 @@ from coder_eval.sandbox.base import (
     resolved,
     split_glob,
 )
-from coder_eval.sandbox.cgroups import Cgroup, rlimits
+from coder_eval.sandbox.cgroups import BASH, Cgroup, rlimits
 from coder_eval.sandbox.environment import sandbox_env
 from coder_eval.sandbox.envs import clone_env
 from coder_eval.sandbox.layout import PathMap, SandboxLayout, sandbox_root
@@ -194,7 +194,7 @@ class HostSandbox:
         workdir = self._host_path(cwd or ".")
         if not workdir.is_dir():
             raise SandboxError(f"cwd {cwd!r} is not a directory in the sandbox ({workdir})")
-        argv = ["/bin/bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        argv = [BASH, "-c", cmd] if isinstance(cmd, str) else list(cmd)
         if not self._prepared:
             await asyncio.to_thread(self._prepare_commands)
         return await run_in_group(
