@@ -131,8 +131,11 @@ def fresh_venv(folder: Path, wheel: Path, house: Path) -> Path:
 
 
 def outside(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``coder-eval`` of the fresh virtualenv, with nothing of the checkout on the paths."""
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    """``coder-eval`` of the fresh virtualenv, with nothing of the checkout on the paths, in a shell
+    that lets Python cache the bytecode of what it imports (as a user's does: the test runner's may
+    not, and each report's processes would compile pandas and SciPy again)."""
+    left_out = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {key: value for key, value in os.environ.items() if key not in left_out}
     env |= {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run(
         [str(bin_dir / "coder-eval"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600

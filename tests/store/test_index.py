@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -118,3 +119,21 @@ def test_a_recorded_run_comes_back_from_the_store_as_its_folder_gives_it(
     for name in ("episodes", "criteria", "tool_calls", "messages"):
         pd.testing.assert_frame_equal(getattr(stored, name), getattr(loaded, name))
     assert cost == pytest.approx(loaded.episodes.cost_usd.sum())
+
+
+def test_a_lone_surrogate_an_agent_sent_is_stored_as_the_replacement_character(tmp_path: Path) -> None:
+    """JSON may escape half of a surrogate pair (``"\\ud83d"``), which no character is: the store keeps
+    the rest of the text, and the run is indexed, not taken for a damaged store."""
+    folder = write_run(tmp_path / "runs", "r1", grid({"a": "pass", "b": "fail"}))
+    path = sorted((folder / "episodes").glob("*.jsonl"))[0]
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    message = next(e for e in events if e["type"] == "message")
+    message["content"] = [{"type": "text", "text": "half \ud83d of 😀, then \x00 and é"}]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+    with RunStore.open(tmp_path / "h.duckdb") as store:
+        report = index_runs(store, [tmp_path / "runs"])
+        texts = [t for (t,) in store.con.execute("SELECT text FROM messages").fetchall()]
+
+    assert report.indexed == ["r1"] and not report.problems, report
+    assert "half \ufffd of 😀, then \x00 and é" in texts
