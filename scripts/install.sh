@@ -3,6 +3,8 @@
 #   bash scripts/install.sh .venv analysis          # make run: the core and the analysis extra
 #   bash scripts/install.sh .venv analysis,agents   # make run AGENT=codex: the Codex CLI too
 #   bash scripts/install.sh .venv dev               # make check and make setup: everything
+#   PYTHON=python3.12 bash scripts/install.sh DIR --packages harbor==0.25.0
+#                                                   # a fresh venv of packages alone, compiled (tests)
 # With uv (PyPI's `uv`) the install takes seconds: uv on PATH is used, else it is installed once with
 # pip into a tool folder outside the clone ($CODER_EVAL_TOOLS, default ~/.cache/coder_eval/tools).
 # uv is told the package index pip is configured with (`pip config list`: index-url,
@@ -17,6 +19,7 @@
 # 3%, and the bytecode would add 200 MB to its 1 GB .venv.
 set -u
 venv=$1 extras=$2
+shift 2
 python=${PYTHON:-python3}
 cd "$(dirname "$0")/.."
 tools=${CODER_EVAL_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/coder_eval/tools}
@@ -59,15 +62,29 @@ pip_install() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
 }
 
+# uv pip install of "$@" into the venv, from the index pip is configured with.
 uv_install() {
   local uv=$1 settings=() options=() environment=()
+  shift
   mapfile -t settings < <(uv_settings)
   for word in "${settings[@]}"; do
     case "$word" in SSL_CERT_FILE=* | UV_HTTP_TIMEOUT=*) environment+=("$word") ;; *) options+=("$word") ;; esac
   done
   env "${environment[@]}" "$uv" pip install -q --python "$venv/bin/python" \
-    --index-strategy unsafe-best-match "${options[@]}" -e ".[$extras]"
+    --index-strategy unsafe-best-match "${options[@]}" "$@"
 }
+
+# --packages: a fresh venv of the named packages alone, their bytecode written as they are installed
+# (a test's venv of a tool it runs, such as harbor).
+if [ "$extras" = --packages ]; then
+  rm -rf "$venv"
+  if uv=$(find_uv) && "$uv" venv -q --seed --python "$python" "$venv" && uv_install "$uv" --compile-bytecode "$@"; then
+    exit 0
+  fi
+  rm -rf "$venv" && "$python" -m venv "$venv" \
+    && "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  exit
+fi
 
 # What is already compiled is skipped; a file that does not compile (some packages ship such test
 # data) is left to be compiled as it is imported.
@@ -80,7 +97,7 @@ compiled() {
 
 if uv=$(find_uv); then
   [ -x "$venv/bin/python" ] || "$uv" venv -q --seed --python "$python" "$venv" || "$python" -m venv "$venv"
-  uv_install "$uv" && { compiled; exit; }
+  uv_install "$uv" -e ".[$extras]" && { compiled; exit; }
   echo "install: uv failed; installing with pip" >&2
 else
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
