@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,16 +215,35 @@ def start_scheduler(cluster: HostCluster, port: int) -> None:
     cluster.start("scheduler", [sys.executable, *scheduler, "--dashboard-address", ":0"])
 
 
+def listening_scheduler(root: Path, attempts: int = 5, wait_s: float = 60) -> HostCluster:
+    """A cluster whose scheduler host listens on a free port. The port is free when chosen, and
+    another process of the test run can take it before the scheduler binds it ("Address already in
+    use": the scheduler exits); then another port is chosen."""
+    log = root / "scheduler.log"
+    for _ in range(attempts):
+        port = free_port()
+        cluster = HostCluster(f"tcp://127.0.0.1:{port}", root)
+        seen = log.stat().st_size if log.exists() else 0
+        start_scheduler(cluster, port)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and cluster.hosts["scheduler"].poll() is None:
+            with log.open("rb") as said:
+                said.seek(seen)
+                if b"Scheduler at:" in said.read():
+                    return cluster
+            time.sleep(0.1)
+        cluster.stop()
+    raise RuntimeError(f"no scheduler host listened after {attempts} ports; see {log}")
+
+
 @contextlib.contextmanager
 def separate_hosts(root: Path, workers: int = 2, nthreads: int = 1) -> Iterator[HostCluster]:
     """A scheduler host and ``workers`` worker hosts (``worker-1``...), all stopped when the block ends."""
     from distributed import Client  # only the executor tests need dask
 
     root.mkdir(parents=True)
-    port = free_port()
-    cluster = HostCluster(f"tcp://127.0.0.1:{port}", root)
+    cluster = listening_scheduler(root)
     try:
-        start_scheduler(cluster, port)
         for number in range(1, workers + 1):
             cluster.start_worker(f"worker-{number}", nthreads)
         with Client(cluster.address, timeout=60) as client:  # type: ignore[no-untyped-call]
