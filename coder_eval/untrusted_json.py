@@ -66,6 +66,12 @@ def escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
+def replace_surrogates(text: str) -> str:
+    """``text`` with each surrogate code point, which stands for no character, as U+FFFD (the
+    replacement character): for text that must be valid UTF-8 and is not JSON."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def plain(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON-ready data: dicts, lists, strings, numbers, booleans and ``None``."""
     if value is None or isinstance(value, bool | str):

@@ -138,10 +138,11 @@ class Cgroup:
         a ``/bin/sh`` that joins and then starts bash. Any other ``argv`` is started by ``/bin/sh``.
         """
         joins = [f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in self.folders]
-        if len(argv) == 3 and list(argv[:2]) == [BASH, "-c"]:
-            steps = " && ".join([*joins, *(ulimits(limits, block=1024) if limits is not None else [])])
+        script = len(argv) == 3 and list(argv[:2]) == [BASH, "-c"]
+        limited = ulimits(limits, block=1024 if script else 512) if limits is not None else []
+        steps = " && ".join([*joins, *limited])
+        if script:
             return [BASH, "-c", f"{{ {steps}; }} || exit; {argv[2]}"]
-        steps = " && ".join([*joins, *(ulimits(limits) if limits is not None else [])])
         return ["/bin/sh", "-c", f'{steps} && exec "$@"', "coder_eval-cgroup", *argv]
 
     def pids(self) -> set[int]:

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import math
-import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +36,7 @@ from coder_eval.manifest import MANIFEST, RunManifest, read_manifest
 from coder_eval.run_dir import EPISODES as EPISODES_DIR
 from coder_eval.store.connection import guarded
 from coder_eval.store.schema import FRAMES, JSON_COLUMNS, RUN_TABLES, sql_type
+from coder_eval.untrusted_json import replace_surrogates
 
 if TYPE_CHECKING:
     from coder_eval.store.connection import RunStore
@@ -142,7 +142,6 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         raise
 
 
-SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_ROW_BYTES = 2**32 - 1
 """The longest row the JSON reader takes (its default, 16 MB, is less than one message may hold)."""
 
@@ -187,7 +186,7 @@ def utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return replace_surrogates(text).encode("utf-8")
 
 
 def typed(value: Any, column: Column) -> Any:
