@@ -148,8 +148,9 @@ raise SystemExit(main(NAME))
 
 
 def client_script(python: str, name: str, socket_inside: str) -> str:
-    """The executable placed on the agent's PATH as ``name`` (stdlib only, isolated mode)."""
-    header = f"#!{python} -I\nNAME = {name!r}\nSOCKET = {socket_inside!r}\n"
+    """The executable placed on the agent's PATH as ``name``: stdlib only, so it runs isolated and
+    without ``site`` (``-IS``, one argument as a ``#!`` line allows), in a third of the start-up time."""
+    header = f"#!{python} -IS\nNAME = {name!r}\nSOCKET = {socket_inside!r}\n"
     return header + CLIENT
 
 
