@@ -8,12 +8,19 @@ is ``run_episode`` on a task with the same script (sandbox, config, launcher, ev
 trajectory and grading included). Bare and coder_eval runs alternate, so drift on a shared machine
 hits both. Prints, per agent, the median wall time of each, their ratio, and the median time a
 coder_eval episode spends outside its agent phase (sandbox set-up and removal, grading).
+
+Claude Code is also run bare in the mode claude-agent-sdk always starts it in (``--input-format
+stream-json``: an ``initialize`` request, then the prompt as a user message on stdin, stdin closed at
+the result), which the bare ``-p`` run does not pay; the line ``claude-code (SDK mode)`` sets
+coder_eval against that run, so what the SDK's protocol costs the CLI and what coder_eval adds are
+told apart.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -22,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -180,6 +187,48 @@ def _timed_bare_run(kind: str, sandbox: TempdirSandbox, endpoint: ModelEndpoint)
     return elapsed
 
 
+def stream_run() -> float:
+    """Seconds for one bare Claude Code run in claude-agent-sdk's streaming mode, driven without the SDK."""
+    with ScriptedServer(load_script(script(MODELS["claude-code"])), seed=1) as server:
+        sandbox = asyncio.run(TempdirSandbox.create(TempdirSpec(), Provision()))
+        try:
+            return _timed_stream_run(sandbox, ModelEndpoint(server.base_url))
+        finally:
+            asyncio.run(sandbox.close())
+
+
+def _timed_stream_run(sandbox: TempdirSandbox, endpoint: ModelEndpoint) -> float:
+    work = Path(sandbox.workdir)
+    argv, extra, _ = asyncio.run(claude_launch(sandbox, endpoint))
+    argv = [a for a in argv if a not in ("-p", PROMPT)] + ["--input-format", "stream-json"]
+    env = {"PATH": os.environ["PATH"], "HOME": sandbox.env["HOME"], "TMPDIR": sandbox.env["TMPDIR"], **extra}
+    initialize = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
+    message = {"role": "user", "content": PROMPT}
+    user = {"type": "user", "message": message, "parent_tool_use_id": None, "session_id": "default"}
+    started = time.perf_counter()
+    with subprocess.Popen(
+        argv,
+        cwd=work,
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as cli:
+        assert cli.stdin is not None and cli.stdout is not None
+        cli.stdin.write(f"{json.dumps(initialize)}\n{json.dumps(user)}\n")
+        cli.stdin.flush()
+        for line in cli.stdout:
+            if json.loads(line).get("type") == "result":
+                cli.stdin.close()
+        cli.wait(timeout=300)
+    elapsed = time.perf_counter() - started
+    notes = work / "notes.txt"
+    if not notes.exists() or "goodbye" not in notes.read_text():
+        raise RuntimeError("the bare claude-code run in stream-json mode did not edit notes.txt")
+    return elapsed
+
+
 def coder_eval_run(kind: str, folder: Path, index: int, driver: str = "auto") -> tuple[float, float]:
     """Seconds for one ``run_episode`` of the same script, grading included, and the part of them
     spent outside the agent phase (sandbox set-up and removal, grading)."""
@@ -202,19 +251,31 @@ def coder_eval_run(kind: str, folder: Path, index: int, driver: str = "auto") ->
     return elapsed, end.timings.total_s - end.timings.agent_s
 
 
-def measure(
-    kind: str, runs: int, folder: Path, driver: str = "auto"
-) -> tuple[list[float], list[float], list[float]]:
-    """``runs`` bare and ``runs`` coder_eval runs, alternating, after one warm-up of each."""
+class Measured(NamedTuple):
+    bare: list[float]
+    ours: list[float]
+    outside: list[float]
+    stream: list[float]
+    """Claude Code bare in the SDK's stream-json mode (empty for the other agents)."""
+
+
+def measure(kind: str, runs: int, folder: Path, driver: str = "auto") -> Measured:
+    """``runs`` bare and ``runs`` coder_eval runs (and for Claude Code ``runs`` bare runs in the SDK's
+    mode), alternating, after one warm-up of each."""
+    streamed = kind == "claude-code"
     bare_run(kind)
     coder_eval_run(kind, folder, -1, driver)
-    bare, ours, outside = [], [], []
+    if streamed:
+        stream_run()
+    found = Measured([], [], [], [])
     for index in range(runs):
-        bare.append(bare_run(kind))
+        found.bare.append(bare_run(kind))
+        if streamed:
+            found.stream.append(stream_run())
         elapsed, around = coder_eval_run(kind, folder, index, driver)
-        ours.append(elapsed)
-        outside.append(around)
-    return bare, ours, outside
+        found.ours.append(elapsed)
+        found.outside.append(around)
+    return found
 
 
 def main() -> None:
@@ -225,15 +286,20 @@ def main() -> None:
     args = parser.parse_args()
     print(f"runs each: {args.runs}")
     header = ("agent", "bare median", "coder_eval median", "ratio", "added", "outside agent")
-    print("{:<12} {:>12} {:>18} {:>7} {:>9} {:>14}".format(*header))
+    print("{:<22} {:>12} {:>18} {:>7} {:>9} {:>14}".format(*header))
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.agents:
             if FOUND[kind]() is None:
-                print(f"{kind:<12} not installed (make setup)")
+                print(f"{kind:<22} not installed (make setup)")
                 continue
-            bare, ours, outside = measure(kind, args.runs, Path(folder), args.driver)
-            b, o, around = statistics.median(bare), statistics.median(ours), statistics.median(outside)
-            print(f"{kind:<12} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s")
+            found = measure(kind, args.runs, Path(folder), args.driver)
+            o, around = statistics.median(found.ours), statistics.median(found.outside)
+            lines = [(kind, found.bare)] + ([(f"{kind} (SDK mode)", found.stream)] if found.stream else [])
+            for name, bare in lines:
+                b = statistics.median(bare)
+                print(
+                    f"{name:<22} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s"
+                )
 
 
 if __name__ == "__main__":
