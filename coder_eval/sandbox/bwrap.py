@@ -355,15 +355,17 @@ class BwrapSandbox(HostSandbox):
         is one of the host's own under ``/usr`` (``/bin/bash`` for every command given as a string),
         which a sandbox sees as the host has it (an exec fewer: about 0.8 ms a command). With
         ``network: model`` every command runs under the in-sandbox forwarder, so whatever the agent
-        starts (its CLI, a ``command`` agent's script) reaches the model endpoint, and nothing else."""
-        port = self.provision.model_port
+        starts (its CLI, a ``command`` agent's script) reaches the model endpoint, and nothing else;
+        the forwarder is the harness's own interpreter, which every sandbox is shown, so it needs no
+        ``env`` either (the forwarder reports a program it cannot start as 127 itself)."""
+        port, found = self.provision.model_port, ["/usr/bin/env", "--"]
         if self.provision.network == "model" and port is not None:
             script = str(self.layout.tools / "forward.py")
             python = str(Path(sys.executable).absolute())
-            argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
+            argv, found = forwarder_argv(python, script, port, str(self.host_socket("model")), argv), []
         bwrap = shutil.which("bwrap") or "bwrap"
         line = bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd, inside=self.inside, shown=self.fixed)
-        found = [] if system_program(argv[0]) else ["/usr/bin/env", "--"]
+        found = [] if system_program(argv[0]) else found
         return [*line, "--", *found, *argv]
 
     def wrap(

@@ -345,6 +345,21 @@ def test_a_system_program_runs_without_env_and_any_other_through_it(make_sandbox
     assert run(sandbox.exec(["/usr/bin/no-such-program"])).exit_code == 127
 
 
+def test_under_the_model_forwarder_no_command_needs_env(make_sandbox: MakeSandbox, echo_server: int) -> None:
+    """With ``network: model`` the forwarder (the harness's own interpreter, shown in every sandbox)
+    starts each command and reports one it cannot start as 127 itself: no ``env`` runs before it."""
+    sandbox = make_sandbox("bwrap", provision=Provision(network="model", model_port=echo_server))
+
+    line = sandbox.command(["no-such-program"], cwd=sandbox.workdir)
+    started = line[line.index("--", line.index("--chdir")) + 1 :]
+    assert started[:3] == [str(Path(sys.executable).absolute()), "-I", "-S"]
+    assert "/usr/bin/env" not in started and started[-2:] == ["--", "no-such-program"]
+
+    assert run(sandbox.exec(["no-such-program"])).exit_code == 127
+    assert run(sandbox.exec("exit 3")).exit_code == 3
+    assert through_model_route(sandbox, echo_server) == ("pong:ping\nother refused\n", 0)
+
+
 def test_where_no_copy_of_etc_can_be_made_each_entry_is_bound(
     make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
