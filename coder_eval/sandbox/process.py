@@ -261,11 +261,9 @@ def _marker_holders(table: dict[int, tuple[int, int]], marker: str | None) -> se
     needle = b"\0" + marker.encode() + b"\0"
     holders = set()
     for pid in table:
-        try:
-            if needle in b"\0" + Path(f"/proc/{pid}/environ").read_bytes():
-                holders.add(pid)
-        except OSError:
-            continue
+        environ = _proc_file(pid, "environ")
+        if environ is not None and needle in b"\0" + environ:
+            holders.add(pid)
     return holders
 
 
@@ -286,17 +284,35 @@ def _residents(table: dict[int, tuple[int, int]], folder: Path | None) -> set[in
 def _process_table() -> dict[int, tuple[int, int]]:
     """pid -> (parent pid, session id), read from ``/proc`` (empty where there is none)."""
     table: dict[int, tuple[int, int]] = {}
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
+    try:
+        names = [entry.name for entry in Path("/proc").iterdir()]
+    except OSError:
+        return table
+    for name in names:
+        stat = _proc_file(name, "stat") if name.isdigit() else None
+        fields = stat.rpartition(b")")[2].split() if stat is not None else []
         if len(fields) > 3:
-            table[int(entry.name)] = (int(fields[1]), int(fields[3]))
+            table[int(name)] = (int(fields[1]), int(fields[3]))
     return table
+
+
+def _proc_file(pid: int | str, name: str) -> bytes | None:
+    """``/proc/<pid>/<name>`` whole, or None when it cannot be read (the process is gone, or not ours).
+    Read with ``os.read``: a scan of the process table reads a file or two of each process, and this
+    takes about a third of the time ``Path.read_bytes`` does."""
+    try:
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
