@@ -13,7 +13,10 @@ Claude Code is also run bare in the mode claude-agent-sdk always starts it in (`
 stream-json``: an ``initialize`` request, then the prompt as a user message on stdin, stdin closed at
 the result), which the bare ``-p`` run does not pay; the line ``claude-code (SDK mode)`` sets
 coder_eval against that run, so what the SDK's protocol costs the CLI and what coder_eval adds are
-told apart.
+told apart. On a shared machine the median of a few runs moves by several percent from one
+invocation to the next, so each line also gives the median of the runs' paired ratios (coder_eval's
+run over the bare run just before it) with a 95 % percentile-bootstrap interval: a goal such as
+1.05× is met only where the interval lies below it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import yaml
+from scipy import stats
 
 from coder_eval.agents.base import ModelEndpoint
 from coder_eval.agents.claude_code.launcher import bundled_cli
@@ -285,8 +290,16 @@ def main() -> None:
     parser.add_argument("--driver", default="auto", help="the coder_eval runs' sandbox driver (default auto)")
     args = parser.parse_args()
     print(f"runs each: {args.runs}")
-    header = ("agent", "bare median", "coder_eval median", "ratio", "added", "outside agent")
-    print("{:<22} {:>12} {:>18} {:>7} {:>9} {:>14}".format(*header))
+    header = (
+        "agent",
+        "bare median",
+        "coder_eval median",
+        "ratio",
+        "added",
+        "outside agent",
+        "paired [95% CI]",
+    )
+    print("{:<22} {:>12} {:>18} {:>7} {:>9} {:>14}  {}".format(*header))
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.agents:
             if FOUND[kind]() is None:
@@ -299,7 +312,21 @@ def main() -> None:
                 b = statistics.median(bare)
                 print(
                     f"{name:<22} {b:>10.3f} s {o:>16.3f} s {o / b:>6.2f}x {o - b:>+8.3f} s {around:>12.3f} s"
+                    f"  {paired(found.ours, bare)}"
                 )
+
+
+def paired(ours: list[float], bare: list[float]) -> str:
+    """The median of the paired ratios and its 95 % percentile-bootstrap interval (scipy).
+
+    Example: ``paired([1.04, 1.1], [1.0, 1.0])`` -> ``"1.07x [1.04, 1.10]"``.
+    """
+    ratios = np.array(ours) / np.array(bare)
+    if len(ratios) < 2:
+        return f"{float(np.median(ratios)):.2f}x"
+    found = stats.bootstrap((ratios,), np.median, method="percentile", random_state=0)
+    low, high = found.confidence_interval
+    return f"{float(np.median(ratios)):.2f}x [{low:.2f}, {high:.2f}]"
 
 
 if __name__ == "__main__":
