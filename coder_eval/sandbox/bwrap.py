@@ -358,14 +358,15 @@ class BwrapSandbox(HostSandbox):
         starts (its CLI, a ``command`` agent's script) reaches the model endpoint, and nothing else;
         the forwarder is the harness's own interpreter, which every sandbox is shown, so it needs no
         ``env`` either (the forwarder reports a program it cannot start as 127 itself)."""
-        port, found = self.provision.model_port, ["/usr/bin/env", "--"]
+        port, forwarded = self.provision.model_port, False
         if self.provision.network == "model" and port is not None:
             script = str(self.layout.tools / "forward.py")
             python = str(Path(sys.executable).absolute())
-            argv, found = forwarder_argv(python, script, port, str(self.host_socket("model")), argv), []
+            argv = forwarder_argv(python, script, port, str(self.host_socket("model")), argv)
+            forwarded = True
         bwrap = shutil.which("bwrap") or "bwrap"
         line = bwrap_argv(bwrap, self.layout, self.provision, cwd=cwd, inside=self.inside, shown=self.fixed)
-        found = [] if system_program(argv[0]) else found
+        found = [] if forwarded or system_program(argv[0]) else ["/usr/bin/env", "--"]
         return [*line, "--", *found, *argv]
 
     def wrap(
