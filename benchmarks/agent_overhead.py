@@ -167,59 +167,46 @@ FOUND: dict[str, Callable[[], Any]] = {
 }
 
 
-def bare_run(kind: str) -> float:
-    """Seconds for one bare CLI run in a fresh directory with a fresh HOME (config not timed)."""
+def bare_run(kind: str, stream: bool = False) -> float:
+    """Seconds for one bare CLI run in a fresh directory with a fresh HOME (config not timed); with
+    ``stream`` (Claude Code), in claude-agent-sdk's stream-json mode, driven without the SDK."""
     with ScriptedServer(load_script(script(MODELS[kind])), seed=1) as server:
         sandbox = asyncio.run(TempdirSandbox.create(TempdirSpec(), Provision()))
         try:
-            return _timed_bare_run(kind, sandbox, ModelEndpoint(server.base_url))
+            return _timed_bare_run(kind, sandbox, ModelEndpoint(server.base_url), stream)
         finally:
             asyncio.run(sandbox.close())
 
 
-def _timed_bare_run(kind: str, sandbox: TempdirSandbox, endpoint: ModelEndpoint) -> float:
+def _timed_bare_run(kind: str, sandbox: TempdirSandbox, endpoint: ModelEndpoint, stream: bool) -> float:
     work, home = Path(sandbox.workdir), Path(sandbox.env["HOME"])
     argv, extra, stdin = asyncio.run(LAUNCHES[kind](sandbox, endpoint))
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "TMPDIR": sandbox.env["TMPDIR"], **extra}
+    if stream:
+        argv = [a for a in argv if a not in ("-p", PROMPT)] + ["--input-format", "stream-json"]
     started = time.perf_counter()
-    subprocess.run(
-        argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=300, check=True
-    )
+    if stream:
+        _streamed(argv, work, env)
+    else:
+        subprocess.run(
+            argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=300, check=True
+        )
     elapsed = time.perf_counter() - started
     notes = work / "notes.txt"
     if not notes.exists() or "goodbye" not in notes.read_text():
-        raise RuntimeError(f"the bare {kind} run did not edit notes.txt")
+        mode = " in stream-json mode" if stream else ""
+        raise RuntimeError(f"the bare {kind} run{mode} did not edit notes.txt")
     return elapsed
 
 
-def stream_run() -> float:
-    """Seconds for one bare Claude Code run in claude-agent-sdk's streaming mode, driven without the SDK."""
-    with ScriptedServer(load_script(script(MODELS["claude-code"])), seed=1) as server:
-        sandbox = asyncio.run(TempdirSandbox.create(TempdirSpec(), Provision()))
-        try:
-            return _timed_stream_run(sandbox, ModelEndpoint(server.base_url))
-        finally:
-            asyncio.run(sandbox.close())
-
-
-def _timed_stream_run(sandbox: TempdirSandbox, endpoint: ModelEndpoint) -> float:
-    work = Path(sandbox.workdir)
-    argv, extra, _ = asyncio.run(claude_launch(sandbox, endpoint))
-    argv = [a for a in argv if a not in ("-p", PROMPT)] + ["--input-format", "stream-json"]
-    env = {"PATH": os.environ["PATH"], "HOME": sandbox.env["HOME"], "TMPDIR": sandbox.env["TMPDIR"], **extra}
+def _streamed(argv: list[str], work: Path, env: dict[str, str]) -> None:
+    """Claude Code as claude-agent-sdk drives it: an ``initialize`` request and the prompt as a user
+    message on stdin, stdin closed at the result."""
     initialize = {"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize"}}
     message = {"role": "user", "content": PROMPT}
     user = {"type": "user", "message": message, "parent_tool_use_id": None, "session_id": "default"}
-    started = time.perf_counter()
-    with subprocess.Popen(
-        argv,
-        cwd=work,
-        env=env,
-        text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as cli:
+    pipe, quiet = subprocess.PIPE, subprocess.DEVNULL
+    with subprocess.Popen(argv, cwd=work, env=env, text=True, stdin=pipe, stdout=pipe, stderr=quiet) as cli:
         assert cli.stdin is not None and cli.stdout is not None
         cli.stdin.write(f"{json.dumps(initialize)}\n{json.dumps(user)}\n")
         cli.stdin.flush()
@@ -227,11 +214,6 @@ def _timed_stream_run(sandbox: TempdirSandbox, endpoint: ModelEndpoint) -> float
             if json.loads(line).get("type") == "result":
                 cli.stdin.close()
         cli.wait(timeout=300)
-    elapsed = time.perf_counter() - started
-    notes = work / "notes.txt"
-    if not notes.exists() or "goodbye" not in notes.read_text():
-        raise RuntimeError("the bare claude-code run in stream-json mode did not edit notes.txt")
-    return elapsed
 
 
 def coder_eval_run(kind: str, folder: Path, index: int, driver: str = "auto") -> tuple[float, float]:
@@ -271,12 +253,12 @@ def measure(kind: str, runs: int, folder: Path, driver: str = "auto") -> Measure
     bare_run(kind)
     coder_eval_run(kind, folder, -1, driver)
     if streamed:
-        stream_run()
+        bare_run(kind, stream=True)
     found = Measured([], [], [], [])
     for index in range(runs):
         found.bare.append(bare_run(kind))
         if streamed:
-            found.stream.append(stream_run())
+            found.stream.append(bare_run(kind, stream=True))
         elapsed, around = coder_eval_run(kind, folder, index, driver)
         found.ours.append(elapsed)
         found.outside.append(around)
