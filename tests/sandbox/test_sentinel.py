@@ -33,6 +33,8 @@ def test_the_agents_processes_die_with_a_killed_harness(tmp_path: Path) -> None:
         harness.wait()
     killed = time.monotonic()
 
+    # The sentinel kills both in one sweep; each dies when the machine schedules it, so each check
+    # waits for what is left of the same five seconds from the kill.
     assert alive("sleep 322.25", within=5) == [], "the detached agent process outlived the harness"
-    assert alive("sleep 30.125", within=0) == []
+    assert alive("sleep 30.125", within=max(0.0, killed + 5 - time.monotonic())) == []
     assert time.monotonic() - killed < 5
