@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from coder_eval.analysis.stats.sequential import (
     BET_FRACTIONS,
@@ -33,6 +34,20 @@ def test_the_capital_after_two_looks_is_the_closed_form() -> None:
     assert got[0] == pytest.approx([1.0, 1.0])  # +λ and -λ break even after one look
     assert got[1] == pytest.approx(expected)
     assert got[1, 0] == pytest.approx(1 + np.mean(BETS**2) * x[0] * x[1])
+
+
+def test_a_capital_past_the_floats_range_is_the_log_mean_of_its_bets() -> None:
+    """After 3,000 looks the capital is far past what a float holds (e^1000 and more); its log is
+    still scipy's log-sum-exp of the bets' log paths, less log(bets)."""
+    x = np.random.default_rng(7).choice([-1.0, 0.0, 0.5, 1.0], size=3000, p=[0.1, 0.2, 0.2, 0.5])
+    m = np.array([-0.9, 0.0, 0.2, 0.95])
+    lam = BETS[None, :] / (1 + np.abs(m))[:, None]
+    paths = np.cumsum(np.log1p(lam[None] * (x[:, None, None] - m[None, :, None])), axis=0)
+
+    got = log_capital(x, m)
+
+    assert got.max() > 1000  # e^1000: no float holds it
+    assert got == pytest.approx(logsumexp(paths, axis=2) - np.log(len(BETS)), rel=1e-12, abs=1e-12)
 
 
 def test_zero_is_rejected_exactly_when_the_all_wins_capital_reaches_1_over_alpha() -> None:
