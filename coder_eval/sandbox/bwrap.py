@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -74,18 +75,24 @@ class BwrapSpec(SandboxSpecBase):
 
 
 def system_mounts() -> list[str]:
-    """The read-only system part of the sandbox's root."""
-    args = ["--ro-bind", "/usr", "/usr"]
+    """The read-only system part of the sandbox's root: ``/usr`` and its top-level links, ``/etc``,
+    the interpreter's folders, each worked out once per process: every command reuses them."""
+    interpreter = [a for folder in interpreter_folders() for a in ("--ro-bind", str(folder), str(folder))]
+    return [*_usr_mounts(), *etc_mounts(), *interpreter]
+
+
+@functools.cache
+def _usr_mounts() -> tuple[str, ...]:
+    """``/usr`` with the top-level folders (links into it, or folders bound read-only), as the host
+    has them when first asked."""
+    system = ["--ro-bind", "/usr", "/usr"]
     for name in TOP_LINKS:
         path = Path("/") / name
         if path.is_symlink():
-            args += ["--symlink", str(path.readlink()), str(path)]
+            system += ["--symlink", str(path.readlink()), str(path)]
         elif path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
-    args += etc_mounts()
-    for folder in interpreter_folders():
-        args += ["--ro-bind", str(folder), str(folder)]
-    return args
+            system += ["--ro-bind", str(path), str(path)]
+    return tuple(system)
 
 
 def etc_mounts() -> list[str]:
@@ -180,14 +187,22 @@ def _remove_staged(pid: int, base: Path) -> None:
 
 
 def interpreter_folders() -> list[Path]:
-    """The running Python's installation and virtualenv, when they are not under ``/usr``."""
-    folders = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix)}
-    folders.add(Path(sys.executable).resolve().parent)
+    """The running Python's installation and virtualenv, when they are not under ``/usr`` (worked
+    out once per interpreter: every command asks)."""
+    return list(_interpreter_folders(sys.base_prefix, sys.prefix, sys.executable))
+
+
+@functools.cache
+def _interpreter_folders(base_prefix: str, prefix: str, executable: str) -> tuple[Path, ...]:
+    folders = {Path(p).resolve() for p in (base_prefix, prefix)}
+    folders.add(Path(executable).resolve().parent)
     usr = Path("/usr")
-    return sorted(  # one inside another is shown with it (a bind brings what is mounted under it)
-        f
-        for f in folders
-        if not f.is_relative_to(usr) and not any(f != o and f.is_relative_to(o) for o in folders)
+    return tuple(
+        sorted(  # one inside another is shown with it (a bind brings what is mounted under it)
+            f
+            for f in folders
+            if not f.is_relative_to(usr) and not any(f != o and f.is_relative_to(o) for o in folders)
+        )
     )
 
 
