@@ -17,14 +17,14 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from coder_eval.errors import AnalysisError
 
-FloatArray = NDArray[np.float64]
+if TYPE_CHECKING:  # intervals imports SciPy; the sequence itself needs only numpy
+    from coder_eval.analysis.stats.intervals import FloatArray
 
 ALPHA = 0.05
 BET_FRACTIONS = np.linspace(0.2, 0.95, 8)
@@ -77,7 +77,7 @@ def _log_paths(x: FloatArray, means: FloatArray, before: FloatArray | None = Non
     fractions = np.concatenate([BET_FRACTIONS, -BET_FRACTIONS])
     bets = fractions[None, :] / (1.0 + np.abs(means))[:, None]  # (means, bets)
     logs = np.log(1.0 + bets[None, :, :] * (x[:, None, None] - means[None, :, None]))
-    if before is not None:
+    if before is not None and len(logs):
         logs[0] += before
     for look in range(1, len(logs)):  # a running sum, look by look: cumsum's own additions, in
         np.add(logs[look - 1], logs[look], out=logs[look])  # its order, at a seventh of its cost
