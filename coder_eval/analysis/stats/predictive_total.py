@@ -112,11 +112,15 @@ def log_normal(
 def resampled(
     values: list[np.ndarray], planned: int, per: int, draws: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Simulated totals without a model: each planned task one of the seen ones (its own for the seen,
-    a resampled one for the others), each episode one of that task's episodes."""
-    totals = np.zeros(draws)
-    for d in range(draws):
-        pool = [values[i] for i in rng.integers(0, len(values), len(values))]  # the seen tasks, resampled
-        tasks = pool + [pool[i] for i in rng.integers(0, len(pool), planned - len(values))]
-        totals[d] = sum(float(rng.choice(t, per).sum()) for t in tasks)
-    return totals
+    """Simulated totals without a model: in each draw the seen tasks resampled with replacement, each
+    other planned task one of those, and each of a task's ``per`` episodes one of its earlier episodes
+    (with replacement); every draw at once, as arrays."""
+    seen = len(values)
+    pool = rng.integers(0, seen, (draws, seen))  # the seen tasks, resampled
+    others = np.take_along_axis(pool, rng.integers(0, seen, (draws, planned - seen)), axis=1)
+    tasks = np.concatenate([pool, others], axis=1)  # (draws, planned): which seen task each one is
+    lengths = np.array([len(v) for v in values])
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    picks = (rng.random((draws, planned, per)) * lengths[tasks][..., None]).astype(np.int64)
+    episodes = np.concatenate(values)[starts[tasks][..., None] + picks]
+    return np.asarray(episodes.sum(axis=(1, 2)), dtype=float)
