@@ -135,7 +135,8 @@ def test_the_demo_until_conclusive_says_why_it_stopped_and_plan_forecasts_its_co
     plot reach the console, run.json and the compare report; from that run, ``plan`` forecasts the
     tokens of a fixed run of the same tasks, and a real one lands inside the forecast's interval (its
     cost is $0: a scripted model has no price)."""
-    from coder_eval.analysis.stats.forecast import history, spend
+    from coder_eval.analysis.stats.earlier_runs import history
+    from coder_eval.analysis.stats.forecast import spend
     from coder_eval.manifest import read_manifest
 
     runs = tmp_path / "runs"

@@ -32,11 +32,13 @@ LABELS = {"total_tokens": "tokens", "cost_usd": "cost (USD)", "duration_s": "epi
 def forecast_table(resolution: Resolution, folder: Path) -> tuple[Table | None, float | None]:
     """The table (None: no earlier run of these tasks), and the mean cost of one episode over the
     variants (None: no earlier cost)."""
-    from coder_eval.analysis.stats.forecast import history, spend
+    from coder_eval.analysis.stats.earlier_runs import history
 
     seen = history(folder, set(resolution.task_ids))
     if not seen:
         return None, None
+    from coder_eval.analysis.stats.forecast import spend  # SciPy: only with earlier runs to forecast from
+
     table = Table(
         whole("variant", resolution.experiment.variant_ids), "episodes", *LABELS.values(),
         whole("from", [r for arm in seen.values() for r in arm.runs]),

@@ -106,6 +106,18 @@ def test_a_run_without_reports_or_gates_imports_nothing_it_does_not_use(tmp_path
     assert loaded == []
 
 
+def test_a_plan_with_no_earlier_run_imports_no_statistics(tmp_path: Path) -> None:
+    """``plan`` forecasts spend only from earlier runs of the same tasks; with none it says so, and
+    never imports SciPy (half of its time)."""
+    from tests.helpers import minimal_task
+
+    minimal_task(tmp_path / "tasks", "t1", "agent: {kind: oracle}\nsandbox: {driver: tempdir}\n")
+    heavy = ["scipy", "statsmodels", "pandas", "coder_eval.analysis.stats.forecast"]
+    printed, loaded = imported_after("plan", "tasks", cwd=tmp_path, heavy=heavy)
+    assert "forecast: no earlier run of these tasks in runs" in " ".join(printed.split())
+    assert loaded == []
+
+
 def test_each_row_names_the_module_that_defines_the_command_and_its_summary() -> None:
     for row in COMMANDS.values():
         importlib.import_module(row.module)

@@ -1,8 +1,8 @@
 """Before anything runs: what a plan is likely to cost, and how many episodes ``--until-conclusive``
 is likely to need to reach a decision for a stated effect.
 
-- ``history``: per variant, the episodes earlier runs of the same tasks recorded (tokens, cost,
-  wall time), and which runs they came from.
+- ``history`` (``earlier_runs.py``): per variant, the episodes earlier runs of the same tasks
+  recorded (tokens, cost, wall time), and which runs they came from.
 - ``spend``: the expected total of a metric over the planned episodes with a 95 % predictive
   interval: the planned episodes' own noise included, unseen tasks drawn like the seen ones
   (``predictive_total``), labelled approximate when few tasks were seen.
@@ -22,35 +22,18 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize, stats
 from scipy.special import expit
 
+from coder_eval.analysis.stats.earlier_runs import Seen
 from coder_eval.analysis.stats.predictive_total import predictive_total
 from coder_eval.analysis.stats.sequential import ALPHA, first_decision
-from coder_eval.errors import CoderEvalError
-from coder_eval.manifest import read_manifest
 
-AMOUNTS = ("total_tokens", "cost_usd", "duration_s")
 FIXED_SIMS = 2000
 """Simulated suites per task count when a fixed design is sized (cheap; its noise would blur the match)."""
-
-
-@dataclass
-class Seen:
-    """One variant's earlier episodes of the planned tasks: per task, the values of each amount."""
-
-    runs: set[str] = field(default_factory=set)
-    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
-
-    def add(self, task_id: str, metric: str, value: float | None) -> None:
-        if value is not None:
-            self.values.setdefault(metric, {}).setdefault(task_id, []).append(float(value))
 
 
 class Spend(NamedTuple):
@@ -72,36 +55,6 @@ class Stops(NamedTuple):
     low: float
     high: float
     episodes: np.ndarray
-
-
-def history(folder: Path, task_ids: Collection[str]) -> dict[str, Seen]:
-    """Per variant, the finished valid episodes of ``task_ids`` in the runs under ``folder``."""
-    from coder_eval.run_dir import RunDir
-
-    seen: dict[str, Seen] = {}
-    found = folder.iterdir() if folder.is_dir() else iter(())
-    for path in sorted(p for p in found if not p.is_symlink() and (p / "run.json").is_file()):
-        try:
-            planned = {e.episode_id: e for e in read_manifest(path).episodes}
-            ends = RunDir.open(path).finished_episodes()
-        except (CoderEvalError, OSError):
-            continue
-        for episode_id, end in ends.items():
-            plan = planned.get(episode_id)
-            if plan is None or plan.task_id not in task_ids or end.outcome == "invalid":
-                continue
-            arm = seen.setdefault(plan.variant_id, Seen())
-            arm.runs.add(path.name)
-            usage = end.usage
-            tokens = (
-                usage.input_tokens
-                + usage.output_tokens
-                + usage.cache_read_tokens
-                + usage.cache_creation_tokens
-            )
-            for metric, value in zip(AMOUNTS, (tokens, end.cost_usd, end.timings.total_s), strict=True):
-                arm.add(plan.task_id, metric, value)
-    return seen
 
 
 def spend(

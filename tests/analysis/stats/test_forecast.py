@@ -10,12 +10,11 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import expit
 
+from coder_eval.analysis.stats.earlier_runs import Seen, history
 from coder_eval.analysis.stats.forecast import (
-    Seen,
     episodes_to_decision,
     fixed_design,
     fixed_power,
-    history,
     shift_for,
     spend,
 )
