@@ -114,13 +114,17 @@ def resampled(
 ) -> np.ndarray:
     """Simulated totals without a model: in each draw the seen tasks resampled with replacement, each
     other planned task one of those, and each of a task's ``per`` episodes one of its earlier episodes
-    (with replacement); every draw at once, as arrays."""
-    seen = len(values)
-    pool = rng.integers(0, seen, (draws, seen))  # the seen tasks, resampled
-    others = np.take_along_axis(pool, rng.integers(0, seen, (draws, planned - seen)), axis=1)
-    tasks = np.concatenate([pool, others], axis=1)  # (draws, planned): which seen task each one is
+    (with replacement); as arrays, as many draws at once as ``MAX_CELLS`` episodes allow."""
+    seen, flat = len(values), np.concatenate(values)
     lengths = np.array([len(v) for v in values])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    picks = (rng.random((draws, planned, per)) * lengths[tasks][..., None]).astype(np.int64)
-    episodes = np.concatenate(values)[starts[tasks][..., None] + picks]
-    return np.asarray(episodes.sum(axis=(1, 2)), dtype=float)
+    totals = np.empty(draws)
+    step = max(1, MAX_CELLS // max(planned * per, 1))
+    for first in range(0, draws, step):
+        n = min(step, draws - first)
+        pool = rng.integers(0, seen, (n, seen))  # the seen tasks, resampled
+        others = np.take_along_axis(pool, rng.integers(0, seen, (n, planned - seen)), axis=1)
+        tasks = np.concatenate([pool, others], axis=1)  # (n, planned): which seen task each one is
+        picks = (rng.random((n, planned, per)) * lengths[tasks][..., None]).astype(np.int64)
+        totals[first : first + n] = flat[starts[tasks][..., None] + picks].sum(axis=(1, 2))
+    return totals
