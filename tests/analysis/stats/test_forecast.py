@@ -1,16 +1,14 @@
-"""The forecast before a run: earlier episodes of the same tasks found per variant, the expected
-total with its interval, the effect's logit shift, and episodes to a decision by simulation."""
+"""The forecast before a run: the expected total with its interval, the effect's logit shift, and
+episodes to a decision by simulation (reading earlier runs: ``test_earlier_runs.py``)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 from scipy.special import expit
 
-from coder_eval.analysis.stats.earlier_runs import Seen, history
+from coder_eval.analysis.stats.earlier_runs import Seen
 from coder_eval.analysis.stats.forecast import (
     episodes_to_decision,
     fixed_design,
@@ -18,8 +16,6 @@ from coder_eval.analysis.stats.forecast import (
     shift_for,
     spend,
 )
-from coder_eval.run import Batch, RunInputs, RunSession
-from tests.helpers import REPO
 
 
 def test_spend_is_a_predictive_total_labelled_approximate_with_few_tasks() -> None:
@@ -50,20 +46,6 @@ def test_a_larger_effect_decides_sooner_and_none_rarely_calls() -> None:
 
     assert large.median < small.median <= 360 and large.decided >= small.decided
     assert np.all((large.episodes % 6 == 0) & (large.episodes <= 360))
-
-
-def test_history_reads_earlier_runs_of_the_same_tasks_per_variant(tmp_path: Path) -> None:
-    inputs = RunInputs(experiment=str(REPO / "experiments" / "coin_ab.yaml"), sample_tasks=4)
-    with RunSession.create(inputs, tmp_path / "runs" / "pilot") as session:
-        session.execute(Batch(jobs=2))
-        tasks = session.manifest.tasks
-    assert (tmp_path / "runs" / "latest").is_symlink()  # the run made it: read once, not twice
-
-    seen = history(tmp_path / "runs", set(tasks))
-
-    assert set(seen) == {"baseline", "with_skill"} and seen["baseline"].runs == {"pilot"}
-    assert sorted(seen["baseline"].values["duration_s"]) == sorted(tasks)
-    assert history(tmp_path / "runs", {"other"}) == {} and history(tmp_path / "none", set(tasks)) == {}
 
 
 def test_the_fixed_design_is_the_fewest_tasks_of_the_power_asked() -> None:
