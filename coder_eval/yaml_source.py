@@ -106,6 +106,11 @@ class ParsedYaml(NamedTuple):
 class TooComplex(ValueError):
     """A YAML document nested too deep or expanding to too many values through aliases."""
 
+    @classmethod
+    def too_deep(cls, mark: yaml.Mark) -> TooComplex:
+        """Nested deeper than ``MAX_DEPTH``, as found at ``mark``."""
+        return cls(f"YAML nested deeper than {MAX_DEPTH} levels (line {mark.line + 1})")
+
 
 def check_shape(node: yaml.Node) -> None:
     """Refuse a node tree deeper than ``MAX_DEPTH`` or larger than ``MAX_NODES`` once aliases are
@@ -115,9 +120,7 @@ def check_shape(node: yaml.Node) -> None:
     while stack:
         current, depth, done = stack.pop()
         if depth > MAX_DEPTH:
-            raise TooComplex(
-                f"YAML nested deeper than {MAX_DEPTH} levels (line {current.start_mark.line + 1})"
-            )
+            raise TooComplex.too_deep(current.start_mark)
         children = _children(current)
         if done:
             sizes[id(current)] = 1 + sum(sizes[id(c)] for c in children)
@@ -145,8 +148,7 @@ def parse_yaml(text: str) -> ParsedYaml:
             node = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             if exc.problem == LIBYAML_TOO_DEEP and exc.problem_mark is not None:
-                line = exc.problem_mark.line + 1
-                raise TooComplex(f"YAML nested deeper than {MAX_DEPTH} levels (line {line})") from exc
+                raise TooComplex.too_deep(exc.problem_mark) from exc
             raise
         if node is not None:
             check_shape(node)

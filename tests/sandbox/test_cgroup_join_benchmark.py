@@ -6,14 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 from coder_eval.sandbox.cgroups import Cgroup
 from coder_eval.sandbox.spec import Limits
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers import REPO
 
 
 def test_the_join_benchmark_prints_a_row_per_gap_after_the_mounts() -> None:
