@@ -8,7 +8,10 @@ the two wall times: the cost of one extra episode, ``(t220 - t20) / 200``, and t
 ``t20 - 20 x that``. Each measurement is repeated (``--repeats``, interleaved so that load on the
 machine hits every tool alike) and the medians are printed with the ratio of Inspect AI's cost to
 coder_eval's on the ``tempdir`` driver. coder_eval's ``bwrap`` and ``docker`` drivers are measured
-the same way where they can run; otherwise the line says why not.
+the same way where they can run; otherwise the line says why not. Both tools make their sandboxes
+and write their runs under the temporary folder, whose filesystem the output names: on ext4 without
+a journal each file created costs more than elsewhere (``temp_folder.py``), and
+``TMPDIR=/dev/shm`` measures both on tmpfs.
 
 Inspect AI is installed into a throwaway virtualenv (``--inspect-venv DIR`` keeps and reuses one);
 when it cannot be installed, its lines say why and coder_eval's are still measured.
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from harness_overhead import write_trivial_task
+from temp_folder import filesystem
 
 from coder_eval.run_dir import RunDir
 from coder_eval.sandbox import DRIVERS
@@ -242,6 +246,8 @@ def measure_all(found: list[Setting], repeats: int, scratch: Path) -> None:
 def report(found: list[Setting], repeats: int) -> None:
     """Medians per setting (wall, and CPU of every process), then Inspect AI's against ours."""
     print(f"write a file, check it: {SMALL} and {LARGE} samples one at a time, median of {repeats} rounds")
+    where = Path(tempfile.gettempdir())
+    print(f"temporary folder (sandboxes, runs, Inspect AI's samples): {where}, {filesystem(where)}")
     print(f"{'':<20} {'per extra episode':>18} {'(CPU)':>9} {'start-up':>9} {'(CPU)':>8}")
     for setting in found:
         if setting.skipped is not None or not setting.per_episode:

@@ -1,0 +1,60 @@
+"""``benchmarks/temp_folder.py`` names each folder's filesystem and prints, for the temporary folder
+and each one asked for, a sandbox's cycle, a synced file and a trivial episode, with their ratios."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import REPO
+
+
+def test_the_temp_folder_benchmark_prints_a_row_per_folder(tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "temp_folder.py"),
+            "--rounds",
+            "3",
+            "--episodes",
+            "3",
+            "--folder",
+            str(extra),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("median of 3: a tempdir sandbox made")
+    rows = [line.split() for line in lines[2:]]
+    assert [row[0] for row in rows][-1] == str(extra.resolve()), result.stdout
+    for fields in rows:
+        assert all(float(fields[i]) > 0 for i in (1, 4, 7)), fields
+        assert [fields[i] for i in (2, 5, 8)] == ["ms"] * 3, fields
+        assert len(fields) > 10, fields  # the filesystem is named
+    assert [rows[0][i] for i in (3, 6, 9)] == ["1.00x"] * 3  # the first folder is the baseline
+
+
+def test_the_filesystem_of_a_folder_is_its_mount_s_and_ext4_says_whether_it_keeps_a_journal() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from temp_folder import filesystem, mount_of
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    proc = [fields for fields in mounts if fields[1] == "/proc"]
+    assert mount_of(Path("/proc/self")) == ("proc", proc[0][0])
+    root_kind = next(fields[2] for fields in mounts if fields[1] == "/")
+    named = filesystem(Path("/"))
+    if root_kind == "ext4":
+        assert named.startswith(("ext4 with a journal (", "ext4 without a journal ("))
+    else:
+        assert named == root_kind
