@@ -29,7 +29,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Mapping
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, cast
@@ -172,12 +172,29 @@ async def _stream(
                 stopped = watch(message, recorder) if watch is not None else None
                 if recorder.hopeless or stopped is not None:
                     launcher.kill()
+                    turn.reschedule(None)
+                    await _drain(messages)
                     return _Ended(stopped=None if recorder.hopeless else stopped)
     except Exception as exc:  # the SDK's errors and a CLI that died are outcomes, mapped by agent_result
         if isinstance(exc, TimeoutError) and turn.expired():
             exc = TimeoutError(f"no message from the CLI for {quiet:g} s (turn_timeout)")
         return _Ended(error=exc)
     return _Ended()
+
+
+DRAIN_S = 5.0
+"""Seconds a stopped run's messages are read for, to the end of the killed CLI's output."""
+
+
+async def _drain(messages: AsyncIterator[Any]) -> None:
+    """Read, and leave unrecorded, what the killed CLI still had in its output, to its end: the SDK's
+    reader then finishes and the pipe is closed. A reader cancelled mid-stream leaves the pipe's
+    transport open until the garbage collector closes it, which at the process's exit finds the
+    event loop closed and prints an error."""
+    with suppress(Exception):
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in messages:
+                pass
 
 
 class RawTee(Transport):

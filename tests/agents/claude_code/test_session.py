@@ -4,6 +4,8 @@ started, streamed, stopped and killed the same way for the agent and the judge."
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from coder_eval.sandbox import Provision, TempdirSandbox, TempdirSpec
 from coder_eval.scripted import ScriptedServer
 from coder_eval.trajectory import Event, Message, ToolCall, ToolResult
 from tests.agents.test_claude_code import survivors
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
 
@@ -98,6 +101,32 @@ def test_a_watch_that_names_a_reason_stops_the_run_there(tmp_path: Path) -> None
     written = Path(sandbox.workdir) / "turns.txt"
     done = written.read_text().split() if written.exists() else []
     assert len(done) < 5, "the run went on after the watch stopped it"
+
+
+STOPPED_AT_EXIT = """
+from pathlib import Path
+from tests.agents.claude_code.test_session import bash, session
+
+def watch(message, progress):
+    return "enough tokens" if progress.usage.output_tokens > 0 else None
+
+turns = [bash(f"echo {n} >> turns.txt") for n in range(5)]
+end, _, _ = session(Path(TMP), {"turns": turns}, watch=watch)
+print(end.result.status)
+"""
+
+
+def test_a_stopped_run_leaves_no_pipe_open_for_the_exit_to_trip_on(tmp_path: Path) -> None:
+    code = STOPPED_AT_EXIT.replace("TMP", repr(str(tmp_path)))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["budget_exceeded"]
+    # a pipe the SDK's reader left open is closed by the garbage collector at exit, on a closed loop
+    assert "Exception ignored" not in done.stderr, done.stderr
 
 
 def test_silence_longer_than_the_turn_timeout_ends_the_run_as_a_failure(tmp_path: Path) -> None:
