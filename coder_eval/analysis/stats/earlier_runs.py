@@ -50,13 +50,7 @@ def history(folder: Path, task_ids: Collection[str]) -> dict[str, Seen]:
                 continue
             arm = seen.setdefault(plan.variant_id, Seen())
             arm.runs.add(path.name)
-            usage = end.usage
-            tokens = (
-                usage.input_tokens
-                + usage.output_tokens
-                + usage.cache_read_tokens
-                + usage.cache_creation_tokens
-            )
-            for metric, value in zip(AMOUNTS, (tokens, end.cost_usd, end.timings.total_s), strict=True):
+            amounts = (end.usage.total, end.cost_usd, end.timings.total_s)
+            for metric, value in zip(AMOUNTS, amounts, strict=True):
                 arm.add(plan.task_id, metric, value)
     return seen
