@@ -42,6 +42,7 @@ from coder_eval.run.batch import run_batch
 from coder_eval.run_dir import RunDir, RunManifest
 from coder_eval.sandbox import Provision
 from coder_eval.sandbox.tempdir import TempdirSandbox, TempdirSpec
+from coder_eval.sandbox.trees import mount_field
 from coder_eval.task import load_tasks
 
 JBD2 = Path("/proc/fs/jbd2")
@@ -53,7 +54,7 @@ def mount_of(folder: Path) -> tuple[str, str]:
     target = str(folder.resolve())
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
-        point = fields[4].replace("\\040", " ")
+        point = mount_field(fields[4])
         kind, source = fields[fields.index("-") + 1 : fields.index("-") + 3]
         if (target == point or target.startswith(point.rstrip("/") + "/")) and len(point) > best[0]:
             best = (len(point), kind, source)

@@ -111,6 +111,15 @@ MNT_DETACH = 2
 _ESCAPED = re.compile(r"\\([0-7]{3})")
 
 
+def mount_field(text: str) -> str:
+    """A path field of ``/proc/self/mountinfo`` as the path it names (the kernel writes a space,
+    tab, newline or backslash in it as an octal escape).
+
+    Example: ``mount_field("/mnt/a\\040b")`` -> ``"/mnt/a b"``.
+    """
+    return _ESCAPED.sub(lambda m: chr(int(m[1], 8)), text)
+
+
 def detach_mounts(base: Path) -> list[str]:
     """Detach every mount whose mount point lies inside ``base``, deepest first (needs the
     privilege that made them); the mount points detached.
@@ -123,7 +132,7 @@ def detach_mounts(base: Path) -> list[str]:
     except OSError:
         return []
     inside = f"{base}/"
-    points = [_ESCAPED.sub(lambda m: chr(int(m[1], 8)), line.split(" ")[4]) for line in lines.splitlines()]
+    points = [mount_field(line.split(" ")[4]) for line in lines.splitlines()]
     detached = []
     libc = ctypes.CDLL(None, use_errno=True)
     for point in sorted((p for p in points if p.startswith(inside)), key=len, reverse=True):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_eval.sandbox.trees import remove_tree, walk
+from coder_eval.sandbox.trees import mount_field, remove_tree, walk
 
 ROOT = os.geteuid() == 0
 
@@ -154,3 +154,9 @@ def test_remove_tree_detaches_a_mount_inside_the_tree_and_never_empties_it(tmp_p
         subprocess.run(["umount", str(mount)], capture_output=True, check=False)
 
     assert (outside / "keep.txt").is_file() and not (tmp_path / "tree").exists()
+
+
+def test_a_mountinfo_path_field_reads_as_the_path_it_escapes() -> None:
+    assert mount_field("/mnt/a\\040b") == "/mnt/a b"
+    assert mount_field("/x\\011tab\\012line\\134slash") == "/x\ttab\nline\\slash"
+    assert mount_field("/plain/path") == "/plain/path"
