@@ -118,9 +118,11 @@ def build_wheel(folder: Path) -> Path:
 
 
 def fresh_venv(folder: Path, wheel: Path, house: Path) -> Path:
-    """A new virtualenv with the wheel and its ``analysis`` extra, from local wheels only."""
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    install = [str(folder / "bin" / "pip"), "install", "-q", "--no-index", "--no-compile"]
+    """A new virtualenv with the wheel and its ``analysis`` extra, from local wheels only (installed by
+    this environment's pip, ``--python``: the new one needs none of its own)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    pip = [sys.executable, "-m", "pip", "--python", str(folder / "bin" / "python")]
+    install = [*pip, "install", "-q", "--no-index", "--no-compile"]
     links = ["--find-links", str(house), "--find-links", str(wheel.parent)]
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
     result = subprocess.run(

@@ -154,6 +154,19 @@ def run_files(run_dir: Path) -> list[str]:
     return sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*.jsonl*") if p.is_file())
 
 
+@pytest.fixture(scope="module")
+def conclusive_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
+    """One ``--until-conclusive`` run that the tests below try to resume (its folder, its run
+    directory, its exit code): a refused resume changes nothing in it, so they can share it."""
+    folder = suite(tmp_path_factory.mktemp("conclusive"), "exit 3")
+    run_dir = folder / "runs" / "b"
+    first = coder_eval(
+        "run", "tasks", "-e", "ab.yaml", "--until-conclusive", "--run-dir", str(run_dir), "--no-report",
+        cwd=folder,
+    )  # fmt: skip
+    return folder, run_dir, first.returncode
+
+
 @pytest.mark.parametrize(
     ("option", "said"),
     [
@@ -165,14 +178,9 @@ def run_files(run_dir: Path) -> list[str]:
     ],
 )
 def test_a_resume_that_asks_for_another_rule_is_refused_naming_the_recorded_one(
-    tmp_path: Path, option: list[str], said: str
+    conclusive_run: tuple[Path, Path, int], option: list[str], said: str
 ) -> None:
-    folder = suite(tmp_path, "exit 3")
-    run_dir = folder / "runs" / "b"
-    first = coder_eval(
-        "run", "tasks", "-e", "ab.yaml", "--until-conclusive", "--run-dir", str(run_dir), "--no-report",
-        cwd=folder,
-    )  # fmt: skip
+    folder, run_dir, _ = conclusive_run
     before = (run_dir / "run.json").read_bytes(), run_files(run_dir)
 
     refused = coder_eval("run", "--resume", "--run-dir", str(run_dir), "--no-report", *option, cwd=folder)
@@ -180,10 +188,16 @@ def test_a_resume_that_asks_for_another_rule_is_refused_naming_the_recorded_one(
     assert refused.returncode == 2 and said in " ".join(refused.stderr.split()), refused.stderr
     assert "Traceback" not in refused.stderr
     assert ((run_dir / "run.json").read_bytes(), run_files(run_dir)) == before
+
+
+def test_a_resume_that_gives_the_recorded_rule_again_is_accepted(
+    conclusive_run: tuple[Path, Path, int],
+) -> None:
+    folder, run_dir, first = conclusive_run
     same = coder_eval(
         "run", "--resume", "--run-dir", str(run_dir), "--no-report", "--delta", "0.2", cwd=folder
     )
-    assert same.returncode == first.returncode, same.stderr  # the recorded value given again: accepted
+    assert same.returncode == first, same.stderr
 
 
 def test_until_conclusive_cannot_be_added_to_a_fixed_design_run_on_resume(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from coder_eval import patterns
 from coder_eval.patterns import MATCH_SECONDS
 
 from .conftest import EVERY, Attack
@@ -44,14 +45,19 @@ def test_honest_output_passes(attack: Attack, driver: str) -> None:
 
 
 @pytest.mark.timeout(30 * MATCH_SECONDS)
-def test_text_that_makes_the_authors_regex_backtrack_for_ever(attack: Attack, driver: str) -> None:
+def test_text_that_makes_the_authors_regex_backtrack_for_ever(
+    attack: Attack, driver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of the two criteria whose pattern backtracks spends its whole bound: a bound of 1 s
+    instead of ``MATCH_SECONDS`` keeps the test short (the bound is read when a criterion is graded, and its error names it)."""
+    monkeypatch.setattr(patterns, "MATCH_SECONDS", 1.0)
     script = HONEST + 'python3 -c \'print("a" * 64 + "b")\' > report.txt\n'
     outcome = attack(script, driver, REPORT)
 
     assert outcome.end.outcome == "fail", outcome.summary()
     for criterion in ("report", "said"):
         assert not outcome.verdicts[criterion].passed and outcome.verdicts[criterion].error is None
-        assert "took longer than" in outcome.verdicts[criterion].details["error"]
+        assert "took longer than 1 s" in outcome.verdicts[criterion].details["error"]
     assert outcome.verdicts["summary"].passed  # the other criteria were graded as usual
 
 
