@@ -49,7 +49,8 @@ def test_text_that_makes_the_authors_regex_backtrack_for_ever(
     attack: Attack, driver: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each of the two criteria whose pattern backtracks spends its whole bound: a bound of 1 s
-    instead of ``MATCH_SECONDS`` keeps the test short (the bound is read when a criterion is graded, and its error names it)."""
+    instead of ``MATCH_SECONDS`` keeps the test short (the bound is read when a criterion is graded,
+    and its error names it)."""
     monkeypatch.setattr(patterns, "MATCH_SECONDS", 1.0)
     script = HONEST + 'python3 -c \'print("a" * 64 + "b")\' > report.txt\n'
     outcome = attack(script, driver, REPORT)
