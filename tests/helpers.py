@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import cli_fork
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "tasks" / "examples"
 
@@ -58,9 +60,13 @@ def flagged_task(folder: Path, task_id: str, flag: Path) -> Path:
 def coder_eval(
     *args: str, cwd: Path, timeout: float = 300, env: Mapping[str, str] | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``coder-eval`` CLI in a subprocess, as a user would (``env``: instead of this one's;
-    ``columns``: the terminal's width)."""
+    """Run the ``coder-eval`` CLI in a process of its own, as a user would (``env``: instead of this
+    one's; ``columns``: the terminal's width). The process is forked from one that has imported
+    coder_eval already where it can be (``tests/cli_fork.py``), else a fresh interpreter."""
     env = {**(os.environ if env is None else env), "COLUMNS": str(columns), "NO_COLOR": "1"}
+    forked = cli_fork.run(args, cwd, env, timeout)
+    if forked is not None:
+        return forked
     return subprocess.run(
         [sys.executable, "-m", "coder_eval", *args],
         cwd=cwd,
