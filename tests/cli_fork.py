@@ -8,7 +8,7 @@ about 1 s of CPU a command on a 2-core machine, which several hundred commands a
 command is forked from a server (``python -m tests.cli_fork``, one per test process, started on first
 use) that imported every coder_eval module but the viewer's, the dask executor's, the notebook
 views' and the notebooks (Voila, dask, matplotlib and ipywidgets read the home folder or the working
-folder when imported) and waits for requests.
+folder when imported), and papermill and nbconvert, and waits for requests.
 
 A forked command differs from a fresh interpreter in what was done before it started, so the tests of
 what a command imports and when (``tests/test_lazy.py``, ``tests/cli/test_commands.py``,
@@ -69,6 +69,9 @@ NOT_PRELOADED = (
 """Modules (and their submodules) the server does not import: the commands import them as they would."""
 
 REPO = Path(__file__).resolve().parent.parent
+RENDERING = ("papermill", "nbconvert", "nbclient", "jupytext", "jupyter_client.manager")
+"""What a command that renders reports imports when it starts the first (``coder_eval.run.render``)."""
+
 MAIN = str(REPO / "coder_eval" / "__main__.py")
 """``sys.argv[0]`` of ``python -m coder_eval``."""
 
@@ -77,8 +80,8 @@ MAIN = str(REPO / "coder_eval" / "__main__.py")
 
 
 def preload() -> None:
-    """Import every coder_eval module but ``NOT_PRELOADED``, the way the commands would: jsonschema's
-    optional ``iri`` check kept out first, as every command that validates keeps it."""
+    """Import every coder_eval module but ``NOT_PRELOADED``, and ``RENDERING``, the way the commands
+    would: jsonschema's optional ``iri`` check kept out first, as every command that validates keeps it."""
     from coder_eval.lazy import without_iri_format
 
     without_iri_format()
@@ -87,6 +90,8 @@ def preload() -> None:
     for module in pkgutil.walk_packages(coder_eval.__path__, "coder_eval."):
         if not module.name.startswith(NOT_PRELOADED):
             importlib.import_module(module.name)
+    for name in RENDERING:
+        importlib.import_module(name)
 
 
 def serve() -> None:

@@ -7,7 +7,8 @@ How to write a block (the fence's info string: a language, then ``key=value`` wo
   ``SyntaxError`` there, so samples use ``asyncio.run``); ```` ```python cell=notebook ```` marks a
   notebook cell, where top-level ``await`` works.
 - ```` ```bash ````: each command (``\\`` continues a line) runs through bash; it must exit 0, or the
-  code given with ``exit=N``. ``coder-eval`` is the project's own. ``needs=docker``: it runs a task in a
+  code given with ``exit=N``. ``coder-eval`` is the project's own (a command that is ``coder-eval``
+  and words alone runs forked, as ``tests.helpers.coder_eval`` runs it). ``needs=docker``: it runs a task in a
   container, so the test has a docker engine started first (as for the tests marked ``docker``).
 - ```` ```yaml as=KIND ````: loaded by coder_eval's own loader; KIND is ``task`` (a whole task file),
   ``task-part`` (top-level task fields, put over a minimal task), ``criteria`` (a list of criteria),
@@ -48,6 +49,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import cli_fork
 from tests.demo_figures import DemoRun
 from tests.helpers import REPO
 
@@ -180,16 +182,33 @@ def commands(text: str) -> list[str]:
     return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+def coder_eval_words(command: str) -> list[str] | None:
+    """The arguments of ``command`` when bash would only split it into words (quotes, a comment) and
+    the first is ``coder-eval``; None for anything more (pipes, lists, redirections, expansions,
+    globs, a ``#`` inside a word), which bash runs."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    more = re.compile(r"[|&;<>()$`*?\[\]{}~]")
+    if re.search(r"\S#", command) or not words or words[0] != "coder-eval":
+        return None
+    return None if any(more.search(word) for word in words) else words[1:]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", runnable("bash"))
 def test_shell_sample_runs(block: Block, scratch: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "NO_COLOR": "1"}
+    env["COLUMNS"] = "200"  # as for every command the tests run (tests.helpers.coder_eval)
     expected = int(block.options.get("exit", "0"))
     cwd = REPO if block.options.get("cwd") == "repo" else scratch
     for command in commands(block.text):
-        result = subprocess.run(
-            ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-        )
+        words = coder_eval_words(command)  # a coder-eval command alone: forked (tests/cli_fork.py)
+        result = cli_fork.run(words, cwd, env, 600) if words is not None else None
+        if result is None:
+            result = subprocess.run(
+                ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+            )
         assert result.returncode == expected, f"{block.id}: {command}\n{result.stdout}\n{result.stderr}"
 
 
