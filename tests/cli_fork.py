@@ -98,9 +98,7 @@ def serve() -> None:
     """Answer requests on stdin until it closes. The protocol's pipes move off fds 0 and 1 (standard
     input reads nothing, standard output goes to standard error) so a command's streams are its own."""
     requests, replies = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    point(0, os.devnull, os.O_RDONLY)
     os.dup2(2, 1)
     preload()
     gc.freeze()  # the objects imported stay out of the commands' collections: fewer pages copied
@@ -141,13 +139,9 @@ def wait(pid: int, timeout: float) -> dict[str, Any]:
 
 def command(request: Mapping[str, Any]) -> None:
     """In the forked process: become ``python -m coder_eval ARGS`` run in ``cwd`` with ``env``."""
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
-        opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(opened, fd)
-        os.close(opened)
+    point(0, os.devnull, os.O_RDONLY)
+    point(1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    point(2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.chdir(request["cwd"])
     sys.path[0] = request["cwd"]  # as ``python -m`` puts its working folder first
     os.environ.clear()
@@ -159,6 +153,13 @@ def command(request: Mapping[str, Any]) -> None:
     sys.argv = [MAIN, *request["args"]]
     runpy.run_module("coder_eval", run_name="__main__", alter_sys=True)
     sys.exit(0)
+
+
+def point(fd: int, path: str, flags: int) -> None:
+    """Make ``fd`` the file ``path`` opened with ``flags``."""
+    opened = os.open(path, flags, 0o600)
+    os.dup2(opened, fd)
+    os.close(opened)
 
 
 def write_line(fd: int, message: Mapping[str, Any]) -> None:
@@ -182,9 +183,15 @@ class Server:
         )
         self.lock = threading.Lock()
         self.command: int | None = None  # the pid of the command running
+        try:
+            ready = self.read()
+        except OSError:
+            self.process.wait()
+            raise
+        if ready != {"ready": True}:
+            self.process.kill()
+            raise OSError(f"the coder-eval fork server said {ready!r}")
         self.folder = Path(tempfile.mkdtemp(prefix="ce-fork-"))
-        if self.read() != {"ready": True}:
-            raise OSError("the coder-eval fork server did not start")
 
     def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -252,6 +259,7 @@ def run(
         except OSError:
             _failed = True
             return None
+        atexit.unregister(stop)  # once, however many servers this process starts
         atexit.register(stop)
     server = _server
     if not server.serves(env) or not server.lock.acquire(blocking=False):
