@@ -8,8 +8,9 @@ How to write a block (the fence's info string: a language, then ``key=value`` wo
   notebook cell, where top-level ``await`` works.
 - ```` ```bash ````: each command (``\\`` continues a line) runs through bash; it must exit 0, or the
   code given with ``exit=N``. ``coder-eval`` is the project's own (a command that is ``coder-eval``
-  and words alone runs forked, as ``tests.helpers.coder_eval`` runs it). ``needs=docker``: it runs a task in a
-  container, so the test has a docker engine started first (as for the tests marked ``docker``).
+  and words alone runs forked, as ``tests.helpers.coder_eval`` runs it). ``needs=docker``: it runs a
+  task in a container, so the test has a docker engine started first (as for the tests marked
+  ``docker``).
 - ```` ```yaml as=KIND ````: loaded by coder_eval's own loader; KIND is ``task`` (a whole task file),
   ``task-part`` (top-level task fields, put over a minimal task), ``criteria`` (a list of criteria),
   ``experiment``, ``variant-part`` (fields of one variant) or ``script`` (a scripted-model script);
@@ -182,6 +183,10 @@ def commands(text: str) -> list[str]:
     return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+MORE_THAN_WORDS = re.compile(r"[|&;<>()$`*?\[\]{}~]")
+"""What makes bash do more with a word than pass it on: operators, expansions, globs."""
+
+
 def coder_eval_words(command: str) -> list[str] | None:
     """The arguments of ``command`` when bash would only split it into words (quotes, a comment) and
     the first is ``coder-eval``; None for anything more (pipes, lists, redirections, expansions,
@@ -189,10 +194,30 @@ def coder_eval_words(command: str) -> list[str] | None:
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     words = list(lexer)
-    more = re.compile(r"[|&;<>()$`*?\[\]{}~]")
     if re.search(r"\S#", command) or not words or words[0] != "coder-eval":
         return None
-    return None if any(more.search(word) for word in words) else words[1:]
+    return None if any(MORE_THAN_WORDS.search(word) for word in words) else words[1:]
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (
+            "coder-eval run tasks --repeats 2   # run, write runs/<run_id>/",
+            ["run", "tasks", "--repeats", "2"],
+        ),
+        ("coder-eval report runs/latest -p 'title=a b'", ["report", "runs/latest", "-p", "title=a b"]),
+        ("coder-eval plan tasks | grep -q x", None),
+        ("coder-eval plan tasks && test -d runs", None),
+        ("coder-eval plan tasks > plan.txt", None),
+        ("coder-eval plan $TASKS", None),
+        ("coder-eval plan tasks/*.yaml", None),
+        ("coder-eval plan a#b", None),
+        ("cd tasks && coder-eval plan .", None),
+    ],
+)
+def test_only_a_coder_eval_command_of_words_alone_is_forked(command: str, words: list[str] | None) -> None:
+    assert coder_eval_words(command) == words
 
 
 @pytest.mark.slow
