@@ -12,16 +12,21 @@ folder when imported), and papermill and nbconvert, and waits for requests.
 
 A forked command differs from a fresh interpreter in what was done before it started, so the tests of
 what a command imports and when (``tests/test_lazy.py``, ``tests/cli/test_commands.py``,
-``tests/test_public_api.py``) start interpreters of their own, and a command runs in a fresh
-interpreter wherever the imports would have gone otherwise:
+``tests/test_public_api.py``) start interpreters of their own, and the imports are made as they would
+have been:
 
 - some of the environment is read when an interpreter starts or when the consoles are made
-  (``STARTUP``): a command whose environment differs from the server's in one of those variables;
+  (``STARTUP``): a command is forked from a server started with its values of those variables (one
+  server for each set of values, up to ``SERVERS``; a fresh interpreter past that). The rest of a
+  server's environment is this process's, whatever the command that started it was given;
 - plugins are found on ``sys.path`` when ``coder_eval.criteria`` is imported: a command whose working
   folder (the first entry of its ``sys.path``) holds a distribution (``*.dist-info``, ``*.egg-info``)
   replaces itself with a fresh interpreter (``exec``), streams and all;
-- a command given while the server runs another (from another thread), and every command under
-  ``CODER_EVAL_TEST_FORK=0``.
+- a command given while its server runs another (from another thread), and every command under
+  ``CODER_EVAL_TEST_FORK=0``, run in a fresh interpreter.
+
+A server that cannot start (``failure`` says why, and a warning in the test that met it) leaves every
+command to a fresh interpreter: slower, the same answers.
 
 Protocol, one JSON object per line: the client sends ``{"args", "cwd", "env", "timeout", "stdout",
 "stderr"}`` (the last two: files the command's streams are written to); the server answers
@@ -41,11 +46,14 @@ import os
 import pkgutil
 import runpy
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -81,17 +89,23 @@ MAIN = str(REPO / "coder_eval" / "__main__.py")
 
 def preload() -> None:
     """Import every coder_eval module but ``NOT_PRELOADED``, and ``RENDERING``, the way the commands
-    would: jsonschema's optional ``iri`` check kept out first, as every command that validates keeps it."""
+    would: jsonschema's optional ``iri`` check kept out first, as every command that validates keeps it.
+    A module that fails to import is left out (said on standard error): a command imports it as a
+    fresh interpreter would, and meets what this did."""
     from coder_eval.lazy import without_iri_format
 
     without_iri_format()
     import coder_eval
 
-    for module in pkgutil.walk_packages(coder_eval.__path__, "coder_eval."):
-        if not module.name.startswith(NOT_PRELOADED):
-            importlib.import_module(module.name)
-    for name in RENDERING:
-        importlib.import_module(name)
+    def left_out(name: str) -> None:
+        print(f"cli_fork: {name} is not preloaded: {sys.exc_info()[1]!r}", file=sys.stderr)
+
+    names = (m.name for m in pkgutil.walk_packages(coder_eval.__path__, "coder_eval.", onerror=left_out))
+    for name in [*(n for n in names if not n.startswith(NOT_PRELOADED)), *RENDERING]:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            left_out(name)
 
 
 def serve() -> None:
@@ -124,17 +138,32 @@ def serve() -> None:
 
 
 def wait(pid: int, timeout: float) -> dict[str, Any]:
-    """Wait for the command ``pid`` for up to ``timeout`` s, kill it after that (as
-    ``subprocess.run`` does), reap it; its pidfd keeps the signal from reaching a reused pid."""
-    pidfd = os.pidfd_open(pid)
+    """Wait for the command ``pid`` for up to ``timeout`` s, kill it after that (as ``subprocess.run``
+    does), reap it. Until it is reaped its pid stays this process's child's, so the kill cannot reach
+    another process. A pidfd wakes this on the exit; where the kernel has none, a poll does."""
     try:
-        timed_out = not select.select([pidfd], [], [], timeout)[0]
-        if timed_out:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    finally:
-        os.close(pidfd)
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # before Linux 5.3, or refused by a sandbox's filter
+        timed_out = not exited(pid, timeout)
+    else:
+        try:
+            timed_out = not select.select([pidfd], [], [], timeout)[0]
+        finally:
+            os.close(pidfd)
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     return {"returncode": os.waitstatus_to_exitcode(status), "timed_out": timed_out}
+
+
+def exited(pid: int, timeout: float) -> bool:
+    """Whether the child ``pid`` has exited within ``timeout`` s, polled; it is left to be reaped."""
+    deadline = time.monotonic() + timeout
+    while not os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def command(request: Mapping[str, Any]) -> None:
@@ -168,41 +197,59 @@ def write_line(fd: int, message: Mapping[str, Any]) -> None:
 
 # The client.
 
+SERVERS = 3
+"""Servers a test process starts at most: one per set of ``STARTUP`` values its commands are given."""
+
+Startup = tuple[str | None, ...]
+
+
+def startup(env: Mapping[str, str]) -> Startup:
+    return tuple(env.get(name) for name in STARTUP)
+
 
 class Server:
-    """The fork server of this test process, started with ``env``."""
+    """A fork server of this test process: this process's environment with ``startup``'s values of the
+    ``STARTUP`` variables. ``OSError`` if it cannot start, saying why (what it wrote on standard error)."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = dict(env)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.cli_fork"],
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+    def __init__(self, startup: Startup) -> None:
+        self.startup = startup
+        env = {k: v for k, v in os.environ.items() if k not in STARTUP}
+        env |= {name: value for name, value in zip(STARTUP, startup, strict=True) if value is not None}
+        self.folder = Path(tempfile.mkdtemp(prefix="ce-fork-"))
+        self.log = self.folder / "server.log"
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.cli_fork"],
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+            )
         self.lock = threading.Lock()
         self.command: int | None = None  # the pid of the command running
         try:
             ready = self.read()
-        except OSError:
-            self.process.wait()
-            raise
-        if ready != {"ready": True}:
-            self.process.kill()
-            raise OSError(f"the coder-eval fork server said {ready!r}")
-        self.folder = Path(tempfile.mkdtemp(prefix="ce-fork-"))
+            if ready != {"ready": True}:
+                raise OSError(f"the coder-eval fork server said {ready!r}")
+        except OSError as error:
+            said = self.said
+            self.stop()
+            raise OSError(f"{error}; it wrote: {said}") from None
+
+    @property
+    def said(self) -> str:
+        """The end of what the server wrote on standard error."""
+        with contextlib.suppress(OSError):
+            return self.log.read_text(errors="replace")[-2000:].strip() or "nothing"
+        return "(its log is gone)"
 
     def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            raise OSError("the coder-eval fork server exited")
+            raise OSError(f"the coder-eval fork server exited ({self.process.wait()})")
         return json.loads(line)  # type: ignore[no-any-return]
-
-    def serves(self, env: Mapping[str, str]) -> bool:
-        """Whether a command with ``env`` can be forked here: its start-up variables are the server's."""
-        return all(env.get(name) == self.env.get(name) for name in STARTUP)
 
     def run(
         self, args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
@@ -226,7 +273,7 @@ class Server:
         return subprocess.CompletedProcess(argv, done["returncode"], stdout, stderr)
 
     def stop(self) -> None:
-        """End the server and the command it runs, and remove the streams' folder."""
+        """End the server and the command it runs, and remove its folder."""
         if self.command is not None:  # not reaped while the server lives: the pid is still its
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.command, signal.SIGKILL)
@@ -235,51 +282,57 @@ class Server:
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
-        for path in self.folder.iterdir():
-            path.unlink()
-        self.folder.rmdir()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: Server | None = None
-_failed = False
+_servers: dict[Startup, Server] = {}
+failure: str | None = None
+"""Why this process's fork server could not start, if it could not: its commands run fresh."""
 
 
 def run(
     args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str] | None:
-    """``python -m coder_eval ARGS`` forked from this process's server, or None where it cannot be
+    """``python -m coder_eval ARGS`` forked from a server of this process, or None where it cannot be
     (the caller then starts a fresh interpreter). A call interrupted on its way (a test's own
-    timeout) ends the server, so the next call starts another rather than read the answer of this one."""
-    global _server, _failed
-    if _failed or "0" in (os.environ.get("CODER_EVAL_TEST_FORK"), env.get("CODER_EVAL_TEST_FORK")):
+    timeout) ends that server, so the next call starts another rather than read the answer of this one."""
+    global failure
+    if failure is not None or "0" in (
+        os.environ.get("CODER_EVAL_TEST_FORK"),
+        env.get("CODER_EVAL_TEST_FORK"),
+    ):
         return None
-    if _server is None:
+    key = startup(env)
+    server = _servers.get(key)
+    if server is None:
+        if len(_servers) >= SERVERS:
+            return None
         try:
-            _server = Server(env)
-        except OSError:
-            _failed = True
+            server = _servers[key] = Server(key)
+        except OSError as error:
+            failure = str(error)
+            warnings.warn(f"coder-eval commands run in fresh interpreters: {failure}", stacklevel=2)
             return None
         atexit.unregister(stop)  # once, however many servers this process starts
         atexit.register(stop)
-    server = _server
-    if not server.serves(env) or not server.lock.acquire(blocking=False):
+    if not server.lock.acquire(blocking=False):
         return None
     try:
         return server.run(args, cwd, env, timeout)
     except subprocess.TimeoutExpired:
         raise
     except BaseException:
-        stop()
+        del _servers[key]
+        server.stop()
         raise
     finally:
         server.lock.release()
 
 
 def stop() -> None:
-    global _server
-    if _server is not None:
-        _server.stop()
-        _server = None
+    """End this process's servers."""
+    while _servers:
+        _servers.popitem()[1].stop()
 
 
 if __name__ == "__main__":

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from tests import cli_fork
 from tests.helpers import EXAMPLES, coder_eval, write_task
+
+NONE: Mapping[str, str] = MappingProxyType({})
 
 SLOW = """
 task_id: slow
@@ -21,14 +28,36 @@ success_criteria:
 """
 
 
-def fresh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return coder_eval(*args, cwd=cwd, env={**os.environ, "CODER_EVAL_TEST_FORK": "0"})
+@pytest.fixture(autouse=True)
+def own_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[cli_fork.Startup, cli_fork.Server]]:
+    """The fork servers of this test alone, whatever this test process ran before (the servers of
+    its other tests are left as they are, unused meanwhile); ended after it."""
+    servers: dict[cli_fork.Startup, cli_fork.Server] = {}
+    monkeypatch.setattr(cli_fork, "_servers", servers)
+    monkeypatch.setattr(cli_fork, "failure", None)
+    monkeypatch.delenv("CODER_EVAL_TEST_FORK", raising=False)
+    yield servers
+    cli_fork.stop()
 
 
-def forked(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+def fresh(*args: str, cwd: Path, startup: Mapping[str, str] = NONE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **startup}
+    return subprocess.run(
+        [sys.executable, "-m", "coder_eval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def forked(
+    *args: str, cwd: Path, timeout: float = 300, startup: Mapping[str, str] = NONE
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **startup}
     done = cli_fork.run(args, cwd, env, timeout)
-    assert done is not None, "the fork server did not take the command"
+    assert done is not None, f"the fork server did not take the command: {cli_fork.failure}"
     return done
 
 
@@ -73,8 +102,62 @@ def test_a_command_past_its_timeout_is_killed_and_the_next_one_runs(tmp_path: Pa
     assert forked("--version", cwd=tmp_path).returncode == 0
 
 
-def test_a_command_with_other_start_up_variables_is_not_forked(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "startup", [{"COLUMNS": "60"}, {"PYTHONIOENCODING": "ascii"}], ids=["narrow", "ascii"]
+)
+def test_a_command_with_other_start_up_variables_is_forked_from_a_server_started_with_them(
+    tmp_path: Path, startup: dict[str, str], own_servers: dict[cli_fork.Startup, cli_fork.Server]
+) -> None:
+    assert forked("--version", cwd=tmp_path).returncode == 0
+    want = fresh("--help", cwd=tmp_path, startup=startup)
+    got = forked("--help", cwd=tmp_path, startup=startup)
+
+    assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr)
+    assert got.stdout != fresh("--help", cwd=tmp_path).stdout  # the variables change what it prints
+    assert len(own_servers) == 2
+
+
+def test_past_its_servers_a_process_runs_commands_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_servers: dict[cli_fork.Startup, cli_fork.Server]
+) -> None:
+    monkeypatch.setattr(cli_fork, "SERVERS", 1)
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+
     assert cli_fork.run(("--version",), tmp_path, env, 60) is not None
     assert cli_fork.run(("--version",), tmp_path, {**env, "COLUMNS": "60"}, 60) is None
-    assert cli_fork.run(("--version",), tmp_path, {**env, "PYTHONIOENCODING": "ascii"}, 60) is None
+    assert cli_fork.run(("--version",), tmp_path, env, 60) is not None
+    assert len(own_servers) == 1
+
+
+def test_a_server_that_cannot_start_says_why_and_leaves_the_commands_to_fresh_interpreters(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import os\nos.write(2, b'this interpreter will not start\\n')\nos._exit(3)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+
+    with pytest.warns(UserWarning, match="coder-eval commands run in fresh interpreters"):
+        assert cli_fork.run(("--version",), tmp_path, env, 60) is None
+    assert cli_fork.failure is not None
+    assert "exited (3)" in cli_fork.failure and "this interpreter will not start" in cli_fork.failure
+    assert cli_fork.run(("--version",), tmp_path, {**os.environ}, 60) is None  # none is tried again
+    assert coder_eval("--version", cwd=tmp_path).returncode == 0  # the helper starts a fresh interpreter
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_the_server_waits_for_a_command_and_kills_it_past_its_timeout(
+    pidfd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not pidfd:
+
+        def refused(pid: int, flags: int = 0) -> int:
+            raise OSError(errno.ENOSYS, "pidfd_open")
+
+        monkeypatch.setattr(os, "pidfd_open", refused)
+    quick = os.posix_spawn("/bin/sh", ["sh", "-c", "exit 4"], os.environ)
+    slow = os.posix_spawn("/bin/sleep", ["sleep", "30"], os.environ)
+
+    assert cli_fork.wait(quick, 30) == {"returncode": 4, "timed_out": False}
+    assert cli_fork.wait(slow, 0.2) == {"returncode": -signal.SIGKILL, "timed_out": True}
