@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,6 +90,19 @@ def writes_nothing_into_the_repository() -> Iterator[None]:
     assert not left, (
         f"a test wrote into the repository (this one, or one beside it on another worker): {left}"
     )
+
+
+@pytest.fixture(autouse=True)
+def environment_as_found() -> Iterator[None]:
+    """Every test leaves this process's environment as it found it. A library may set variables there
+    for processes of its own (dask's LocalCluster sets ``PYTHONHASHSEED`` and the BLAS thread counts
+    in the process that starts it): they would reach the commands of every later test, and a changed
+    start-up variable costs those a fork server of their own (``tests/cli_fork.py``)."""
+    before = dict(os.environ)
+    yield
+    if os.environ != before:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.fixture
