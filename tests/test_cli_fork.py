@@ -6,7 +6,6 @@ import errno
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -41,15 +40,8 @@ def own_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[cli_fork.Start
 
 
 def fresh(*args: str, cwd: Path, startup: Mapping[str, str] = NONE) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **startup}
-    return subprocess.run(
-        [sys.executable, "-m", "coder_eval", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = {**os.environ, **startup, "CODER_EVAL_TEST_FORK": "0"}
+    return coder_eval(*args, cwd=cwd, env=env, columns=int(startup.get("COLUMNS", "200")))
 
 
 def forked(
