@@ -203,7 +203,7 @@ SERVERS = 3
 Startup = tuple[str | None, ...]
 
 
-def startup(env: Mapping[str, str]) -> Startup:
+def startup_of(env: Mapping[str, str]) -> Startup:
     return tuple(env.get(name) for name in STARTUP)
 
 
@@ -212,20 +212,23 @@ class Server:
     ``STARTUP`` variables. ``OSError`` if it cannot start, saying why (what it wrote on standard error)."""
 
     def __init__(self, startup: Startup) -> None:
-        self.startup = startup
         env = {k: v for k, v in os.environ.items() if k not in STARTUP}
         env |= {name: value for name, value in zip(STARTUP, startup, strict=True) if value is not None}
         self.folder = Path(tempfile.mkdtemp(prefix="ce-fork-"))
         self.log = self.folder / "server.log"
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "tests.cli_fork"],
-                cwd=REPO,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-            )
+        try:
+            with self.log.open("wb") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "tests.cli_fork"],
+                    cwd=REPO,
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                )
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         self.lock = threading.Lock()
         self.command: int | None = None  # the pid of the command running
         try:
@@ -302,7 +305,7 @@ def run(
         env.get("CODER_EVAL_TEST_FORK"),
     ):
         return None
-    key = startup(env)
+    key = startup_of(env)
     server = _servers.get(key)
     if server is None:
         if len(_servers) >= SERVERS:
