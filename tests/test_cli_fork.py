@@ -27,14 +27,35 @@ success_criteria:
 """
 
 
-@pytest.fixture(autouse=True)
-def own_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[cli_fork.Startup, cli_fork.Server]]:
-    """The fork servers of this test alone, whatever this test process ran before (the servers of
-    its other tests are left as they are, unused meanwhile); ended after it."""
+@pytest.fixture(scope="module")
+def module_servers() -> Iterator[dict[cli_fork.Startup, cli_fork.Server]]:
+    """Fork servers this module's tests share, started by the first test that forks a command and
+    ended after the last (each server's start-up imports take seconds)."""
     servers: dict[cli_fork.Startup, cli_fork.Server] = {}
-    monkeypatch.setattr(cli_fork, "_servers", servers)
+    yield servers
+    while servers:
+        servers.popitem()[1].stop()
+
+
+@pytest.fixture(autouse=True)
+def shared_servers(
+    monkeypatch: pytest.MonkeyPatch, module_servers: dict[cli_fork.Startup, cli_fork.Server]
+) -> dict[cli_fork.Startup, cli_fork.Server]:
+    """This module's servers, whatever this test process ran before (the servers of its other
+    tests are left as they are, unused meanwhile), and no failure left by another module."""
+    monkeypatch.setattr(cli_fork, "_servers", module_servers)
     monkeypatch.setattr(cli_fork, "failure", None)
     monkeypatch.delenv("CODER_EVAL_TEST_FORK", raising=False)
+    return module_servers
+
+
+@pytest.fixture
+def own_servers(
+    monkeypatch: pytest.MonkeyPatch, shared_servers: dict[cli_fork.Startup, cli_fork.Server]
+) -> Iterator[dict[cli_fork.Startup, cli_fork.Server]]:
+    """Fork servers of this test alone (none started yet), ended after it."""
+    servers: dict[cli_fork.Startup, cli_fork.Server] = {}
+    monkeypatch.setattr(cli_fork, "_servers", servers)
     yield servers
     cli_fork.stop()
 
@@ -122,7 +143,7 @@ def test_past_its_servers_a_process_runs_commands_fresh(
 
 
 def test_a_server_that_cannot_start_says_why_and_leaves_the_commands_to_fresh_interpreters(
-    tmp_path: Path,
+    tmp_path: Path, own_servers: dict[cli_fork.Startup, cli_fork.Server]
 ) -> None:
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(
