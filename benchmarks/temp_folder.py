@@ -3,9 +3,10 @@
 coder_eval makes each sandbox under the temporary folder (``$TMPDIR``, else ``/tmp``): its folders
 and ``owner.json`` when the episode starts, and removes them, with whatever the agent wrote, when
 it ends. How much that costs depends on the filesystem under the folder, far more than on the
-harness. On ext4 without a journal, the kernel will not reuse an inode deleted in the last 5 to 35
-seconds: a new folder's inode is looked for past each such inode of its block group, and a run of
-short episodes deletes them by the thousand.
+harness. On ext4 without a journal, the kernel will not reuse an inode deleted in the last minute
+(60 s once its inode table block is written back, up to 360 s while it is not): a new inode is
+looked for past each such inode of its block group, and a run of short episodes deletes them by
+the thousand.
 
 For the temporary folder, ``/dev/shm`` where there is one, and each ``--folder``, the script names
 the filesystem (for ext4, whether it keeps a journal) and prints the median of ``--rounds``:
@@ -21,7 +22,12 @@ the filesystem (for ext4, whether it keeps a journal) and prints the median of `
 and the ratio of each to the first folder's. ``benchmarks/vs_inspect.py`` names the filesystem too;
 ``TMPDIR=/dev/shm .venv/bin/python benchmarks/vs_inspect.py`` runs both tools on ``/dev/shm``.
 
+``--held-back N`` measures how long deleted files weigh instead: in a new folder of each, N files
+are made and deleted, then the time to create a file there is taken (the mean of 200 creates) at
+each of ``--at`` seconds after the deletion, and before it.
+
     .venv/bin/python benchmarks/temp_folder.py [--rounds 300] [--episodes 200] [--folder DIR]
+    .venv/bin/python benchmarks/temp_folder.py --held-back 5000 [--at 2,30,60,90,150] [--folder DIR]
 """
 
 from __future__ import annotations
@@ -136,12 +142,62 @@ def folders(extra: list[Path]) -> list[Path]:
     return found
 
 
+def create_cost(folder: Path, probes: int = 200) -> float:
+    """Mean seconds to create an empty file in ``folder`` (the files are deleted again, untimed)."""
+    names = [folder / f"probe-{time.monotonic_ns()}-{index}" for index in range(probes)]
+    began = time.perf_counter()
+    for name in names:
+        os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o600))
+    cost = (time.perf_counter() - began) / probes
+    for name in names:
+        name.unlink()
+    return cost
+
+
+def held_back(root: Path, deleted: int, at: list[float]) -> list[float]:
+    """Seconds to create a file in a new folder under ``root``: before ``deleted`` files made there are
+    deleted, then at each of ``at`` seconds after."""
+    folder = Path(tempfile.mkdtemp(prefix="temp-folder-", dir=root))
+    try:
+        made = [folder / f"deleted-{index}" for index in range(deleted)]
+        for name in made:
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o600))
+        costs = [create_cost(folder)]
+        for name in made:
+            name.unlink()
+        gone = time.monotonic()
+        for seconds in at:
+            time.sleep(max(0.0, gone + seconds - time.monotonic()))
+            costs.append(create_cost(folder))
+        return costs
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def seconds_list(text: str) -> list[float]:
+    """``--at``: seconds after the deletion, comma-separated, each 0 or more, in increasing order."""
+    try:
+        seconds = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds separated by commas, as 2,30,60") from None
+    if any(b < 0 for b in seconds) or seconds != sorted(seconds):
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds of 0 or more, in increasing order")
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=300, help="sandboxes and synced files per folder")
     parser.add_argument("--episodes", type=int, default=200, help="trivial episodes per folder")
     parser.add_argument("--folder", type=Path, action="append", default=[], help="another folder to measure")
+    parser.add_argument("--held-back", type=int, metavar="N", help="time creates after deleting N files")
+    parser.add_argument(
+        "--at", type=seconds_list, default="2,30,60,90,150", help="seconds after the deletion (--held-back)"
+    )
     args = parser.parse_args()
+    if args.held_back is not None:
+        report_held_back(folders(args.folder), args.held_back, args.at)
+        return
     print(
         f"median of {args.rounds}: a tempdir sandbox made, written in and closed; 4 KB written and synced;"
         f" then {args.episodes} trivial episodes, per episode"
@@ -154,6 +210,17 @@ def main() -> None:
         cells = "  ".join(
             f"{value * 1e3:>6.2f} ms {value / base:>5.2f}x" for value, base in zip(found, first, strict=True)
         )
+        print(f"{root!s:<16}  {cells}  {filesystem(root)}")
+
+
+def report_held_back(roots: list[Path], deleted: int, at: list[float]) -> None:
+    """A row per folder: microseconds per create before the deletion and at each of ``at``."""
+    print(f"microseconds to create a file, before and after {deleted} files were deleted in its folder")
+    head = "".join(f"{f'{seconds:g} s':>9}" for seconds in at)
+    print(f"{'folder':<16}  {'before':>8}{head}  filesystem")
+    for root in roots:
+        costs = held_back(root, deleted, at)
+        cells = f"{costs[0] * 1e6:>8.0f}" + "".join(f"{cost * 1e6:>9.0f}" for cost in costs[1:])
         print(f"{root!s:<16}  {cells}  {filesystem(root)}")
 
 

@@ -58,3 +58,57 @@ def test_the_filesystem_of_a_folder_is_its_mount_s_and_ext4_says_whether_it_keep
         assert named.startswith(("ext4 with a journal (", "ext4 without a journal ("))
     else:
         assert named == root_kind
+
+
+def test_held_back_prints_the_cost_of_a_create_before_and_at_each_time_after_the_deletion(
+    tmp_path: Path,
+) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "temp_folder.py"),
+            "--held-back",
+            "50",
+            "--at",
+            "0,0.5",
+            "--folder",
+            str(extra),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+
+    lines = result.stdout.splitlines()
+    assert lines[0] == "microseconds to create a file, before and after 50 files were deleted in its folder"
+    assert lines[1].split()[:4] == ["folder", "before", "0", "s"], lines[1]
+    rows = [line.split() for line in lines[2:]]
+    assert rows[-1][0] == str(extra.resolve()), result.stdout
+    for fields in rows:
+        assert all(int(fields[i]) >= 0 for i in (1, 2, 3)), fields  # before, 0 s and 0.5 s after
+        assert len(fields) > 4, fields  # the filesystem is named
+    assert not any(path.name.startswith("temp-folder-") for path in extra.iterdir())  # nothing left
+
+
+def test_a_bad_time_after_the_deletion_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "temp_folder.py"),
+            *("--held-back", "5", "--at", "soon", "--folder", str(extra)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 2 and "--at" in result.stderr and "2,30,60" in result.stderr, result.stderr
+    assert list(extra.iterdir()) == []
