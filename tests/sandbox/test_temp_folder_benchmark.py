@@ -10,26 +10,19 @@ from pathlib import Path
 from tests.helpers import REPO
 
 
+def temp_folder(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/temp_folder.py ARGS``, its output captured."""
+    script = REPO / "benchmarks" / "temp_folder.py"
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=180, check=check
+    )
+
+
 def test_the_temp_folder_benchmark_prints_a_row_per_folder(tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "temp_folder.py"),
-            "--rounds",
-            "3",
-            "--episodes",
-            "3",
-            "--folder",
-            str(extra),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
+    result = temp_folder("--rounds", "3", "--episodes", "3", "--folder", str(extra))
 
     lines = result.stdout.splitlines()
     assert lines[0].startswith("median of 3: a tempdir sandbox made")
@@ -66,22 +59,7 @@ def test_held_back_prints_the_cost_of_a_create_before_and_at_each_time_after_the
     extra = tmp_path / "extra"
     extra.mkdir()
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "temp_folder.py"),
-            "--held-back",
-            "50",
-            "--at",
-            "0,0.5",
-            "--folder",
-            str(extra),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
+    result = temp_folder("--held-back", "50", "--at", "0,0.5", "--folder", str(extra))
 
     lines = result.stdout.splitlines()
     assert lines[0] == "microseconds to create a file, before and after 50 files were deleted in its folder"
@@ -98,17 +76,7 @@ def test_a_bad_time_after_the_deletion_is_refused_before_anything_is_made(tmp_pa
     extra = tmp_path / "extra"
     extra.mkdir()
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "benchmarks" / "temp_folder.py"),
-            *("--held-back", "5", "--at", "soon", "--folder", str(extra)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = temp_folder("--held-back", "5", "--at", "soon", "--folder", str(extra), check=False)
 
     assert result.returncode == 2 and "--at" in result.stderr and "2,30,60" in result.stderr, result.stderr
     assert list(extra.iterdir()) == []
