@@ -332,10 +332,11 @@ def run(
         server.lock.release()
 
 
-def stop() -> None:
-    """End this process's servers."""
-    while _servers:
-        _servers.popitem()[1].stop()
+def stop(servers: dict[Startup, Server] | None = None) -> None:
+    """End this process's servers (or ``servers``)."""
+    servers = _servers if servers is None else servers
+    while servers:
+        servers.popitem()[1].stop()
 
 
 if __name__ == "__main__":

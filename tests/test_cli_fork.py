@@ -33,8 +33,7 @@ def module_servers() -> Iterator[dict[cli_fork.Startup, cli_fork.Server]]:
     ended after the last (each server's start-up imports take seconds)."""
     servers: dict[cli_fork.Startup, cli_fork.Server] = {}
     yield servers
-    while servers:
-        servers.popitem()[1].stop()
+    cli_fork.stop(servers)
 
 
 @pytest.fixture(autouse=True)
