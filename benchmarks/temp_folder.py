@@ -142,12 +142,17 @@ def folders(extra: list[Path]) -> list[Path]:
     return found
 
 
+def create(paths: list[Path]) -> None:
+    """Create each of ``paths``, empty."""
+    for path in paths:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
 def create_cost(folder: Path, probes: int = 200) -> float:
     """Mean seconds to create an empty file in ``folder`` (the files are deleted again, untimed)."""
     names = [folder / f"probe-{time.monotonic_ns()}-{index}" for index in range(probes)]
     began = time.perf_counter()
-    for name in names:
-        os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o600))
+    create(names)
     cost = (time.perf_counter() - began) / probes
     for name in names:
         name.unlink()
@@ -160,8 +165,7 @@ def held_back(root: Path, deleted: int, at: list[float]) -> list[float]:
     folder = Path(tempfile.mkdtemp(prefix="temp-folder-", dir=root))
     try:
         made = [folder / f"deleted-{index}" for index in range(deleted)]
-        for name in made:
-            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o600))
+        create(made)
         costs = [create_cost(folder)]
         for name in made:
             name.unlink()

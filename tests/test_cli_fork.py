@@ -64,11 +64,15 @@ def fresh(*args: str, cwd: Path, startup: Mapping[str, str] = NONE) -> subproces
     return coder_eval(*args, cwd=cwd, env=env, columns=int(startup.get("COLUMNS", "200")))
 
 
+def command_env(**more: str) -> dict[str, str]:
+    """This process's environment as the tests' commands get it, with ``more``."""
+    return {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **more}
+
+
 def forked(
     *args: str, cwd: Path, timeout: float = 300, startup: Mapping[str, str] = NONE
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **startup}
-    done = cli_fork.run(args, cwd, env, timeout)
+    done = cli_fork.run(args, cwd, command_env(**startup), timeout)
     assert done is not None, f"the fork server did not take the command: {cli_fork.failure}"
     return done
 
@@ -95,12 +99,7 @@ def test_a_forked_run_writes_its_run_in_its_own_folder_and_environment(tmp_path:
         "task_id: t\ninitial_prompt: x\nreference_solution: echo ok > ok.txt\n"
         "success_criteria: [{type: file_contains, path: ok.txt, includes: [ok]}]\n",
     )
-    env = {
-        **os.environ,
-        "COLUMNS": "200",
-        "NO_COLOR": "1",
-        "CODER_EVAL_STORE": str(tmp_path / "store.duckdb"),
-    }
+    env = command_env(CODER_EVAL_STORE=str(tmp_path / "store.duckdb"))
     done = cli_fork.run(("run", "tasks", "--agent", "oracle", "--no-report"), tmp_path, env, 300)
     assert done is not None and done.returncode == 0, done and done.stderr
     assert (tmp_path / "runs" / "latest" / "run.json").is_file()
@@ -133,7 +132,7 @@ def test_past_its_servers_a_process_runs_commands_fresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_servers: dict[cli_fork.Startup, cli_fork.Server]
 ) -> None:
     monkeypatch.setattr(cli_fork, "SERVERS", 1)
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    env = command_env()
 
     assert cli_fork.run(("--version",), tmp_path, env, 60) is not None
     assert cli_fork.run(("--version",), tmp_path, {**env, "COLUMNS": "60"}, 60) is None
